@@ -1,0 +1,90 @@
+# latwhy - eBPF latency root-cause tracer.
+#
+#   make          build ./latwhy and the lab tools
+#   make test     install missing packages, build, run unit + integration tests
+#   make demo     install missing packages, build, run latwhy on the built-in demo
+#   make bench    benchmarks (print, never fail)
+
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+CC       ?= cc
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BUILD    := build
+VMLINUX  := vmlinux/vmlinux_$(ARCH).h
+
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
+CFLAGS   ?= -O2 -g
+CFLAGS   += $(WARN) -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuser
+LDLIBS   := -lbpf -lelf -lz -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmlinux \
+	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
+
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(USER_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+TOOL_SRCS := $(wildcard tools/*.c)
+TOOL_BINS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
+
+.PHONY: all deps test unit integration demo bench accuracy vmlinux format clean
+.DELETE_ON_ERROR:
+
+all: latwhy $(TOOL_BINS)
+
+deps:
+	@tools/deps.sh
+
+$(BUILD) $(BUILD)/tests $(BUILD)/tools:
+	@mkdir -p $@
+
+$(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c bpf/latwhy.h bpf/compat.bpf.h $(VMLINUX) | $(BUILD)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/latwhy.skel.h: $(BUILD)/latwhy.bpf.o
+	$(BPFTOOL) gen skeleton $< name latwhy_bpf > $@
+
+$(BUILD)/%.o: user/%.c $(wildcard user/*.h) bpf/latwhy.h | $(BUILD)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+# Only the tracer knows libbpf's skeleton.
+$(BUILD)/tracer.o: $(BUILD)/latwhy.skel.h
+
+$(BUILD)/liblatwhy.a: $(USER_OBJS)
+	$(AR) rcs $@ $^
+
+latwhy: $(BUILD)/main.o $(BUILD)/liblatwhy.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liblatwhy.a | $(BUILD)/tests
+	$(CC) $(CFLAGS) $< $(BUILD)/liblatwhy.a $(LDLIBS) -lcmocka -o $@
+
+$(BUILD)/tools/%: tools/%.c | $(BUILD)/tools
+	$(CC) $(CFLAGS) -pthread $< -lm -o $@
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+integration: latwhy $(TOOL_BINS)
+	@tests/integration/run.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory integration
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@tools/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@tools/bench/run.sh
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+
+format:
+	clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/unit/*.c tools/*.c
+
+clean:
+	rm -rf $(BUILD) latwhy

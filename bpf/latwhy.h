@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * latwhy.h - the ABI between latwhy's BPF programs and userspace.
+ *
+ * Everything that crosses the kernel/user boundary is defined here: record
+ * structs (tagged by enum lw_rec_type), map keys and values, limits. The same
+ * records are what the analysis engine consumes, whether they come from the
+ * live ring buffer, a capture file or a synthetic test.
+ *
+ * Included both by BPF C (after vmlinux.h) and by userspace (after
+ * <linux/types.h>), so only __u32/__u64 style types are used.
+ */
+#ifndef LATWHY_H
+#define LATWHY_H
+
+#define LW_COMM_LEN	 16
+#define LW_IRQ_NAME_LEN	 32
+#define LW_MAX_CPUS	 512
+#define LW_MAX_IRQ_KEYS	 2048
+#define LW_MAX_PREEMPTORS 1024
+#define LW_MAX_THREADS	 65536
+#define LW_NR_SOFTIRQS	 10
+#define LW_RINGBUF_BYTES (1 << 20)
+
+/* Latency histogram: log2 groups split into 2^LW_HIST_SUB_BITS linear
+ * sub-buckets, so any quantile read from it is within 1/8 (12.5%) of the
+ * true value. 64 groups x 8 = 512 buckets cover 0 ns .. 2^64 ns. */
+#define LW_HIST_SUB_BITS 3
+#define LW_HIST_SUB	 (1 << LW_HIST_SUB_BITS)
+#define LW_HIST_BUCKETS	 (64 * LW_HIST_SUB)
+
+/* Slow threshold value meaning "not known yet: emit nothing". */
+#define LW_THRESH_UNKNOWN (~0ULL)
+
+enum lw_rec_type {
+	LW_REC_REQUEST = 1, /* one slow request, from the ring buffer */
+	LW_REC_IRQ,	    /* cumulative hard-IRQ time while a target ran */
+	LW_REC_SOFTIRQ,	    /* cumulative softirq time while a target ran */
+	LW_REC_PREEMPT,	    /* cumulative time a task ran while a target waited */
+	LW_REC_THP,	    /* cumulative THP activity against the target */
+	LW_REC_CPU,	    /* per-CPU clock state */
+	LW_REC_TICK,	    /* one second of request statistics */
+	LW_REC_META,	    /* run configuration and end state */
+};
+
+/* Where a slow request's time went. Order is part of the ABI. */
+enum lw_bucket {
+	LW_B_RUN,     /* on CPU, interrupts excluded */
+	LW_B_FREQ,    /* part of RUN lost to a clock below the reference */
+	LW_B_IRQ,     /* hard-IRQ handlers while the thread was current */
+	LW_B_SOFTIRQ, /* softirqs while the thread was current */
+	LW_B_THP,     /* khugepaged/compaction instead of or inside the thread */
+	LW_B_SCHED,   /* runnable, another task on the CPU */
+	LW_B_BLOCKED, /* asleep for reasons other than THP */
+	LW_B_MAX,
+};
+
+struct lw_request {
+	__u32 type; /* LW_REC_REQUEST */
+	__u32 pid;
+	__u32 tid;
+	__u32 cpu; /* CPU the request ended on */
+	char comm[LW_COMM_LEN];
+	__u64 start_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 latency_ns;
+	__u64 ns[LW_B_MAX];
+	/* The task that ran instead of this thread for longest in one wait. */
+	__u32 preempt_pid;
+	__u32 nr_cpus_seen; /* reserved: 0 */
+	char preempt_comm[LW_COMM_LEN];
+	__u64 preempt_ns;
+};
+
+/* Map key of the per-IRQ evidence map. */
+struct lw_irq_key {
+	__u32 irq;
+	__u32 cpu;
+};
+
+struct lw_count {
+	__u64 ns;
+	__u64 count;
+};
+
+struct lw_irq_rec {
+	__u32 type; /* LW_REC_IRQ */
+	__u32 irq;
+	__u32 cpu;
+	__u32 pad;
+	char name[LW_IRQ_NAME_LEN];
+	__u64 ns;
+	__u64 count;
+};
+
+struct lw_softirq_rec {
+	__u32 type; /* LW_REC_SOFTIRQ */
+	__u32 vec;
+	__u32 cpu;
+	__u32 pad;
+	__u64 ns;
+	__u64 count;
+};
+
+/* Value of the preemptor evidence map, keyed by pid. */
+struct lw_preempt_val {
+	char comm[LW_COMM_LEN];
+	__u64 ns;
+	__u64 count;
+};
+
+struct lw_preempt_rec {
+	__u32 type; /* LW_REC_PREEMPT */
+	__u32 pid;
+	char comm[LW_COMM_LEN];
+	__u64 ns;
+	__u64 count;
+};
+
+/* THP counters for the target's mm, kept in BPF .bss. */
+struct lw_thp_stats {
+	__u64 scans;		/* mm_khugepaged_scan_pmd on the target's mm */
+	__u64 collapses;	/* mm_collapse_huge_page, succeeded */
+	__u64 collapse_fail;	/* mm_collapse_huge_page, failed */
+	__u64 compactions;	/* mm_compaction_begin in a target thread */
+	__u64 compact_ns;	/* time in those compactions */
+	__u64 khugepaged_wake_ns; /* target sleep ended by khugepaged/kcompactd */
+	__u64 khugepaged_run_ns;  /* khugepaged/kcompactd ran while target waited */
+};
+
+struct lw_thp_rec {
+	__u32 type; /* LW_REC_THP */
+	__u32 pad;
+	struct lw_thp_stats s;
+};
+
+enum lw_freq_source {
+	LW_FREQ_NONE = 0,    /* nothing measured: "no frequency data" */
+	LW_FREQ_TRACEPOINT,  /* power:cpu_frequency */
+	LW_FREQ_APERF_MPERF, /* effective clock from the msr PMU */
+	LW_FREQ_SYSFS_POLL,  /* polling scaling_cur_freq */
+};
+
+struct lw_cpu_rec {
+	__u32 type; /* LW_REC_CPU */
+	__u32 cpu;
+	__u32 khz;     /* last known clock, 0 = unknown */
+	__u32 ref_khz; /* reference clock, 0 = unknown */
+	__u64 events;  /* clock changes seen */
+};
+
+struct lw_tick_rec {
+	__u32 type; /* LW_REC_TICK */
+	__u32 pad;
+	__u64 ts_ns;	    /* end of the interval */
+	__u64 requests;	    /* requests completed in the interval */
+	__u64 slow;	    /* slow-request records received in the interval */
+	__u64 p50_ns;	    /* over all requests so far */
+	__u64 p99_ns;
+	__u64 threshold_ns; /* threshold in force, LW_THRESH_UNKNOWN if none */
+};
+
+enum lw_meta_flags {
+	LW_META_TARGET_EXITED = 1 << 0,
+	LW_META_NO_IRQ = 1 << 1,     /* irq tracepoints missing */
+	LW_META_NO_SOFTIRQ = 1 << 2,
+	LW_META_NO_THP = 1 << 3,     /* khugepaged tracepoints missing */
+	LW_META_NO_COMPACT = 1 << 4,
+	LW_META_NO_FREQ = 1 << 5,    /* cpu_frequency tracepoint missing */
+};
+
+struct lw_meta_rec {
+	__u32 type; /* LW_REC_META */
+	__u32 pid;
+	char comm[LW_COMM_LEN];
+	__u32 flags;	   /* enum lw_meta_flags */
+	__u32 freq_source; /* enum lw_freq_source */
+	__u32 nr_cpus;
+	__u32 ref_khz;
+	__u64 start_ns;
+	__u64 duration_ns;
+	__u64 threshold_ns; /* fixed --slow, or LW_THRESH_UNKNOWN for p99 */
+	__u64 dropped;	    /* ring-buffer records lost */
+	__u64 requests;	    /* all requests seen */
+};
+
+/* Histogram bucket of a latency; shared by BPF and userspace. */
+static inline __u32 lw_hist_bucket(__u64 v)
+{
+	__u32 msb = 0;
+	__u64 x = v;
+
+	if (v < LW_HIST_SUB)
+		return (__u32)v;
+	/* Branch-free enough for the verifier: binary search on the MSB. */
+	if (x >> 32) {
+		x >>= 32;
+		msb += 32;
+	}
+	if (x >> 16) {
+		x >>= 16;
+		msb += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		msb += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		msb += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		msb += 2;
+	}
+	if (x >> 1)
+		msb += 1;
+	/* group = msb - SUB_BITS + 1, sub = next SUB_BITS bits below the MSB */
+	return ((msb - LW_HIST_SUB_BITS + 1) << LW_HIST_SUB_BITS) +
+	       (__u32)((v >> (msb - LW_HIST_SUB_BITS)) & (LW_HIST_SUB - 1));
+}
+
+#endif /* LATWHY_H */
