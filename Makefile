@@ -11,6 +11,7 @@ CC       ?= cc
 ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 BUILD    := build
 VMLINUX  := vmlinux/vmlinux_$(ARCH).h
+VMLINUX_DEPS := vmlinux/vmlinux.h $(VMLINUX)
 
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
 CFLAGS   ?= -O2 -g
@@ -37,7 +38,7 @@ deps:
 $(BUILD) $(BUILD)/tests $(BUILD)/tools:
 	@mkdir -p $@
 
-$(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c bpf/latwhy.h bpf/compat.bpf.h $(VMLINUX) | $(BUILD)
+$(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c bpf/latwhy.h bpf/compat.bpf.h $(VMLINUX_DEPS) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/latwhy.skel.h: $(BUILD)/latwhy.bpf.o

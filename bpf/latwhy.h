@@ -183,6 +183,29 @@ struct lw_meta_rec {
 	__u64 requests;	    /* all requests seen */
 };
 
+/*
+ * Per-CPU state, an ARRAY map indexed by CPU. Userspace seeds khz, ref_khz
+ * and freq_ts before attaching and reads it for the clock evidence; the BPF
+ * side keeps the counters. One cache line per CPU: no false sharing.
+ */
+struct lw_cpu_state {
+	__u64 irq_ns;	  /* cumulative hard-IRQ handler time */
+	__u64 softirq_ns; /* cumulative softirq time, nested hard IRQs excluded */
+	__u64 irq_start;  /* 0 = not in a handler */
+	__u64 softirq_start;
+	__u64 softirq_irq_snap;
+	__u64 freq_ts;	  /* when khz took effect (bpf_ktime_get_ns) */
+	__u64 flost;	  /* integral of (1 - khz/ref_khz) dt up to freq_ts, in ns */
+	__u64 freq_events;
+	__u32 khz;	  /* current clock, 0 = unknown */
+	__u32 ref_khz;	  /* reference clock, 0 = unknown */
+	__u32 softirq_vec;
+	__u32 target_cur; /* LW_CUR_* flags of the task now on this CPU */
+} __attribute__((aligned(64)));
+
+#define LW_CUR_TARGET 1
+#define LW_CUR_IN_REQ 2
+
 /* Histogram bucket of a latency; shared by BPF and userspace. */
 static inline __u32 lw_hist_bucket(__u64 v)
 {

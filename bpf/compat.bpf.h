@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * compat.bpf.h - every kernel difference latwhy's BPF side copes with.
+ *
+ * Each shim names the kernel change it covers. CO-RE field checks are used
+ * rather than version numbers, so a backport that carries the change works.
+ * Userspace-side differences (which tracepoints exist) live in user/probe.c.
+ */
+#ifndef LW_COMPAT_BPF_H
+#define LW_COMPAT_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+
+/*
+ * task_struct::state was renamed __state (and became unsigned int) in 5.14,
+ * commit 2f064a59a11f ("sched: Change task_struct::state").
+ */
+struct task_struct___pre514 {
+	volatile long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline long lw_task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/*
+ * Syscall number and first argument at sys_exit. The entry registers stay in
+ * pt_regs for the whole syscall, but the return value overwrites the first
+ * argument register on arm64, which keeps a copy in orig_x0.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define LW_NR_read	 0
+#define LW_NR_write	 1
+#define LW_NR_readv	 19
+#define LW_NR_writev	 20
+#define LW_NR_sendfile	 40
+#define LW_NR_sendto	 44
+#define LW_NR_recvfrom	 45
+#define LW_NR_sendmsg	 46
+#define LW_NR_recvmsg	 47
+#define LW_NR_recvmmsg	 299
+#define LW_NR_sendmmsg	 307
+
+static __always_inline long lw_sys_nr(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, orig_ax);
+}
+
+static __always_inline long lw_sys_arg0(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, di);
+}
+#elif defined(__TARGET_ARCH_arm64)
+#define LW_NR_read	 63
+#define LW_NR_write	 64
+#define LW_NR_readv	 65
+#define LW_NR_writev	 66
+#define LW_NR_sendfile	 71
+#define LW_NR_sendto	 206
+#define LW_NR_recvfrom	 207
+#define LW_NR_sendmsg	 211
+#define LW_NR_recvmsg	 212
+#define LW_NR_recvmmsg	 243
+#define LW_NR_sendmmsg	 269
+
+static __always_inline long lw_sys_nr(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, syscallno);
+}
+
+static __always_inline long lw_sys_arg0(struct pt_regs *regs)
+{
+	return BPF_CORE_READ(regs, orig_x0);
+}
+#else
+#error "latwhy: syscall numbers for this architecture are not defined"
+#endif
+
+#endif /* LW_COMPAT_BPF_H */

@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * latwhy.bpf.c - per-request latency accounting in the kernel.
+ *
+ * Model. Every target thread is, at any instant, RUNNING (on a CPU),
+ * RUNNABLE (on a runqueue, another task on the CPU) or SLEEPING. Time is
+ * charged to the state being left at each transition (sched_switch,
+ * sched_wakeup) and at request boundaries, so the buckets of a request add up
+ * to its latency by construction.
+ *
+ * Interrupt and clock time are kept as per-CPU monotonic counters (hard-IRQ
+ * ns, softirq ns, and the integral of (1 - f/f_ref) dt). A running slice
+ * snapshots them when it starts; the deltas when it ends are the IRQ,
+ * softirq and clock-loss shares of that slice. No per-event output: one ring
+ * buffer record per slow request, everything else in maps read once a
+ * second.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "latwhy.h"
+#include "compat.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define S_IFMT	 00170000
+#define S_IFSOCK 0140000
+#define PF_KTHREAD 0x00200000
+
+/* Configuration, set by userspace before load. */
+const volatile __u32 targ_tgid = 0;
+
+/* Written by userspace every second: slow-request threshold. */
+volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
+
+/* Read by userspace. */
+__u64 dropped = 0;
+__u64 targ_mm = 0; /* the target's mm_struct, learned at sched_switch */
+struct lw_thp_stats thp = {};
+
+enum lw_tstate {
+	TS_UNKNOWN = 0,
+	TS_RUNNING,
+	TS_RUNNABLE,
+	TS_SLEEPING,
+};
+
+struct thread_state {
+	__u64 last_ts; /* last transition or checkpoint */
+	/* CPU counters when the current running slice started */
+	__u64 snap_irq;
+	__u64 snap_softirq;
+	__u64 snap_flost;
+	__u32 state; /* enum lw_tstate */
+	__u32 in_req;
+	__u32 req_fd;
+	__u32 depth; /* uprobe nesting */
+	__u64 req_start;
+	__u64 ns[LW_B_MAX];
+	__u32 in_compact;
+	__u32 waiter_pid; /* who took the CPU when we were preempted */
+	__u64 compact_start;
+	char waiter_comm[LW_COMM_LEN];
+	__u32 top_pid; /* longest single wait of this request */
+	__u32 pad;
+	__u64 top_ns;
+	char top_comm[LW_COMM_LEN];
+};
+
+
+struct hist {
+	__u64 count;
+	__u64 b[LW_HIST_BUCKETS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LW_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct lw_cpu_state);
+} cpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct hist);
+} lat_hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LW_MAX_IRQ_KEYS);
+	__type(key, struct lw_irq_key);
+	__type(value, struct lw_count);
+} irq_ev SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LW_MAX_IRQ_KEYS);
+	__type(key, __u32);
+	__type(value, char[LW_IRQ_NAME_LEN]);
+} irq_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LW_MAX_CPUS * LW_NR_SOFTIRQS);
+	__type(key, struct lw_irq_key);
+	__type(value, struct lw_count);
+} softirq_ev SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LW_MAX_PREEMPTORS);
+	__type(key, __u32);
+	__type(value, struct lw_preempt_val);
+} preempt_ev SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, LW_RINGBUF_BYTES);
+} events SEC(".maps");
+
+static __always_inline struct lw_cpu_state *cpu_state_get(__u32 cpu)
+{
+	return bpf_map_lookup_elem(&cpus, &cpu);
+}
+
+static __always_inline bool is_target(struct task_struct *t)
+{
+	return t->tgid == targ_tgid;
+}
+
+/* khugepaged and kcompactdN, recognised by the first 8 bytes of comm. */
+static __always_inline bool is_thp_kthread(struct task_struct *t)
+{
+	/* "khugepag" and "kcompact" as little-endian u64 */
+	const __u64 khugepag = 0x676170656775686bULL;
+	const __u64 kcompact = 0x746361706d6f636bULL;
+	__u64 head = 0;
+
+	if (!(t->flags & PF_KTHREAD))
+		return false;
+	bpf_probe_read_kernel(&head, sizeof(head), t->comm);
+	return head == khugepag || head == kcompact;
+}
+
+/* (a * b) / c without overflowing for slices up to minutes. */
+static __always_inline __u64 mul_div(__u64 a, __u64 b, __u64 c)
+{
+	if (!c)
+		return 0;
+	if (a < (1ULL << 32) && b < (1ULL << 32))
+		return a * b / c;
+	return (a >> 16) * b / (c >> 16 ? c >> 16 : 1);
+}
+
+/* Clock-loss integral of a CPU up to now. dt is split so that neither
+ * product can overflow: dt/ref*loss + (dt%ref)*loss/ref. */
+static __always_inline __u64 cpu_flost(struct lw_cpu_state *cs, __u64 now)
+{
+	__u32 ref = cs->ref_khz, f = cs->khz;
+	__u64 dt, loss;
+
+	if (!ref || !f || now < cs->freq_ts)
+		return cs->flost;
+	if (f > ref)
+		f = ref;
+	loss = ref - f;
+	dt = now - cs->freq_ts;
+	return cs->flost + dt / ref * loss + (dt % ref) * loss / ref;
+}
+
+static __always_inline void snap_cpu(struct thread_state *ts, struct lw_cpu_state *cs, __u64 now)
+{
+	ts->snap_irq = cs->irq_ns;
+	ts->snap_softirq = cs->softirq_ns;
+	ts->snap_flost = cpu_flost(cs, now);
+	ts->last_ts = now;
+}
+
+/*
+ * Charge the running slice [last_ts, now] of a thread that is current on cs's
+ * CPU, then start a new slice at now.
+ */
+static __always_inline void charge_run(struct thread_state *ts, struct lw_cpu_state *cs, __u64 now)
+{
+	__u64 slice = now - ts->last_ts;
+	__u64 irq = cs->irq_ns - ts->snap_irq;
+	__u64 soft = cs->softirq_ns - ts->snap_softirq;
+	__u64 fl = cpu_flost(cs, now) - ts->snap_flost;
+	__u64 run = 0;
+
+	if (irq + soft > slice) /* counters of another CPU after a missed migration */
+		irq = soft = 0;
+	run = slice - irq - soft;
+	if (ts->in_req && now >= ts->last_ts) {
+		ts->ns[LW_B_IRQ] += irq;
+		ts->ns[LW_B_SOFTIRQ] += soft;
+		if (ts->in_compact) {
+			ts->ns[LW_B_THP] += run;
+		} else {
+			ts->ns[LW_B_RUN] += run;
+			/* the clock loss covers the whole slice; keep the run share */
+			fl = run == slice ? fl : mul_div(fl, run, slice);
+			ts->ns[LW_B_FREQ] += fl < run ? fl : run;
+		}
+	}
+	snap_cpu(ts, cs, now);
+}
+
+static __always_inline struct thread_state *thread_get(struct task_struct *t)
+{
+	return bpf_task_storage_get(&threads, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* The current task's state, made RUNNING on this CPU if we had not seen it. */
+static __always_inline struct thread_state *current_running(struct lw_cpu_state **csp, __u64 now)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct thread_state *ts = thread_get(t);
+	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
+
+	if (!ts || !cs)
+		return NULL;
+	if (ts->state != TS_RUNNING) {
+		ts->state = TS_RUNNING;
+		snap_cpu(ts, cs, now);
+		cs->target_cur = LW_CUR_TARGET | (ts->in_req ? LW_CUR_IN_REQ : 0);
+	}
+	*csp = cs;
+	return ts;
+}
+
+static __always_inline void request_start(__u32 fd, __u64 now)
+{
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+
+	ts = current_running(&cs, now);
+	if (!ts || ts->in_req)
+		return;
+	snap_cpu(ts, cs, now);
+	__builtin_memset(ts->ns, 0, sizeof(ts->ns));
+	ts->in_req = 1;
+	ts->req_fd = fd;
+	ts->req_start = now;
+	ts->top_ns = 0;
+	ts->top_pid = 0;
+	cs->target_cur |= LW_CUR_IN_REQ;
+}
+
+static __always_inline void hist_add(__u64 latency)
+{
+	__u32 zero = 0, b = lw_hist_bucket(latency);
+	struct hist *h = bpf_map_lookup_elem(&lat_hist, &zero);
+
+	if (!h)
+		return;
+	h->count++;
+	if (b < LW_HIST_BUCKETS)
+		h->b[b]++;
+}
+
+static __always_inline void request_emit(struct thread_state *ts, __u64 now, __u64 latency)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct lw_request *r;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&dropped, 1);
+		return;
+	}
+	r->type = LW_REC_REQUEST;
+	r->pid = t->tgid;
+	r->tid = t->pid;
+	r->cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->start_ns = ts->req_start;
+	r->latency_ns = latency;
+	__builtin_memcpy(r->ns, ts->ns, sizeof(r->ns));
+	r->preempt_pid = ts->top_pid;
+	r->nr_cpus_seen = 0;
+	__builtin_memcpy(r->preempt_comm, ts->top_comm, sizeof(r->preempt_comm));
+	r->preempt_ns = ts->top_ns;
+	bpf_ringbuf_submit(r, 0);
+}
+
+static __always_inline void request_end(__u64 now)
+{
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+	__u64 latency;
+
+	ts = current_running(&cs, now);
+	if (!ts || !ts->in_req)
+		return;
+	charge_run(ts, cs, now);
+	latency = now - ts->req_start;
+	hist_add(latency);
+	if (latency > slow_thresh_ns)
+		request_emit(ts, now, latency);
+	ts->in_req = 0;
+	cs->target_cur &= ~LW_CUR_IN_REQ;
+}
+
+/* ---- scheduler ---------------------------------------------------------- */
+
+static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, const char *comm,
+					__u64 delta)
+{
+	struct lw_preempt_val zero = {}, *v;
+
+	if (delta > ts->top_ns) {
+		ts->top_ns = delta;
+		ts->top_pid = pid;
+		__builtin_memcpy(ts->top_comm, comm, LW_COMM_LEN);
+	}
+	v = bpf_map_lookup_elem(&preempt_ev, &pid);
+	if (!v) {
+		__builtin_memcpy(zero.comm, comm, LW_COMM_LEN);
+		bpf_map_update_elem(&preempt_ev, &pid, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&preempt_ev, &pid);
+		if (!v)
+			return;
+	}
+	__sync_fetch_and_add(&v->ns, delta);
+	__sync_fetch_and_add(&v->count, 1);
+}
+
+static __always_inline void switch_out(struct task_struct *prev, struct task_struct *next,
+				       bool preempt, struct lw_cpu_state *cs, __u64 now)
+{
+	struct thread_state *ts = thread_get(prev);
+
+	if (!ts)
+		return;
+	if (ts->state == TS_RUNNING)
+		charge_run(ts, cs, now);
+	ts->last_ts = now;
+	/* A preempted task stays runnable whatever its state word says. */
+	if (preempt || lw_task_state(prev) == 0) {
+		ts->state = TS_RUNNABLE;
+		ts->waiter_pid = next->pid;
+		bpf_probe_read_kernel(ts->waiter_comm, LW_COMM_LEN, next->comm);
+	} else {
+		ts->state = TS_SLEEPING;
+		ts->waiter_pid = 0;
+	}
+}
+
+static __always_inline void switch_in(struct task_struct *next, struct task_struct *prev,
+				      struct lw_cpu_state *cs, __u64 now)
+{
+	struct thread_state *ts = thread_get(next);
+	__u64 delta;
+
+	if (!ts)
+		return;
+	delta = now - ts->last_ts;
+	if (ts->in_req && ts->state == TS_RUNNABLE) {
+		/* Blame the task that took the CPU from us, or for a wake-up
+		 * wait the one that ran last before us. */
+		bool thp_kt = is_thp_kthread(prev);
+
+		if (ts->waiter_pid) {
+			wait_credit(ts, ts->waiter_pid, ts->waiter_comm, delta);
+		} else {
+			char comm[LW_COMM_LEN];
+
+			bpf_probe_read_kernel(comm, LW_COMM_LEN, prev->comm);
+			wait_credit(ts, prev->pid, comm, delta);
+		}
+		if (thp_kt || ts->in_compact) {
+			ts->ns[LW_B_THP] += delta;
+			__sync_fetch_and_add(&thp.khugepaged_run_ns, delta);
+		} else {
+			ts->ns[LW_B_SCHED] += delta;
+		}
+	} else if (ts->in_req && ts->state == TS_SLEEPING) {
+		/* no wake-up seen (attached mid-sleep): plain blocking */
+		ts->ns[ts->in_compact ? LW_B_THP : LW_B_BLOCKED] += delta;
+	}
+	ts->state = TS_RUNNING;
+	ts->waiter_pid = 0;
+	snap_cpu(ts, cs, now);
+	cs->target_cur = LW_CUR_TARGET | (ts->in_req ? LW_CUR_IN_REQ : 0);
+	targ_mm = (__u64)next->mm;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
+
+	if (!cs)
+		return 0;
+	if (is_target(prev))
+		switch_out(prev, next, preempt, cs, now);
+	if (is_target(next))
+		switch_in(next, prev, cs, now);
+	else
+		cs->target_cur = 0;
+	return 0;
+}
+
+static __always_inline int on_wakeup(struct task_struct *p)
+{
+	struct thread_state *ts;
+	__u64 now;
+
+	if (!is_target(p))
+		return 0;
+	ts = bpf_task_storage_get(&threads, p, 0, 0);
+	if (!ts || ts->state != TS_SLEEPING)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (ts->in_req) {
+		__u64 delta = now - ts->last_ts;
+
+		/* khugepaged releasing the mmap lock it held to collapse our
+		 * memory is the one waking us: that sleep is THP's. */
+		if (ts->in_compact || is_thp_kthread(bpf_get_current_task_btf())) {
+			ts->ns[LW_B_THP] += delta;
+			__sync_fetch_and_add(&thp.khugepaged_wake_ns, delta);
+		} else {
+			ts->ns[LW_B_BLOCKED] += delta;
+		}
+	}
+	ts->state = TS_RUNNABLE;
+	ts->waiter_pid = 0;
+	ts->last_ts = now;
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(lw_sched_wakeup, struct task_struct *p)
+{
+	return on_wakeup(p);
+}
+
+/* ---- interrupts --------------------------------------------------------- */
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(lw_irq_entry, int irq, struct irqaction *action)
+{
+	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
+
+	if (cs)
+		cs->irq_start = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline void count_add(void *map, struct lw_irq_key *key, __u64 ns, __u64 n,
+				      bool *created)
+{
+	struct lw_count zero = {}, *c;
+
+	c = bpf_map_lookup_elem(map, key);
+	if (!c) {
+		bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(map, key);
+		if (!c)
+			return;
+		*created = true;
+	}
+	__sync_fetch_and_add(&c->ns, ns);
+	__sync_fetch_and_add(&c->count, n);
+}
+
+/*
+ * A shared line runs its actions one after another, each bracketed by its own
+ * entry/exit pair: summing the pairs counts the time once. The interrupt
+ * itself is counted once, by the action that handled it.
+ */
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lw_cpu_state *cs = cpu_state_get(cpu);
+	struct lw_irq_key key = { .irq = irq, .cpu = cpu };
+	bool created = false;
+	__u64 delta;
+
+	if (!cs || !cs->irq_start)
+		return 0;
+	delta = bpf_ktime_get_ns() - cs->irq_start;
+	cs->irq_start = 0;
+	cs->irq_ns += delta;
+	if (!(cs->target_cur & LW_CUR_IN_REQ))
+		return 0;
+	count_add(&irq_ev, &key, delta, ret ? 1 : 0, &created);
+	if (created) {
+		char name[LW_IRQ_NAME_LEN] = {};
+
+		bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(action, name));
+		bpf_map_update_elem(&irq_names, &key.irq, name, BPF_ANY);
+	}
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(lw_softirq_entry, unsigned int vec)
+{
+	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
+
+	if (!cs)
+		return 0;
+	cs->softirq_start = bpf_ktime_get_ns();
+	cs->softirq_irq_snap = cs->irq_ns;
+	cs->softirq_vec = vec;
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(lw_softirq_exit, unsigned int vec)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lw_cpu_state *cs = cpu_state_get(cpu);
+	struct lw_irq_key key = { .irq = vec, .cpu = cpu };
+	bool created = false;
+	__u64 delta, nested;
+
+	if (!cs || !cs->softirq_start)
+		return 0;
+	delta = bpf_ktime_get_ns() - cs->softirq_start;
+	nested = cs->irq_ns - cs->softirq_irq_snap;
+	delta = delta > nested ? delta - nested : 0;
+	cs->softirq_start = 0;
+	cs->softirq_ns += delta;
+	if (cs->target_cur & LW_CUR_IN_REQ)
+		count_add(&softirq_ev, &key, delta, 1, &created);
+	return 0;
+}
+
+/* ---- clock -------------------------------------------------------------- */
+
+/*
+ * raw_tp rather than tp_btf so that tests and the lab can drive it with
+ * BPF_PROG_TEST_RUN: args[0] = new clock in kHz, args[1] = cpu.
+ */
+SEC("raw_tp/cpu_frequency")
+int lw_cpu_freq(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 khz = ctx->args[0], cpu = ctx->args[1];
+	struct lw_cpu_state *cs = cpu_state_get(cpu);
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!cs)
+		return 0;
+	cs->flost = cpu_flost(cs, now);
+	cs->freq_ts = now;
+	cs->khz = khz;
+	cs->freq_events++;
+	return 0;
+}
+
+/* ---- THP ---------------------------------------------------------------- */
+
+/* Only the mm argument: the ones after it changed type (page -> folio). */
+SEC("tp_btf/mm_khugepaged_scan_pmd")
+int BPF_PROG(lw_khugepaged_scan, struct mm_struct *mm)
+{
+	if (targ_mm && (__u64)mm == targ_mm)
+		__sync_fetch_and_add(&thp.scans, 1);
+	return 0;
+}
+
+SEC("tp_btf/mm_collapse_huge_page")
+int BPF_PROG(lw_collapse, struct mm_struct *mm, int isolated)
+{
+	if (!targ_mm || (__u64)mm != targ_mm)
+		return 0;
+	if (isolated)
+		__sync_fetch_and_add(&thp.collapses, 1);
+	else
+		__sync_fetch_and_add(&thp.collapse_fail, 1);
+	return 0;
+}
+
+/* Direct compaction runs in the context of the allocating thread. */
+SEC("tp_btf/mm_compaction_begin")
+int BPF_PROG(lw_compact_begin)
+{
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+	__u64 now;
+
+	if (!is_target(bpf_get_current_task_btf()))
+		return 0;
+	now = bpf_ktime_get_ns();
+	ts = current_running(&cs, now);
+	if (!ts)
+		return 0;
+	charge_run(ts, cs, now);
+	ts->in_compact = 1;
+	ts->compact_start = now;
+	__sync_fetch_and_add(&thp.compactions, 1);
+	return 0;
+}
+
+SEC("tp_btf/mm_compaction_end")
+int BPF_PROG(lw_compact_end)
+{
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+	__u64 now;
+
+	if (!is_target(bpf_get_current_task_btf()))
+		return 0;
+	now = bpf_ktime_get_ns();
+	ts = current_running(&cs, now);
+	if (!ts || !ts->in_compact)
+		return 0;
+	charge_run(ts, cs, now);
+	ts->in_compact = 0;
+	__sync_fetch_and_add(&thp.compact_ns, now - ts->compact_start);
+	return 0;
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+static __always_inline bool is_recv_nr(long nr)
+{
+	return nr == LW_NR_read || nr == LW_NR_readv || nr == LW_NR_recvfrom ||
+	       nr == LW_NR_recvmsg || nr == LW_NR_recvmmsg;
+}
+
+static __always_inline bool is_send_nr(long nr)
+{
+	return nr == LW_NR_write || nr == LW_NR_writev || nr == LW_NR_sendto ||
+	       nr == LW_NR_sendmsg || nr == LW_NR_sendmmsg || nr == LW_NR_sendfile;
+}
+
+static __always_inline bool fd_is_socket(struct task_struct *t, __u32 fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds, *f = NULL;
+	umode_t mode;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return false;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_core_read(&f, sizeof(f), &fds[fd]) || !f)
+		return false;
+	mode = BPF_CORE_READ(f, f_inode, i_mode);
+	return (mode & S_IFMT) == S_IFSOCK;
+}
+
+/* The send side is at entry: the request ends when the reply starts. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(lw_sys_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *t;
+	struct thread_state *ts;
+
+	if (!is_send_nr(id))
+		return 0;
+	t = bpf_get_current_task_btf();
+	if (!is_target(t))
+		return 0;
+	ts = bpf_task_storage_get(&threads, t, 0, 0);
+	if (!ts || !ts->in_req || ts->req_fd != (__u32)lw_sys_arg0(regs))
+		return 0;
+	request_end(bpf_ktime_get_ns());
+	return 0;
+}
+
+/* The receive side is at exit, once data arrived. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(lw_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *t;
+	__u32 fd;
+
+	if (ret <= 0)
+		return 0;
+	t = bpf_get_current_task_btf();
+	if (!is_target(t) || !is_recv_nr(lw_sys_nr(regs)))
+		return 0;
+	fd = lw_sys_arg0(regs);
+	if (!fd_is_socket(t, fd))
+		return 0;
+	request_start(fd, bpf_ktime_get_ns());
+	return 0;
+}
+
+/* --request uprobe:BINARY:SYMBOL: a request is one call, entry to return. */
+SEC("uprobe")
+int BPF_KPROBE(lw_req_entry)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct thread_state *ts;
+
+	if (!is_target(t))
+		return 0;
+	ts = thread_get(t);
+	if (!ts)
+		return 0;
+	if (ts->depth++ == 0)
+		request_start(~0U, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(lw_req_return)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct thread_state *ts;
+
+	if (!is_target(t))
+		return 0;
+	ts = bpf_task_storage_get(&threads, t, 0, 0);
+	if (!ts || !ts->depth)
+		return 0;
+	if (--ts->depth == 0)
+		request_end(bpf_ktime_get_ns());
+	return 0;
+}

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * engine.c - attribution and evidence from latwhy records.
+ *
+ * Pure: no I/O, no libbpf. Totals are kept over every slow request fed; the
+ * requests themselves are kept up to LW_KEEP (a ring), enough for a report
+ * while bounding memory on a long continuous run.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+
+#define LW_KEEP 100000
+
+struct lw_engine {
+	struct lw_request *reqs; /* ring of the newest LW_KEEP slow requests */
+	size_t nr_reqs, head;
+	__u64 slow;
+	__u64 slow_latency;
+	__u64 bucket_ns[LW_B_MAX];
+	struct lw_cause_stat cause[LW_CAUSE_MAX];
+	__u64 cpus_mask[LW_MAX_CPUS / 64];
+
+	struct lw_irq_rec *irqs;
+	size_t nr_irqs, cap_irqs;
+	struct lw_softirq_rec *softirqs;
+	size_t nr_softirqs, cap_softirqs;
+	struct lw_preempt_rec *preempt;
+	size_t nr_preempt, cap_preempt;
+	struct lw_thp_stats thp;
+	struct lw_cpu_rec cpus[LW_MAX_CPUS];
+	__u32 max_cpu_seen;
+
+	struct lw_tick_rec tick; /* latest */
+	__u64 requests;		 /* sum of tick requests */
+	__u64 first_tick_ts;
+	struct lw_meta_rec meta;
+	bool have_meta;
+};
+
+struct lw_engine *lw_engine_new(void)
+{
+	struct lw_engine *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->tick.threshold_ns = LW_THRESH_UNKNOWN;
+	return e;
+}
+
+void lw_engine_free(struct lw_engine *e)
+{
+	if (!e)
+		return;
+	free(e->reqs);
+	free(e->irqs);
+	free(e->softirqs);
+	free(e->preempt);
+	free(e);
+}
+
+enum lw_cause lw_request_cause(const struct lw_request *r)
+{
+	__u64 v[LW_CAUSE_MAX] = {
+		[LW_CAUSE_FREQ] = r->ns[LW_B_FREQ],
+		[LW_CAUSE_IRQ] = r->ns[LW_B_IRQ] + r->ns[LW_B_SOFTIRQ],
+		[LW_CAUSE_THP] = r->ns[LW_B_THP],
+		[LW_CAUSE_SCHED] = r->ns[LW_B_SCHED],
+	};
+	enum lw_cause best = LW_CAUSE_NONE;
+	__u64 max = 0;
+
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
+		if (v[c] > max) {
+			max = v[c];
+			best = c;
+		}
+	}
+	return best;
+}
+
+bool lw_request_consistent(const struct lw_request *r)
+{
+	__u64 sum = 0, diff;
+
+	/* FREQ is a part of RUN, not an addend. */
+	for (int b = 0; b < LW_B_MAX; b++)
+		if (b != LW_B_FREQ)
+			sum += r->ns[b];
+	diff = sum > r->latency_ns ? sum - r->latency_ns : r->latency_ns - sum;
+	return diff * 100 <= r->latency_ns;
+}
+
+static int feed_request(struct lw_engine *e, const struct lw_request *r)
+{
+	enum lw_cause c;
+
+	if (!e->reqs) {
+		e->reqs = calloc(LW_KEEP, sizeof(*e->reqs));
+		if (!e->reqs)
+			return -ENOMEM;
+	}
+	e->reqs[e->head] = *r;
+	e->head = (e->head + 1) % LW_KEEP;
+	if (e->nr_reqs < LW_KEEP)
+		e->nr_reqs++;
+
+	e->slow++;
+	e->slow_latency += r->latency_ns;
+	for (int b = 0; b < LW_B_MAX; b++)
+		e->bucket_ns[b] += r->ns[b];
+	e->cause[LW_CAUSE_FREQ].ns += r->ns[LW_B_FREQ];
+	e->cause[LW_CAUSE_IRQ].ns += r->ns[LW_B_IRQ] + r->ns[LW_B_SOFTIRQ];
+	e->cause[LW_CAUSE_THP].ns += r->ns[LW_B_THP];
+	e->cause[LW_CAUSE_SCHED].ns += r->ns[LW_B_SCHED];
+	c = lw_request_cause(r);
+	e->cause[c].requests++;
+	if (r->cpu < LW_MAX_CPUS)
+		e->cpus_mask[r->cpu / 64] |= 1ULL << (r->cpu % 64);
+	return 0;
+}
+
+/* Replace-or-append into a growable array, matched by the first
+ * key_len bytes after the type word. */
+static int upsert(void **arr, size_t *n, size_t *cap, size_t size, const void *rec, size_t key_off,
+		  size_t key_len)
+{
+	char *a = *arr;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (!memcmp(a + i * size + key_off, (const char *)rec + key_off, key_len)) {
+			memcpy(a + i * size, rec, size);
+			return 0;
+		}
+	}
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+
+		a = realloc(a, ncap * size);
+		if (!a)
+			return -ENOMEM;
+		*arr = a;
+		*cap = ncap;
+	}
+	memcpy(a + (*n)++ * size, rec, size);
+	return 0;
+}
+
+int lw_engine_feed(struct lw_engine *e, const void *rec, size_t len)
+{
+	__u32 type;
+
+	if (len < sizeof(type))
+		return -EINVAL;
+	memcpy(&type, rec, sizeof(type));
+#define NEED(T)                          \
+	do {                             \
+		if (len < sizeof(T))     \
+			return -EINVAL;  \
+	} while (0)
+	switch (type) {
+	case LW_REC_REQUEST:
+		NEED(struct lw_request);
+		return feed_request(e, rec);
+	case LW_REC_IRQ:
+		NEED(struct lw_irq_rec);
+		return upsert((void **)&e->irqs, &e->nr_irqs, &e->cap_irqs, sizeof(*e->irqs), rec,
+			      offsetof(struct lw_irq_rec, irq), 2 * sizeof(__u32));
+	case LW_REC_SOFTIRQ:
+		NEED(struct lw_softirq_rec);
+		return upsert((void **)&e->softirqs, &e->nr_softirqs, &e->cap_softirqs,
+			      sizeof(*e->softirqs), rec, offsetof(struct lw_softirq_rec, vec),
+			      2 * sizeof(__u32));
+	case LW_REC_PREEMPT:
+		NEED(struct lw_preempt_rec);
+		return upsert((void **)&e->preempt, &e->nr_preempt, &e->cap_preempt,
+			      sizeof(*e->preempt), rec, offsetof(struct lw_preempt_rec, pid),
+			      sizeof(__u32));
+	case LW_REC_THP:
+		NEED(struct lw_thp_rec);
+		e->thp = ((const struct lw_thp_rec *)rec)->s;
+		return 0;
+	case LW_REC_CPU: {
+		const struct lw_cpu_rec *c = rec;
+
+		NEED(struct lw_cpu_rec);
+		if (c->cpu >= LW_MAX_CPUS)
+			return -EINVAL;
+		e->cpus[c->cpu] = *c;
+		if (c->cpu + 1 > e->max_cpu_seen)
+			e->max_cpu_seen = c->cpu + 1;
+		return 0;
+	}
+	case LW_REC_TICK: {
+		const struct lw_tick_rec *t = rec;
+
+		NEED(struct lw_tick_rec);
+		if (!e->first_tick_ts)
+			e->first_tick_ts = t->ts_ns;
+		e->requests += t->requests;
+		e->tick = *t;
+		return 0;
+	}
+	case LW_REC_META:
+		NEED(struct lw_meta_rec);
+		e->meta = *(const struct lw_meta_rec *)rec;
+		e->have_meta = true;
+		return 0;
+	}
+#undef NEED
+	return -EINVAL;
+}
+
+static int cmp_irq(const void *a, const void *b)
+{
+	const struct lw_irq_rec *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+static int cmp_softirq(const void *a, const void *b)
+{
+	const struct lw_softirq_rec *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+static int cmp_preempt(const void *a, const void *b)
+{
+	const struct lw_preempt_rec *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+/* Copy the n largest of an array, sorted, into out. Sorting a copy keeps the
+ * engine const for readers. */
+static size_t top_n(const void *src, size_t n, size_t size, void *out, size_t max,
+		    int (*cmp)(const void *, const void *))
+{
+	void *tmp;
+
+	if (!n)
+		return 0;
+	tmp = malloc(n * size);
+	if (!tmp)
+		return 0;
+	memcpy(tmp, src, n * size);
+	qsort(tmp, n, size, cmp);
+	if (n > max)
+		n = max;
+	memcpy(out, tmp, n * size);
+	free(tmp);
+	return n;
+}
+
+static void summarize_freq(const struct lw_engine *e, struct lw_summary *s)
+{
+	bool any_cpu_in_mask = false;
+
+	for (__u32 c = 0; c < e->max_cpu_seen; c++)
+		if (s->cpus_mask[c / 64] & (1ULL << (c % 64)))
+			any_cpu_in_mask = true;
+	for (__u32 c = 0; c < e->max_cpu_seen; c++) {
+		const struct lw_cpu_rec *r = &e->cpus[c];
+
+		if (any_cpu_in_mask && !(s->cpus_mask[c / 64] & (1ULL << (c % 64))))
+			continue;
+		if (!r->khz || !r->ref_khz)
+			continue;
+		s->freq_measured = true;
+		if (!s->freq_min_khz || r->khz < s->freq_min_khz)
+			s->freq_min_khz = r->khz;
+		if (r->khz > s->freq_max_khz)
+			s->freq_max_khz = r->khz;
+		if (r->ref_khz > s->ref_khz)
+			s->ref_khz = r->ref_khz;
+	}
+	if (s->freq_source == LW_FREQ_NONE)
+		s->freq_measured = false;
+}
+
+void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
+{
+	double best = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (e->have_meta) {
+		s->pid = e->meta.pid;
+		memcpy(s->comm, e->meta.comm, sizeof(s->comm));
+		s->flags = e->meta.flags;
+		s->duration_ns = e->meta.duration_ns;
+		s->dropped = e->meta.dropped;
+		s->freq_source = e->meta.freq_source;
+		s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
+	}
+	if (!s->duration_ns && e->first_tick_ts)
+		s->duration_ns = e->tick.ts_ns - e->first_tick_ts;
+	s->requests = e->have_meta && e->meta.requests ? e->meta.requests : e->requests;
+	s->slow_requests = e->slow;
+	s->threshold_ns = s->threshold_fixed ? e->meta.threshold_ns : e->tick.threshold_ns;
+	s->p50_ns = e->tick.p50_ns;
+	s->p99_ns = e->tick.p99_ns;
+	s->slow_latency_ns = e->slow_latency;
+	memcpy(s->bucket_ns, e->bucket_ns, sizeof(s->bucket_ns));
+	memcpy(s->cause, e->cause, sizeof(s->cause));
+	memcpy(s->cpus_mask, e->cpus_mask, sizeof(s->cpus_mask));
+	s->dominant = LW_CAUSE_NONE;
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
+		s->cause[c].share = e->slow_latency ? (double)e->cause[c].ns / e->slow_latency : 0;
+		/* A cause below 10% of the slow latency is noise, not a verdict. */
+		if (s->cause[c].share >= 0.10 && s->cause[c].share > best) {
+			best = s->cause[c].share;
+			s->dominant = c;
+		}
+	}
+	s->nr_irqs = top_n(e->irqs, e->nr_irqs, sizeof(*e->irqs), s->irqs, LW_TOP, cmp_irq);
+	s->nr_softirqs = top_n(e->softirqs, e->nr_softirqs, sizeof(*e->softirqs), s->softirqs,
+			       LW_TOP, cmp_softirq);
+	s->nr_preempt = top_n(e->preempt, e->nr_preempt, sizeof(*e->preempt), s->preempt, LW_TOP,
+			      cmp_preempt);
+	s->thp = e->thp;
+	summarize_freq(e, s);
+}
+
+size_t lw_engine_requests(const struct lw_engine *e, const struct lw_request **v)
+{
+	*v = e->reqs;
+	return e->nr_reqs;
+}
+
+__u64 lw_hist_lower(__u32 b)
+{
+	__u32 g, sub;
+
+	if (b < LW_HIST_SUB)
+		return b;
+	g = b >> LW_HIST_SUB_BITS;
+	sub = b & (LW_HIST_SUB - 1);
+	if (g - 1 + LW_HIST_SUB_BITS >= 64)
+		return ~0ULL;
+	return (__u64)(LW_HIST_SUB + sub) << (g - 1);
+}
+
+__u64 lw_hist_quantile(const __u64 *b, __u64 total, double q)
+{
+	__u64 rank, seen = 0;
+
+	if (!total)
+		return 0;
+	rank = (__u64)(q * (double)total + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	for (__u32 i = 0; i < LW_HIST_BUCKETS; i++) {
+		if (!b[i])
+			continue;
+		if (seen + b[i] >= rank) {
+			/* interpolate linearly inside the bucket */
+			__u64 lo = lw_hist_lower(i);
+			__u64 hi = i + 1 < LW_HIST_BUCKETS ? lw_hist_lower(i + 1) : lo;
+			double frac = (double)(rank - seen) / (double)b[i];
+
+			return lo + (__u64)((double)(hi - lo) * frac);
+		}
+		seen += b[i];
+	}
+	return 0;
+}
+
+const char *lw_freq_source_name(enum lw_freq_source s)
+{
+	switch (s) {
+	case LW_FREQ_NONE:
+		return "no frequency data";
+	case LW_FREQ_TRACEPOINT:
+		return "cpu_frequency tracepoint";
+	case LW_FREQ_APERF_MPERF:
+		return "APERF/MPERF";
+	case LW_FREQ_SYSFS_POLL:
+		return "scaling_cur_freq polling";
+	}
+	return "unknown";
+}
+
+const char *lw_bucket_name(enum lw_bucket b)
+{
+	static const char *const names[LW_B_MAX] = {
+		"run", "frequency", "irq", "softirq", "thp", "sched", "blocked",
+	};
+
+	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";
+}
+
+const char *lw_softirq_name(__u32 vec)
+{
+	/* include/linux/interrupt.h, stable since 2.6.37 */
+	static const char *const names[LW_NR_SOFTIRQS] = {
+		"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED",
+		"HRTIMER", "RCU",
+	};
+
+	return vec < LW_NR_SOFTIRQS ? names[vec] : "?";
+}

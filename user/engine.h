@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * engine.h - the analysis engine: records in, attribution and evidence out.
+ *
+ * It knows nothing of libbpf. Live tracing, capture files and tests feed it
+ * the records of bpf/latwhy.h; renderers and the advisor read its summary.
+ */
+#ifndef LW_ENGINE_H
+#define LW_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "latwhy.h"
+#include "finding.h"
+
+#define LW_TOP 8
+
+struct lw_engine;
+
+/* Per-cause totals over the slow requests. */
+struct lw_cause_stat {
+	__u64 ns;	/* ns attributed to the cause */
+	double share;	/* ns over the total latency of the slow requests */
+	__u64 requests; /* slow requests whose cause this is */
+};
+
+struct lw_summary {
+	int pid;
+	char comm[LW_COMM_LEN];
+	__u32 flags; /* enum lw_meta_flags */
+	__u64 duration_ns;
+	__u64 requests;
+	__u64 slow_requests;
+	__u64 threshold_ns; /* LW_THRESH_UNKNOWN: p99 not established */
+	bool threshold_fixed;
+	__u64 p50_ns, p99_ns;
+	__u64 dropped;
+	__u64 slow_latency_ns;		/* total latency of slow requests */
+	__u64 bucket_ns[LW_B_MAX];	/* per bucket, over slow requests */
+	struct lw_cause_stat cause[LW_CAUSE_MAX];
+	enum lw_cause dominant; /* LW_CAUSE_NONE: nothing reached 10% */
+	enum lw_freq_source freq_source;
+	bool freq_measured; /* a clock and a reference were known */
+	__u32 freq_min_khz, freq_max_khz, ref_khz; /* over CPUs the target used */
+	/* evidence, largest first */
+	struct lw_irq_rec irqs[LW_TOP];
+	size_t nr_irqs;
+	struct lw_softirq_rec softirqs[LW_TOP];
+	size_t nr_softirqs;
+	struct lw_preempt_rec preempt[LW_TOP];
+	size_t nr_preempt;
+	struct lw_thp_stats thp;
+	__u64 cpus_mask[LW_MAX_CPUS / 64]; /* CPUs slow requests ended on */
+};
+
+struct lw_engine *lw_engine_new(void);
+void lw_engine_free(struct lw_engine *e);
+
+/*
+ * Feed one record. Evidence records (IRQ, SOFTIRQ, PREEMPT, THP, CPU) are
+ * cumulative snapshots and replace the previous value for their key.
+ * Returns 0, or -EINVAL for a record that is short or of an unknown type.
+ */
+int lw_engine_feed(struct lw_engine *e, const void *rec, size_t len);
+
+/* The cause of one request: the largest of frequency, irq+softirq, thp and
+ * sched; LW_CAUSE_NONE when all are zero. */
+enum lw_cause lw_request_cause(const struct lw_request *r);
+
+/* |sum of buckets - latency| within 1% of the latency. */
+bool lw_request_consistent(const struct lw_request *r);
+
+void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s);
+
+/* The slow requests kept so far (the newest LW_KEEP at most). */
+size_t lw_engine_requests(const struct lw_engine *e, const struct lw_request **v);
+
+/* Quantile q (0..1) of a latency histogram of LW_HIST_BUCKETS counts. */
+__u64 lw_hist_quantile(const __u64 *b, __u64 total, double q);
+/* Lowest value of a histogram bucket. */
+__u64 lw_hist_lower(__u32 bucket);
+
+const char *lw_freq_source_name(enum lw_freq_source s);
+const char *lw_bucket_name(enum lw_bucket b);
+const char *lw_softirq_name(__u32 vec);
+
+#endif /* LW_ENGINE_H */

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* opts.c - option parsing for `latwhy [-p PID] ...`. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+
+int lw_parse_duration(const char *s, __u64 *ns)
+{
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 },
+	};
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v < 0 || *s == '-' || *s == '+')
+		return -EINVAL;
+	if (!*end) {
+		v *= 1e9;
+	} else {
+		size_t i;
+
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(end, units[i].suffix))
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		v *= units[i].mult;
+	}
+	if (v > 1e18)
+		return -EINVAL;
+	*ns = (__u64)(v + 0.5);
+	return 0;
+}
+
+const char *lw_fmt_ns(char *buf, size_t len, __u64 ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.2f s", ns / 1e9);
+	return buf;
+}
+
+void lw_opts_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: latwhy -p PID [-d DURATION] [--slow DURATION] [--ref-mhz MHZ]\n"
+		"              [--request uprobe:BINARY:SYMBOL] [-j] [-q] [-i INTERVAL]\n"
+		"       latwhy check [-p PID] [--json] [--fix-script FILE]\n"
+		"\n"
+		"Explain where slow requests of a live process spend their time: CPU clock,\n"
+		"interrupts, transparent huge pages, or other tasks on its CPU.\n"
+		"\n"
+		"  -p, --pid PID          process to trace (all its threads)\n"
+		"  -d, --duration DUR     stop after DUR (e.g. 30s, 2m); default: until Ctrl-C\n"
+		"      --slow DUR         a request slower than DUR is slow; default: running p99\n"
+		"      --ref-mhz MHZ      reference clock for the frequency penalty;\n"
+		"                         default: cpuinfo_max_freq\n"
+		"      --request SPEC     what a request is: 'syscall' (default: socket receive\n"
+		"                         to the next send on it) or uprobe:BINARY:SYMBOL\n"
+		"  -j, --json             NDJSON: a line per slow request, a summary line\n"
+		"  -q, --quiet            no live view, only the summary\n"
+		"  -i, --interval DUR     live view refresh (default 1s)\n"
+		"  -v, --verbose          libbpf diagnostics on stderr\n"
+		"  -h, --help             this help\n");
+}
+
+static int parse_request(struct lw_opts *o, const char *spec, char *err, size_t errlen)
+{
+	const char *bin, *sym;
+
+	if (!strcmp(spec, "syscall")) {
+		o->req_mode = LW_REQ_SYSCALL;
+		return 0;
+	}
+	if (strncmp(spec, "uprobe:", 7))
+		goto bad;
+	bin = spec + 7;
+	sym = strrchr(bin, ':');
+	if (!sym || sym == bin || !sym[1] || (size_t)(sym - bin) >= sizeof(o->uprobe_bin) ||
+	    strlen(sym + 1) >= sizeof(o->uprobe_sym))
+		goto bad;
+	memcpy(o->uprobe_bin, bin, sym - bin);
+	o->uprobe_bin[sym - bin] = '\0';
+	strcpy(o->uprobe_sym, sym + 1);
+	o->req_mode = LW_REQ_UPROBE;
+	return 0;
+bad:
+	snprintf(err, errlen, "invalid --request '%s': expected syscall or uprobe:BINARY:SYMBOL",
+		 spec);
+	return -EINVAL;
+}
+
+static int parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*pid = (int)v;
+	return 0;
+}
+
+int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST };
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "slow", required_argument, NULL, OPT_SLOW },
+		{ "ref-mhz", required_argument, NULL, OPT_REF },
+		{ "request", required_argument, NULL, OPT_REQUEST },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	char *end;
+	long mhz;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->interval_ns = 1000000000ULL;
+	optind = 0; /* reset getopt: tests parse several argvs */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:d:ji:qvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pid(optarg, &o->pid)) {
+				snprintf(err, errlen, "invalid pid '%s'", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'd':
+			if (lw_parse_duration(optarg, &o->duration_ns) || !o->duration_ns) {
+				snprintf(err, errlen, "invalid duration '%s' (examples: 500ms, 10s, 2m)",
+					 optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'i':
+			if (lw_parse_duration(optarg, &o->interval_ns) ||
+			    o->interval_ns < 100000000ULL) {
+				snprintf(err, errlen, "invalid interval '%s' (at least 100ms)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_SLOW:
+			if (lw_parse_duration(optarg, &o->slow_ns) || !o->slow_ns) {
+				snprintf(err, errlen, "invalid --slow '%s' (examples: 2ms, 500us)",
+					 optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_REF:
+			errno = 0;
+			mhz = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || mhz <= 0 || mhz > 100000) {
+				snprintf(err, errlen, "invalid --ref-mhz '%s' (1..100000)", optarg);
+				return -EINVAL;
+			}
+			o->ref_khz = (__u32)mhz * 1000;
+			break;
+		case OPT_REQUEST:
+			if (parse_request(o, optarg, err, errlen))
+				return -EINVAL;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			return 1;
+		case ':':
+			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			return -EINVAL;
+		default:
+			snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (!o->pid) {
+		snprintf(err, errlen, "a target is needed: -p PID");
+		return -EINVAL;
+	}
+	return 0;
+}

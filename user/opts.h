@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* opts.h - command-line options of the live tracer. */
+#ifndef LW_OPTS_H
+#define LW_OPTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#define LW_PATH_MAX 4096
+
+enum lw_req_mode {
+	LW_REQ_SYSCALL = 0, /* receive on a socket .. next send on it */
+	LW_REQ_UPROBE,	    /* one call of BINARY:SYMBOL */
+};
+
+struct lw_opts {
+	int pid;
+	__u64 duration_ns; /* 0 = until Ctrl-C */
+	__u64 slow_ns;	   /* 0 = running p99 */
+	__u32 ref_khz;	   /* 0 = cpuinfo_max_freq */
+	bool json;
+	bool quiet; /* no live view */
+	bool verbose;
+	enum lw_req_mode req_mode;
+	char uprobe_bin[LW_PATH_MAX];
+	char uprobe_sym[256];
+	__u64 interval_ns; /* live view refresh */
+};
+
+/*
+ * Parse "250ms", "10s", "1.5s", "2m", "800us", "5000ns" (bare numbers are
+ * seconds). 0 or -EINVAL.
+ */
+int lw_parse_duration(const char *s, __u64 *ns);
+
+/* Format a duration for humans: "1.25 ms". Returns buf. */
+const char *lw_fmt_ns(char *buf, size_t len, __u64 ns);
+
+/*
+ * Parse the tracer's argv (argv[0] is the program). 0 on success; 1 when
+ * help was printed; -EINVAL with a one-line message in err otherwise.
+ */
+int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t errlen);
+
+void lw_opts_usage(FILE *f);
+
+#endif /* LW_OPTS_H */

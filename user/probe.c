@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* probe.c - pre-flight checks of the target, privileges and kernel. */
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+
+#include "probe.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+int lw_probe_target(int pid, char *comm, size_t len)
+{
+	char path[64], buf[512], *open_p, *close_p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		fprintf(stderr, "latwhy: no process with pid %d\n", pid);
+		return -ESRCH;
+	}
+	fclose(f);
+	open_p = strchr(buf, '(');
+	close_p = strrchr(buf, ')');
+	if (!open_p || !close_p || close_p < open_p || close_p[1] != ' ') {
+		fprintf(stderr, "latwhy: cannot parse %s\n", path);
+		return -EINVAL;
+	}
+	if (close_p[2] == 'Z' || close_p[2] == 'X') {
+		fprintf(stderr, "latwhy: process %d has exited (zombie)\n", pid);
+		return -ESRCH;
+	}
+	*close_p = '\0';
+	snprintf(comm, len, "%s", open_p + 1);
+	return 0;
+}
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1U << (cap % 32));
+}
+
+int lw_probe_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+
+	if (syscall(SYS_capget, &hdr, data) == 0 && !has_cap(data, CAP_SYS_ADMIN) &&
+	    !(has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) {
+		fprintf(stderr, "latwhy: tracing needs CAP_BPF and CAP_PERFMON (or root): "
+				"run it with sudo\n");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		fprintf(stderr, "latwhy: this kernel has no BTF (/sys/kernel/btf/vmlinux): "
+				"CONFIG_DEBUG_INFO_BTF=y is needed\n");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+bool lw_probe_tracepoint(const struct btf *vmlinux, const char *name)
+{
+	char tname[128];
+
+	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
+	return btf__find_by_name_kind(vmlinux, tname, BTF_KIND_TYPEDEF) > 0;
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * probe.h - what this machine and this kernel allow, checked before loading,
+ * so that each refusal is one clear line rather than a verifier dump.
+ */
+#ifndef LW_PROBE_H
+#define LW_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct btf;
+
+/* The target exists (not a zombie); copies its comm. Prints the error. */
+int lw_probe_target(int pid, char *comm, size_t len);
+/* Root, or CAP_BPF + CAP_PERFMON; kernel BTF present. Prints the error. */
+int lw_probe_privileges(void);
+/* The kernel has a raw tracepoint of this name (btf_trace_<name> typedef). */
+bool lw_probe_tracepoint(const struct btf *vmlinux, const char *name);
+
+#endif /* LW_PROBE_H */

@@ -1,0 +1,474 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * render.c - text and NDJSON output of the live tracer and of reports.
+ *
+ * Rule: never print a number that was not measured. Without clock data the
+ * frequency cause is "n/a (no frequency data)" in text and null in JSON.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "opts.h"
+#include "render.h"
+
+struct lw_render {
+	FILE *f;
+	bool json;
+	bool tty;
+};
+
+struct lw_render *lw_render_new(FILE *f, bool json)
+{
+	struct lw_render *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->f = f;
+	r->json = json;
+	r->tty = isatty(fileno(f));
+	return r;
+}
+
+void lw_render_free(struct lw_render *r)
+{
+	free(r);
+}
+
+static const char *missing_causes(__u32 flags, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (flags & LW_META_NO_IRQ)
+		strncat(buf, " irq", len - strlen(buf) - 1);
+	if (flags & LW_META_NO_SOFTIRQ)
+		strncat(buf, " softirq", len - strlen(buf) - 1);
+	if (flags & LW_META_NO_THP)
+		strncat(buf, " khugepaged", len - strlen(buf) - 1);
+	if (flags & LW_META_NO_COMPACT)
+		strncat(buf, " compaction", len - strlen(buf) - 1);
+	if (flags & LW_META_NO_FREQ)
+		strncat(buf, " cpu_frequency", len - strlen(buf) - 1);
+	return buf;
+}
+
+void lw_render_start(struct lw_render *r, int pid, const char *comm, __u32 flags, __u64 slow_ns)
+{
+	char miss[128], d[32];
+
+	missing_causes(flags, miss, sizeof(miss));
+	/* stderr: stdout may be NDJSON */
+	fprintf(stderr, "latwhy: tracing pid %d (%s), slow = %s%s. Ctrl-C to stop.\n", pid, comm,
+		slow_ns ? "> " : "above the running p99", slow_ns ? lw_fmt_ns(d, sizeof(d), slow_ns) : "");
+	if (*miss)
+		fprintf(stderr, "latwhy: this kernel lacks the tracepoints:%s; "
+				"those causes are not measured\n", miss);
+}
+
+/* "12.3%" or "n/a" */
+static void fmt_share(char *buf, size_t len, double share, bool measured)
+{
+	if (!measured)
+		snprintf(buf, len, "n/a");
+	else
+		snprintf(buf, len, "%.1f%%", share * 100);
+}
+
+static void print_cpu_list(FILE *f, const __u64 *mask)
+{
+	bool first = true;
+
+	for (int c = 0; c < LW_MAX_CPUS; c++) {
+		if (!(mask[c / 64] & (1ULL << (c % 64))))
+			continue;
+		fprintf(f, "%s%d", first ? "" : ",", c);
+		first = false;
+	}
+	if (first)
+		fprintf(f, "-");
+}
+
+static void live_irqs(FILE *f, const struct lw_summary *s)
+{
+	char d[32];
+
+	fprintf(f, "  irqs on its CPUs:");
+	if (!s->nr_irqs && !s->nr_softirqs)
+		fprintf(f, " none");
+	for (size_t i = 0; i < s->nr_irqs && i < 3; i++)
+		fprintf(f, "  %u %s@cpu%u %s (%llu)", s->irqs[i].irq, s->irqs[i].name,
+			s->irqs[i].cpu, lw_fmt_ns(d, sizeof(d), s->irqs[i].ns),
+			(unsigned long long)s->irqs[i].count);
+	for (size_t i = 0; i < s->nr_softirqs && i < 2; i++)
+		fprintf(f, "  softirq %s@cpu%u %s", lw_softirq_name(s->softirqs[i].vec),
+			s->softirqs[i].cpu, lw_fmt_ns(d, sizeof(d), s->softirqs[i].ns));
+	fprintf(f, "\n");
+}
+
+static void fmt_clock(char *buf, size_t len, const struct lw_summary *s)
+{
+	if (!s->freq_measured)
+		snprintf(buf, len, "no frequency data");
+	else if (s->freq_min_khz == s->freq_max_khz)
+		snprintf(buf, len, "%u MHz of %u MHz (%s)", s->freq_min_khz / 1000, s->ref_khz / 1000,
+			 lw_freq_source_name(s->freq_source));
+	else
+		snprintf(buf, len, "%u-%u MHz of %u MHz (%s)", s->freq_min_khz / 1000,
+			 s->freq_max_khz / 1000, s->ref_khz / 1000, lw_freq_source_name(s->freq_source));
+}
+
+void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struct lw_tick_rec *t,
+		    __u64 interval_ns)
+{
+	char p50[32], p99[32], th[32], clock[96], sh[LW_CAUSE_MAX][16];
+	FILE *f = r->f;
+
+	if (r->tty)
+		fprintf(f, "\033[H\033[J"); /* redraw in place */
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++)
+		fmt_share(sh[c], sizeof(sh[c]), s->cause[c].share,
+			  c != LW_CAUSE_FREQ || s->freq_measured);
+	if (t->threshold_ns == LW_THRESH_UNKNOWN)
+		snprintf(th, sizeof(th), "p99 not known yet");
+	else
+		lw_fmt_ns(th, sizeof(th), t->threshold_ns);
+	fprintf(f, "pid %d (%s)  req/s %.0f  p50 %s  p99 %s  slow %llu (> %s)\n", s->pid, s->comm,
+		(double)t->requests * 1e9 / (double)interval_ns, lw_fmt_ns(p50, sizeof(p50), t->p50_ns),
+		lw_fmt_ns(p99, sizeof(p99), t->p99_ns), (unsigned long long)s->slow_requests, th);
+	fprintf(f, "  slow-request time: frequency %s  irq %s  thp %s  sched %s\n", sh[LW_CAUSE_FREQ],
+		sh[LW_CAUSE_IRQ], sh[LW_CAUSE_THP], sh[LW_CAUSE_SCHED]);
+	live_irqs(f, s);
+	fmt_clock(clock, sizeof(clock), s);
+	fprintf(f, "  thp: %llu collapses of its memory, %llu compactions   clock: %s\n",
+		(unsigned long long)s->thp.collapses, (unsigned long long)s->thp.compactions, clock);
+	fflush(f);
+}
+
+/* ---- NDJSON ------------------------------------------------------------- */
+
+void lw_render_request_json(struct lw_render *r, const struct lw_request *req)
+{
+	struct lw_json j;
+
+	lw_json_init(&j, r->f);
+	lw_json_begin_object(&j);
+	lw_json_kv_str(&j, "type", "request");
+	lw_json_kv_u64(&j, "pid", req->pid);
+	lw_json_kv_u64(&j, "tid", req->tid);
+	lw_json_kv_str(&j, "comm", req->comm);
+	lw_json_kv_u64(&j, "cpu", req->cpu);
+	lw_json_kv_u64(&j, "start_ns", req->start_ns);
+	lw_json_kv_u64(&j, "latency_ns", req->latency_ns);
+	lw_json_kv_str(&j, "cause", lw_cause_name(lw_request_cause(req)));
+	lw_json_key(&j, "ns");
+	lw_json_begin_object(&j);
+	for (int b = 0; b < LW_B_MAX; b++)
+		lw_json_kv_u64(&j, lw_bucket_name(b), req->ns[b]);
+	lw_json_end_object(&j);
+	if (req->preempt_pid) {
+		lw_json_key(&j, "preempted_by");
+		lw_json_begin_object(&j);
+		lw_json_kv_u64(&j, "pid", req->preempt_pid);
+		lw_json_kv_str(&j, "comm", req->preempt_comm);
+		lw_json_kv_u64(&j, "ns", req->preempt_ns);
+		lw_json_end_object(&j);
+	}
+	lw_json_end_object(&j);
+	fputc('\n', r->f);
+	fflush(r->f);
+}
+
+static void json_strv(struct lw_json *j, const char *key, const struct lw_strv *sv)
+{
+	lw_json_key(j, key);
+	lw_json_begin_array(j);
+	for (size_t i = 0; i < sv->n; i++)
+		lw_json_str(j, sv->v[i]);
+	lw_json_end_array(j);
+}
+
+static void json_findings(struct lw_json *j, const struct lw_findings *fs)
+{
+	lw_json_key(j, "findings");
+	lw_json_begin_array(j);
+	for (size_t i = 0; fs && i < fs->n; i++) {
+		const struct lw_finding *f = &fs->v[i];
+
+		lw_json_begin_object(j);
+		lw_json_kv_str(j, "cause", lw_cause_name(f->cause));
+		lw_json_kv_str(j, "severity", lw_severity_name(f->severity));
+		lw_json_kv_str(j, "seen", f->seen ? f->seen : "");
+		lw_json_kv_str(j, "why", f->why ? f->why : "");
+		lw_json_kv_str(j, "evidence", f->evidence ? f->evidence : "");
+		json_strv(j, "fix", &f->fix);
+		json_strv(j, "persist", &f->persist);
+		json_strv(j, "rollback", &f->rollback);
+		json_strv(j, "verify", &f->verify);
+		if (f->cost)
+			lw_json_kv_str(j, "cost", f->cost);
+		else
+			lw_json_kv_null(j, "cost");
+		lw_json_end_object(j);
+	}
+	lw_json_end_array(j);
+}
+
+static void json_causes(struct lw_json *j, const struct lw_summary *s)
+{
+	lw_json_key(j, "causes");
+	lw_json_begin_object(j);
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
+		lw_json_key(j, lw_cause_name(c));
+		lw_json_begin_object(j);
+		if (c == LW_CAUSE_FREQ && !s->freq_measured) {
+			/* not measured is not zero */
+			lw_json_kv_null(j, "ns");
+			lw_json_kv_null(j, "share");
+		} else {
+			lw_json_kv_u64(j, "ns", s->cause[c].ns);
+			lw_json_kv_double(j, "share", s->cause[c].share);
+		}
+		lw_json_kv_u64(j, "requests", s->cause[c].requests);
+		lw_json_end_object(j);
+	}
+	lw_json_end_object(j);
+	lw_json_key(j, "ns");
+	lw_json_begin_object(j);
+	for (int b = 0; b < LW_B_MAX; b++)
+		lw_json_kv_u64(j, lw_bucket_name(b), s->bucket_ns[b]);
+	lw_json_end_object(j);
+}
+
+static void json_evidence(struct lw_json *j, const struct lw_summary *s)
+{
+	lw_json_key(j, "evidence");
+	lw_json_begin_object(j);
+	lw_json_key(j, "irqs");
+	lw_json_begin_array(j);
+	for (size_t i = 0; i < s->nr_irqs; i++) {
+		lw_json_begin_object(j);
+		lw_json_kv_u64(j, "irq", s->irqs[i].irq);
+		lw_json_kv_str(j, "name", s->irqs[i].name);
+		lw_json_kv_u64(j, "cpu", s->irqs[i].cpu);
+		lw_json_kv_u64(j, "ns", s->irqs[i].ns);
+		lw_json_kv_u64(j, "count", s->irqs[i].count);
+		lw_json_end_object(j);
+	}
+	lw_json_end_array(j);
+	lw_json_key(j, "softirqs");
+	lw_json_begin_array(j);
+	for (size_t i = 0; i < s->nr_softirqs; i++) {
+		lw_json_begin_object(j);
+		lw_json_kv_str(j, "vec", lw_softirq_name(s->softirqs[i].vec));
+		lw_json_kv_u64(j, "cpu", s->softirqs[i].cpu);
+		lw_json_kv_u64(j, "ns", s->softirqs[i].ns);
+		lw_json_kv_u64(j, "count", s->softirqs[i].count);
+		lw_json_end_object(j);
+	}
+	lw_json_end_array(j);
+	lw_json_key(j, "preempted_by");
+	lw_json_begin_array(j);
+	for (size_t i = 0; i < s->nr_preempt; i++) {
+		lw_json_begin_object(j);
+		lw_json_kv_u64(j, "pid", s->preempt[i].pid);
+		lw_json_kv_str(j, "comm", s->preempt[i].comm);
+		lw_json_kv_u64(j, "ns", s->preempt[i].ns);
+		lw_json_kv_u64(j, "count", s->preempt[i].count);
+		lw_json_end_object(j);
+	}
+	lw_json_end_array(j);
+	lw_json_key(j, "thp");
+	lw_json_begin_object(j);
+	lw_json_kv_u64(j, "collapses", s->thp.collapses);
+	lw_json_kv_u64(j, "collapse_failures", s->thp.collapse_fail);
+	lw_json_kv_u64(j, "scans", s->thp.scans);
+	lw_json_kv_u64(j, "compactions", s->thp.compactions);
+	lw_json_kv_u64(j, "compaction_ns", s->thp.compact_ns);
+	lw_json_end_object(j);
+	lw_json_key(j, "clock");
+	lw_json_begin_object(j);
+	if (s->freq_measured) {
+		lw_json_kv_u64(j, "min_khz", s->freq_min_khz);
+		lw_json_kv_u64(j, "max_khz", s->freq_max_khz);
+		lw_json_kv_u64(j, "ref_khz", s->ref_khz);
+	} else {
+		lw_json_kv_null(j, "min_khz");
+		lw_json_kv_null(j, "max_khz");
+		lw_json_kv_null(j, "ref_khz");
+	}
+	lw_json_end_object(j);
+	lw_json_end_object(j);
+}
+
+static void summary_json(struct lw_render *r, const struct lw_summary *s,
+			 const struct lw_findings *fs)
+{
+	struct lw_json j;
+
+	lw_json_init(&j, r->f);
+	lw_json_begin_object(&j);
+	lw_json_kv_str(&j, "type", "summary");
+	lw_json_kv_u64(&j, "pid", s->pid);
+	lw_json_kv_str(&j, "comm", s->comm);
+	lw_json_kv_u64(&j, "duration_ns", s->duration_ns);
+	lw_json_kv_u64(&j, "requests", s->requests);
+	lw_json_kv_u64(&j, "slow_requests", s->slow_requests);
+	if (s->threshold_ns == LW_THRESH_UNKNOWN)
+		lw_json_kv_null(&j, "threshold_ns");
+	else
+		lw_json_kv_u64(&j, "threshold_ns", s->threshold_ns);
+	lw_json_kv_str(&j, "threshold_kind", s->threshold_fixed ? "fixed" : "p99");
+	lw_json_kv_u64(&j, "p50_ns", s->p50_ns);
+	lw_json_kv_u64(&j, "p99_ns", s->p99_ns);
+	lw_json_kv_str(&j, "freq_source", lw_freq_source_name(s->freq_source));
+	lw_json_kv_u64(&j, "dropped", s->dropped);
+	lw_json_kv_bool(&j, "target_exited", s->flags & LW_META_TARGET_EXITED);
+	lw_json_kv_str(&j, "dominant", lw_cause_name(s->dominant));
+	json_causes(&j, s);
+	json_evidence(&j, s);
+	json_findings(&j, fs);
+	lw_json_end_object(&j);
+	fputc('\n', r->f);
+	fflush(r->f);
+}
+
+/* ---- text summary ------------------------------------------------------- */
+
+static void text_causes(FILE *f, const struct lw_summary *s)
+{
+	char d[32], sh[16];
+
+	fprintf(f, "Where the slow requests' time went (%s in %llu requests):\n",
+		lw_fmt_ns(d, sizeof(d), s->slow_latency_ns), (unsigned long long)s->slow_requests);
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
+		bool measured = c != LW_CAUSE_FREQ || s->freq_measured;
+
+		fmt_share(sh, sizeof(sh), s->cause[c].share, measured);
+		fprintf(f, "  %-10s %6s  %-10s", lw_cause_name(c), sh,
+			measured ? lw_fmt_ns(d, sizeof(d), s->cause[c].ns) : "");
+		if (!measured)
+			fprintf(f, " no frequency data (%s)", lw_freq_source_name(s->freq_source));
+		else if (s->cause[c].requests)
+			fprintf(f, " cause of %llu slow requests",
+				(unsigned long long)s->cause[c].requests);
+		if (c == (int)s->dominant)
+			fprintf(f, "  <- dominant");
+		fprintf(f, "\n");
+	}
+	fmt_share(sh, sizeof(sh),
+		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_RUN] / s->slow_latency_ns : 0, true);
+	fprintf(f, "  (running %s", sh);
+	fmt_share(sh, sizeof(sh),
+		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_BLOCKED] / s->slow_latency_ns : 0,
+		  true);
+	fprintf(f, ", blocked %s)\n", sh);
+}
+
+static void text_evidence(FILE *f, const struct lw_summary *s)
+{
+	char d[32], clock[96];
+
+	fprintf(f, "Evidence:\n");
+	for (size_t i = 0; i < s->nr_preempt && i < 3; i++)
+		fprintf(f, "  ran instead of it: %s (pid %u) %s over %llu waits\n", s->preempt[i].comm,
+			s->preempt[i].pid, lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
+			(unsigned long long)s->preempt[i].count);
+	for (size_t i = 0; i < s->nr_irqs && i < 3; i++)
+		fprintf(f, "  IRQ %u (%s) on CPU %u: %s in %llu interrupts\n", s->irqs[i].irq,
+			s->irqs[i].name, s->irqs[i].cpu, lw_fmt_ns(d, sizeof(d), s->irqs[i].ns),
+			(unsigned long long)s->irqs[i].count);
+	for (size_t i = 0; i < s->nr_softirqs && i < 3; i++)
+		fprintf(f, "  softirq %s on CPU %u: %s in %llu runs\n",
+			lw_softirq_name(s->softirqs[i].vec), s->softirqs[i].cpu,
+			lw_fmt_ns(d, sizeof(d), s->softirqs[i].ns),
+			(unsigned long long)s->softirqs[i].count);
+	fprintf(f, "  THP: %llu collapses (%llu failed) and %llu khugepaged scans of its memory, "
+		   "%llu direct compactions (%s)\n",
+		(unsigned long long)s->thp.collapses, (unsigned long long)s->thp.collapse_fail,
+		(unsigned long long)s->thp.scans, (unsigned long long)s->thp.compactions,
+		lw_fmt_ns(d, sizeof(d), s->thp.compact_ns));
+	fmt_clock(clock, sizeof(clock), s);
+	fprintf(f, "  clock: %s\n", clock);
+	fprintf(f, "  CPUs the slow requests ran on: ");
+	print_cpu_list(f, s->cpus_mask);
+	fprintf(f, "\n");
+}
+
+static void text_strv(FILE *f, const char *label, const struct lw_strv *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		fprintf(f, "    %-9s %s\n", i ? "" : label, sv->v[i]);
+}
+
+static void text_findings(FILE *f, const struct lw_findings *fs)
+{
+	if (!fs || !fs->n)
+		return;
+	fprintf(f, "Findings:\n");
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct lw_finding *x = &fs->v[i];
+
+		fprintf(f, "  [%s] %s: %s\n", lw_severity_name(x->severity), lw_cause_name(x->cause),
+			x->seen ? x->seen : "");
+		if (x->why)
+			fprintf(f, "    why:      %s\n", x->why);
+		if (x->evidence)
+			fprintf(f, "    evidence: %s\n", x->evidence);
+		text_strv(f, "fix:", &x->fix);
+		text_strv(f, "persist:", &x->persist);
+		text_strv(f, "rollback:", &x->rollback);
+		text_strv(f, "verify:", &x->verify);
+		if (x->cost)
+			fprintf(f, "    cost:     %s\n", x->cost);
+	}
+}
+
+static void summary_text(struct lw_render *r, const struct lw_summary *s,
+			 const struct lw_findings *fs)
+{
+	char d[32], p50[32], p99[32], th[48];
+	FILE *f = r->f;
+
+	fprintf(f, "\n== latwhy: pid %d (%s), %s traced%s ==\n", s->pid, s->comm,
+		lw_fmt_ns(d, sizeof(d), s->duration_ns),
+		s->flags & LW_META_TARGET_EXITED ? "; the process exited during the trace" : "");
+	if (s->threshold_ns == LW_THRESH_UNKNOWN)
+		snprintf(th, sizeof(th), "not established (too few requests)");
+	else
+		lw_fmt_ns(th, sizeof(th), s->threshold_ns);
+	fprintf(f, "Requests: %llu (%.0f/s), p50 %s, p99 %s; slow (> %s%s): %llu\n",
+		(unsigned long long)s->requests,
+		s->duration_ns ? (double)s->requests * 1e9 / s->duration_ns : 0.0,
+		lw_fmt_ns(p50, sizeof(p50), s->p50_ns), lw_fmt_ns(p99, sizeof(p99), s->p99_ns), th,
+		s->threshold_fixed ? "" : ", running p99", (unsigned long long)s->slow_requests);
+	if (!s->slow_requests) {
+		fprintf(f, "No slow requests were seen%s.\n",
+			s->requests ? "" : ": no requests were detected (is it a request/response "
+					   "server? try --request uprobe:BINARY:SYMBOL)");
+	} else {
+		text_causes(f, s);
+		if (s->dominant == LW_CAUSE_NONE)
+			fprintf(f, "Verdict: no kernel cause reaches 10%% of the slow requests' time.\n");
+		else
+			fprintf(f, "Verdict: %s (%.0f%% of the slow requests' time).\n",
+				lw_cause_name(s->dominant), s->cause[s->dominant].share * 100);
+		text_evidence(f, s);
+	}
+	text_findings(f, fs);
+	if (s->dropped)
+		fprintf(f, "Dropped: %llu slow-request records were lost (ring buffer full); the "
+			   "shares above are over the records received.\n",
+			(unsigned long long)s->dropped);
+	else
+		fprintf(f, "Dropped: 0 records.\n");
+	fflush(f);
+}
+
+void lw_render_summary(struct lw_render *r, const struct lw_summary *s,
+		       const struct lw_findings *fs)
+{
+	if (r->json)
+		summary_json(r, s, fs);
+	else
+		summary_text(r, s, fs);
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * render.h - the live view, the summary and NDJSON output.
+ *
+ * Renderers read the engine's summary only, so live tracing, capture files
+ * and reports print the same way.
+ */
+#ifndef LW_RENDER_H
+#define LW_RENDER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "engine.h"
+#include "finding.h"
+
+struct lw_render;
+
+struct lw_render *lw_render_new(FILE *f, bool json);
+void lw_render_free(struct lw_render *r);
+
+/* One line saying what is traced and what cannot be (missing tracepoints). */
+void lw_render_start(struct lw_render *r, int pid, const char *comm, __u32 flags, __u64 slow_ns);
+/* The live view, once per interval (text mode only). */
+void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struct lw_tick_rec *t,
+		    __u64 interval_ns);
+/* One NDJSON line for a slow request. */
+void lw_render_request_json(struct lw_render *r, const struct lw_request *req);
+/* The summary: text, or one NDJSON line. */
+void lw_render_summary(struct lw_render *r, const struct lw_summary *s,
+		       const struct lw_findings *fs);
+
+#endif /* LW_RENDER_H */

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * tracer.c - the live tracer: skeleton lifecycle and the once-a-second loop.
+ *
+ * open -> configure (.rodata) -> probe the kernel, switch programs off that
+ * it cannot attach -> load -> seed CPU clocks -> attach -> poll. Slow-request
+ * records arrive on the ring buffer; the evidence maps are read once per
+ * interval and fed to the engine as cumulative snapshots.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "latwhy.h"
+#include "latwhy.skel.h"
+#include "engine.h"
+#include "freq.h"
+#include "opts.h"
+#include "probe.h"
+#include "render.h"
+#include "tracer.h"
+
+struct lw_tracer {
+	const struct lw_opts *o;
+	struct latwhy_bpf *skel;
+	struct ring_buffer *rb;
+	struct lw_engine *eng;
+	struct lw_freq freq;
+	struct lw_render *out;
+	int nr_cpus;
+	__u32 flags;
+	__u64 start_ns;
+	__u64 hist_count; /* requests counted at the previous tick */
+	__u64 slow_in_tick;
+	__u64 *hist_buf; /* per-CPU values of lat_hist */
+	bool target_exited;
+	char comm[LW_COMM_LEN];
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	stop_flag = 1;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static bool verbose_libbpf;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG || !verbose_libbpf)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct lw_tracer *t = ctx;
+	const struct lw_request *r = data;
+
+	if (lw_engine_feed(t->eng, data, len))
+		return 0; /* short or unknown record: skip it, keep reading */
+	t->slow_in_tick++;
+	if (t->o->json)
+		lw_render_request_json(t->out, r);
+	return 0;
+}
+
+/* Which programs this kernel can run: a tracepoint missing from BTF would
+ * fail the whole load, so its program is switched off and the cause it
+ * feeds is reported as unavailable. */
+static int tracer_probe(struct lw_tracer *t)
+{
+	struct latwhy_bpf *s = t->skel;
+	const struct {
+		struct bpf_program *prog;
+		const char *tp;
+		__u32 flag; /* 0: required */
+	} progs[] = {
+		{ s->progs.lw_sched_switch, "sched_switch", 0 },
+		{ s->progs.lw_sched_wakeup, "sched_wakeup", 0 },
+		{ s->progs.lw_irq_entry, "irq_handler_entry", LW_META_NO_IRQ },
+		{ s->progs.lw_irq_exit, "irq_handler_exit", LW_META_NO_IRQ },
+		{ s->progs.lw_softirq_entry, "softirq_entry", LW_META_NO_SOFTIRQ },
+		{ s->progs.lw_softirq_exit, "softirq_exit", LW_META_NO_SOFTIRQ },
+		{ s->progs.lw_cpu_freq, "cpu_frequency", LW_META_NO_FREQ },
+		{ s->progs.lw_khugepaged_scan, "mm_khugepaged_scan_pmd", LW_META_NO_THP },
+		{ s->progs.lw_collapse, "mm_collapse_huge_page", LW_META_NO_THP },
+		{ s->progs.lw_compact_begin, "mm_compaction_begin", LW_META_NO_COMPACT },
+		{ s->progs.lw_compact_end, "mm_compaction_end", LW_META_NO_COMPACT },
+		{ s->progs.lw_sys_enter, "sys_enter", 0 },
+		{ s->progs.lw_sys_exit, "sys_exit", 0 },
+	};
+	struct btf *vmlinux;
+	int err = 0;
+
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux) {
+		fprintf(stderr, "latwhy: cannot read kernel BTF: %s\n", strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		bool syscall_prog = progs[i].prog == s->progs.lw_sys_enter ||
+				    progs[i].prog == s->progs.lw_sys_exit;
+
+		if (syscall_prog && t->o->req_mode != LW_REQ_SYSCALL) {
+			bpf_program__set_autoload(progs[i].prog, false);
+			continue;
+		}
+		if (lw_probe_tracepoint(vmlinux, progs[i].tp))
+			continue;
+		if (!progs[i].flag) {
+			fprintf(stderr, "latwhy: this kernel has no %s tracepoint, which latwhy needs\n",
+				progs[i].tp);
+			err = -EOPNOTSUPP;
+			goto cleanup;
+		}
+		bpf_program__set_autoload(progs[i].prog, false);
+		t->flags |= progs[i].flag;
+	}
+	if (t->o->req_mode != LW_REQ_UPROBE) {
+		bpf_program__set_autoload(s->progs.lw_req_entry, false);
+		bpf_program__set_autoload(s->progs.lw_req_return, false);
+	}
+cleanup:
+	btf__free(vmlinux);
+	return err;
+}
+
+static void inject_freq(void *ctx, int cpu, __u32 khz)
+{
+	struct lw_tracer *t = ctx;
+	__u64 args[2] = { khz, (__u64)cpu };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args),
+		    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+
+	bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.lw_cpu_freq), &opts);
+}
+
+/* Seed every CPU's clock and reference before attaching: the BPF side only
+ * hears about changes. */
+static int tracer_seed_cpus(struct lw_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.cpus);
+
+	for (int c = 0; c < t->nr_cpus && c < LW_MAX_CPUS; c++) {
+		struct lw_cpu_state cs = {
+			.khz = t->freq.cur_khz[c],
+			.ref_khz = t->freq.ref_khz[c],
+			.freq_ts = now_ns(),
+		};
+		__u32 key = c;
+
+		if (bpf_map_update_elem(fd, &key, &cs, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int tracer_attach(struct lw_tracer *t)
+{
+	int err;
+
+	/* Programs switched off by tracer_probe() are skipped, and the bare
+	 * SEC("uprobe") ones are not auto-attachable: they are attached below. */
+	err = latwhy_bpf__attach(t->skel);
+	if (err) {
+		fprintf(stderr, "latwhy: cannot attach BPF programs: %s\n", strerror(-err));
+		return err;
+	}
+	if (t->o->req_mode == LW_REQ_UPROBE) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = t->o->uprobe_sym);
+
+		t->skel->links.lw_req_entry = bpf_program__attach_uprobe_opts(
+			t->skel->progs.lw_req_entry, t->o->pid, t->o->uprobe_bin, 0, &uo);
+		if (!t->skel->links.lw_req_entry)
+			goto uprobe_err;
+		uo.retprobe = true;
+		t->skel->links.lw_req_return = bpf_program__attach_uprobe_opts(
+			t->skel->progs.lw_req_return, t->o->pid, t->o->uprobe_bin, 0, &uo);
+		if (!t->skel->links.lw_req_return)
+			goto uprobe_err;
+	}
+	return 0;
+uprobe_err:
+	err = -errno;
+	fprintf(stderr, "latwhy: cannot attach uprobe %s:%s: %s\n", t->o->uprobe_bin,
+		t->o->uprobe_sym, strerror(-err));
+	return err;
+}
+
+/* Sum the per-CPU histograms; returns the request count. */
+static __u64 read_hist(struct lw_tracer *t, __u64 *b)
+{
+	size_t per = bpf_map__value_size(t->skel->maps.lat_hist);
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 zero = 0;
+	__u64 count = 0;
+
+	memset(b, 0, LW_HIST_BUCKETS * sizeof(*b));
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.lat_hist), &zero, t->hist_buf))
+		return 0;
+	for (int c = 0; c < ncpu; c++) {
+		const __u64 *h = (const __u64 *)((const char *)t->hist_buf + c * per);
+
+		count += h[0];
+		for (int i = 0; i < LW_HIST_BUCKETS; i++)
+			b[i] += h[1 + i];
+	}
+	return count;
+}
+
+static void snapshot_irqs(struct lw_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.irq_ev), nfd = bpf_map__fd(t->skel->maps.irq_names);
+	struct lw_irq_key key, *prev = NULL;
+	struct lw_count c;
+
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		struct lw_irq_rec r = { .type = LW_REC_IRQ, .irq = key.irq, .cpu = key.cpu };
+
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &c))
+			continue;
+		bpf_map_lookup_elem(nfd, &key.irq, r.name);
+		r.name[sizeof(r.name) - 1] = '\0';
+		r.ns = c.ns;
+		r.count = c.count;
+		lw_engine_feed(t->eng, &r, sizeof(r));
+	}
+	fd = bpf_map__fd(t->skel->maps.softirq_ev);
+	prev = NULL;
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		struct lw_softirq_rec r = { .type = LW_REC_SOFTIRQ, .vec = key.irq, .cpu = key.cpu };
+
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &c))
+			continue;
+		r.ns = c.ns;
+		r.count = c.count;
+		lw_engine_feed(t->eng, &r, sizeof(r));
+	}
+}
+
+static void snapshot_preempt(struct lw_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.preempt_ev);
+	__u32 key, *prev = NULL;
+	struct lw_preempt_val v;
+
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		struct lw_preempt_rec r = { .type = LW_REC_PREEMPT, .pid = key };
+
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		memcpy(r.comm, v.comm, sizeof(r.comm));
+		r.comm[sizeof(r.comm) - 1] = '\0';
+		r.ns = v.ns;
+		r.count = v.count;
+		lw_engine_feed(t->eng, &r, sizeof(r));
+	}
+}
+
+static void snapshot_cpus(struct lw_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.cpus);
+
+	for (int c = 0; c < t->nr_cpus && c < LW_MAX_CPUS; c++) {
+		struct lw_cpu_rec r = { .type = LW_REC_CPU, .cpu = c };
+		struct lw_cpu_state cs;
+		__u32 key = c;
+
+		if (bpf_map_lookup_elem(fd, &key, &cs))
+			continue;
+		r.khz = cs.khz;
+		r.ref_khz = cs.ref_khz;
+		r.events = cs.freq_events;
+		lw_engine_feed(t->eng, &r, sizeof(r));
+	}
+}
+
+static void snapshot(struct lw_tracer *t)
+{
+	struct lw_thp_rec thp = { .type = LW_REC_THP };
+
+	snapshot_irqs(t);
+	snapshot_preempt(t);
+	snapshot_cpus(t);
+	thp.s = t->skel->bss->thp;
+	lw_engine_feed(t->eng, &thp, sizeof(thp));
+}
+
+static bool target_alive(int pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p)
+		return false;
+	/* state is the field after the ")" closing comm */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+static enum lw_freq_source freq_source(struct lw_tracer *t)
+{
+	if (t->freq.source != LW_FREQ_NONE)
+		return t->freq.source;
+	/* No driver, but clock events arrived (the lab injects them). */
+	for (int c = 0; c < t->nr_cpus && c < LW_MAX_CPUS; c++) {
+		struct lw_cpu_state cs;
+		__u32 key = c;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.cpus), &key, &cs))
+			continue;
+		if (cs.freq_events)
+			return LW_FREQ_TRACEPOINT;
+	}
+	return LW_FREQ_NONE;
+}
+
+static void tracer_tick(struct lw_tracer *t)
+{
+	__u64 b[LW_HIST_BUCKETS];
+	__u64 count = read_hist(t, b);
+	struct lw_tick_rec tick = { .type = LW_REC_TICK, .ts_ns = now_ns() };
+
+	tick.requests = count - t->hist_count;
+	t->hist_count = count;
+	tick.slow = t->slow_in_tick;
+	t->slow_in_tick = 0;
+	tick.p50_ns = lw_hist_quantile(b, count, 0.50);
+	tick.p99_ns = lw_hist_quantile(b, count, 0.99);
+	/* Running p99 needs a few requests before it means anything. */
+	if (!t->o->slow_ns && count >= 20)
+		t->skel->data->slow_thresh_ns = tick.p99_ns;
+	tick.threshold_ns = t->skel->data->slow_thresh_ns;
+	lw_engine_feed(t->eng, &tick, sizeof(tick));
+	snapshot(t);
+	if (!t->o->json && !t->o->quiet) {
+		struct lw_summary s;
+
+		lw_engine_summarize(t->eng, &s);
+		s.freq_source = freq_source(t);
+		s.pid = t->o->pid;
+		memcpy(s.comm, t->comm, sizeof(s.comm));
+		lw_render_live(t->out, &s, &tick, t->o->interval_ns);
+	}
+}
+
+static void tracer_finish(struct lw_tracer *t)
+{
+	struct lw_meta_rec m = { .type = LW_REC_META, .pid = t->o->pid };
+
+	ring_buffer__consume(t->rb);
+	tracer_tick(t);
+	memcpy(m.comm, t->comm, sizeof(m.comm));
+	m.flags = t->flags | (t->target_exited ? LW_META_TARGET_EXITED : 0);
+	m.freq_source = freq_source(t);
+	m.nr_cpus = t->nr_cpus;
+	m.start_ns = t->start_ns;
+	m.duration_ns = now_ns() - t->start_ns;
+	m.threshold_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
+	m.dropped = t->skel->bss->dropped;
+	m.requests = t->hist_count;
+	lw_engine_feed(t->eng, &m, sizeof(m));
+}
+
+static int tracer_loop(struct lw_tracer *t)
+{
+	__u64 next_tick = t->start_ns + t->o->interval_ns;
+	__u64 end = t->o->duration_ns ? t->start_ns + t->o->duration_ns : 0;
+	__u64 next_freq = t->start_ns;
+
+	while (!stop_flag) {
+		__u64 now;
+		int err = ring_buffer__poll(t->rb, 100);
+
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "latwhy: ring buffer: %s\n", strerror(-err));
+			return err;
+		}
+		now = now_ns();
+		if (now >= next_freq) {
+			lw_freq_sample(&t->freq, inject_freq, t);
+			next_freq = now + 100000000ULL;
+		}
+		if (now >= next_tick) {
+			tracer_tick(t);
+			next_tick += t->o->interval_ns;
+			if (!target_alive(t->o->pid)) {
+				t->target_exited = true;
+				break;
+			}
+		}
+		if (end && now >= end)
+			break;
+	}
+	return 0;
+}
+
+static int tracer_open(struct lw_tracer *t)
+{
+	int err;
+
+	t->nr_cpus = libbpf_num_possible_cpus();
+	if (t->nr_cpus <= 0)
+		return t->nr_cpus ? t->nr_cpus : -EINVAL;
+	t->skel = latwhy_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		fprintf(stderr, "latwhy: cannot open BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	t->skel->rodata->targ_tgid = t->o->pid;
+	err = tracer_probe(t);
+	if (err)
+		return err;
+	err = latwhy_bpf__load(t->skel);
+	if (err) {
+		fprintf(stderr, "latwhy: cannot load BPF programs: %s (run with -v for the verifier log)\n",
+			strerror(-err));
+		return err;
+	}
+	err = lw_freq_init(&t->freq, "/", t->nr_cpus, t->o->ref_khz);
+	if (err)
+		return err;
+	err = tracer_seed_cpus(t);
+	if (err) {
+		fprintf(stderr, "latwhy: cannot seed CPU clocks: %s\n", strerror(-err));
+		return err;
+	}
+	t->skel->data->slow_thresh_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
+	err = tracer_attach(t);
+	if (err)
+		return err;
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
+	if (!t->rb) {
+		err = -errno;
+		fprintf(stderr, "latwhy: cannot open ring buffer: %s\n", strerror(-err));
+		return err;
+	}
+	t->hist_buf = calloc(t->nr_cpus, bpf_map__value_size(t->skel->maps.lat_hist));
+	if (!t->hist_buf)
+		return -ENOMEM;
+	return 0;
+}
+
+int lw_trace_run(const struct lw_opts *o)
+{
+	struct lw_tracer t = { .o = o };
+	struct lw_summary s;
+	int err, ret = 1;
+
+	verbose_libbpf = o->verbose;
+	libbpf_set_print(libbpf_print);
+	err = lw_probe_target(o->pid, t.comm, sizeof(t.comm));
+	if (err)
+		return 1;
+	err = lw_probe_privileges();
+	if (err)
+		return 1;
+	t.eng = lw_engine_new();
+	t.out = lw_render_new(stdout, o->json);
+	if (!t.eng || !t.out) {
+		fprintf(stderr, "latwhy: out of memory\n");
+		goto cleanup;
+	}
+	err = tracer_open(&t);
+	if (err)
+		goto cleanup;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	t.start_ns = now_ns();
+	lw_render_start(t.out, o->pid, t.comm, t.flags, o->slow_ns);
+	err = tracer_loop(&t);
+	if (err)
+		goto cleanup;
+	tracer_finish(&t);
+	lw_engine_summarize(t.eng, &s);
+	lw_render_summary(t.out, &s, NULL);
+	ret = 0;
+cleanup:
+	ring_buffer__free(t.rb);
+	latwhy_bpf__destroy(t.skel);
+	lw_freq_close(&t.freq);
+	lw_render_free(t.out);
+	lw_engine_free(t.eng);
+	free(t.hist_buf);
+	return ret;
+}
