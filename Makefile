@@ -60,7 +60,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liblatwhy.a | $(BUILD)/tests
 	$(CC) $(CFLAGS) $< $(BUILD)/liblatwhy.a $(LDLIBS) -lcmocka -o $@
 
 $(BUILD)/tools/%: tools/%.c | $(BUILD)/tools
-	$(CC) $(CFLAGS) -pthread $< -lm -o $@
+	$(CC) $(CFLAGS) -pthread $< -lm $(TOOL_LIBS) -o $@
+
+# drives latwhy's loaded cpu_frequency program with BPF_PROG_TEST_RUN
+$(BUILD)/tools/lw_freqinject: TOOL_LIBS := -lbpf -lelf -lz
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

@@ -64,7 +64,7 @@ struct thread_state {
 	__u64 compact_start;
 	char waiter_comm[LW_COMM_LEN];
 	__u32 top_pid; /* longest single wait of this request */
-	__u32 pad;
+	__u32 req_flags; /* enum lw_req_flags */
 	__u64 top_ns;
 	char top_comm[LW_COMM_LEN];
 };
@@ -212,6 +212,8 @@ static __always_inline void charge_run(struct thread_state *ts, struct lw_cpu_st
 			/* the clock loss covers the whole slice; keep the run share */
 			fl = run == slice ? fl : mul_div(fl, run, slice);
 			ts->ns[LW_B_FREQ] += fl < run ? fl : run;
+			if (cs->khz && cs->ref_khz)
+				ts->req_flags |= LW_REQ_FREQ_KNOWN;
 		}
 	}
 	snap_cpu(ts, cs, now);
@@ -255,6 +257,7 @@ static __always_inline void request_start(__u32 fd, __u64 now)
 	ts->req_start = now;
 	ts->top_ns = 0;
 	ts->top_pid = 0;
+	ts->req_flags = 0;
 	cs->target_cur |= LW_CUR_IN_REQ;
 }
 
@@ -289,7 +292,7 @@ static __always_inline void request_emit(struct thread_state *ts, __u64 now, __u
 	r->latency_ns = latency;
 	__builtin_memcpy(r->ns, ts->ns, sizeof(r->ns));
 	r->preempt_pid = ts->top_pid;
-	r->nr_cpus_seen = 0;
+	r->flags = ts->req_flags;
 	__builtin_memcpy(r->preempt_comm, ts->top_comm, sizeof(r->preempt_comm));
 	r->preempt_ns = ts->top_ns;
 	bpf_ringbuf_submit(r, 0);

@@ -66,9 +66,15 @@ struct lw_request {
 	__u64 ns[LW_B_MAX];
 	/* The task that ran instead of this thread for longest in one wait. */
 	__u32 preempt_pid;
-	__u32 nr_cpus_seen; /* reserved: 0 */
+	__u32 flags; /* enum lw_req_flags */
 	char preempt_comm[LW_COMM_LEN];
 	__u64 preempt_ns;
+};
+
+enum lw_req_flags {
+	/* A clock and a reference were known for some of the run time: the
+	 * FREQ bucket is a measurement. Without it, FREQ is "no data", not 0. */
+	LW_REQ_FREQ_KNOWN = 1 << 0,
 };
 
 /* Map key of the per-IRQ evidence map. */

@@ -13,6 +13,12 @@
 #include "opts.h"
 #include "render.h"
 
+static void lw_json_knull(struct lw_json *j, const char *key)
+{
+	lw_json_key(j, key);
+	lw_json_null(j);
+}
+
 struct lw_render {
 	FILE *f;
 	bool json;
@@ -150,31 +156,35 @@ void lw_render_request_json(struct lw_render *r, const struct lw_request *req)
 {
 	struct lw_json j;
 
-	lw_json_init(&j, r->f);
+	lw_json_init(&j, r->f, false);
 	lw_json_begin_object(&j);
-	lw_json_kv_str(&j, "type", "request");
-	lw_json_kv_u64(&j, "pid", req->pid);
-	lw_json_kv_u64(&j, "tid", req->tid);
-	lw_json_kv_str(&j, "comm", req->comm);
-	lw_json_kv_u64(&j, "cpu", req->cpu);
-	lw_json_kv_u64(&j, "start_ns", req->start_ns);
-	lw_json_kv_u64(&j, "latency_ns", req->latency_ns);
-	lw_json_kv_str(&j, "cause", lw_cause_name(lw_request_cause(req)));
+	lw_json_kstr(&j, "type", "request");
+	lw_json_ku64(&j, "pid", req->pid);
+	lw_json_ku64(&j, "tid", req->tid);
+	lw_json_kstr(&j, "comm", req->comm);
+	lw_json_ku64(&j, "cpu", req->cpu);
+	lw_json_ku64(&j, "start_ns", req->start_ns);
+	lw_json_ku64(&j, "latency_ns", req->latency_ns);
+	lw_json_kstr(&j, "cause", lw_cause_name(lw_request_cause(req)));
 	lw_json_key(&j, "ns");
 	lw_json_begin_object(&j);
-	for (int b = 0; b < LW_B_MAX; b++)
-		lw_json_kv_u64(&j, lw_bucket_name(b), req->ns[b]);
+	for (int b = 0; b < LW_B_MAX; b++) {
+		if (b == LW_B_FREQ && !(req->flags & LW_REQ_FREQ_KNOWN))
+			lw_json_knull(&j, lw_bucket_name(b)); /* no clock data */
+		else
+			lw_json_ku64(&j, lw_bucket_name(b), req->ns[b]);
+	}
 	lw_json_end_object(&j);
 	if (req->preempt_pid) {
 		lw_json_key(&j, "preempted_by");
 		lw_json_begin_object(&j);
-		lw_json_kv_u64(&j, "pid", req->preempt_pid);
-		lw_json_kv_str(&j, "comm", req->preempt_comm);
-		lw_json_kv_u64(&j, "ns", req->preempt_ns);
+		lw_json_ku64(&j, "pid", req->preempt_pid);
+		lw_json_kstr(&j, "comm", req->preempt_comm);
+		lw_json_ku64(&j, "ns", req->preempt_ns);
 		lw_json_end_object(&j);
 	}
 	lw_json_end_object(&j);
-	fputc('\n', r->f);
+	lw_json_end(&j);
 	fflush(r->f);
 }
 
@@ -183,7 +193,7 @@ static void json_strv(struct lw_json *j, const char *key, const struct lw_strv *
 	lw_json_key(j, key);
 	lw_json_begin_array(j);
 	for (size_t i = 0; i < sv->n; i++)
-		lw_json_str(j, sv->v[i]);
+		lw_json_string(j, sv->v[i]);
 	lw_json_end_array(j);
 }
 
@@ -195,19 +205,19 @@ static void json_findings(struct lw_json *j, const struct lw_findings *fs)
 		const struct lw_finding *f = &fs->v[i];
 
 		lw_json_begin_object(j);
-		lw_json_kv_str(j, "cause", lw_cause_name(f->cause));
-		lw_json_kv_str(j, "severity", lw_severity_name(f->severity));
-		lw_json_kv_str(j, "seen", f->seen ? f->seen : "");
-		lw_json_kv_str(j, "why", f->why ? f->why : "");
-		lw_json_kv_str(j, "evidence", f->evidence ? f->evidence : "");
+		lw_json_kstr(j, "cause", lw_cause_name(f->cause));
+		lw_json_kstr(j, "severity", lw_severity_name(f->severity));
+		lw_json_kstr(j, "seen", f->seen ? f->seen : "");
+		lw_json_kstr(j, "why", f->why ? f->why : "");
+		lw_json_kstr(j, "evidence", f->evidence ? f->evidence : "");
 		json_strv(j, "fix", &f->fix);
 		json_strv(j, "persist", &f->persist);
 		json_strv(j, "rollback", &f->rollback);
 		json_strv(j, "verify", &f->verify);
 		if (f->cost)
-			lw_json_kv_str(j, "cost", f->cost);
+			lw_json_kstr(j, "cost", f->cost);
 		else
-			lw_json_kv_null(j, "cost");
+			lw_json_knull(j, "cost");
 		lw_json_end_object(j);
 	}
 	lw_json_end_array(j);
@@ -222,20 +232,20 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 		lw_json_begin_object(j);
 		if (c == LW_CAUSE_FREQ && !s->freq_measured) {
 			/* not measured is not zero */
-			lw_json_kv_null(j, "ns");
-			lw_json_kv_null(j, "share");
+			lw_json_knull(j, "ns");
+			lw_json_knull(j, "share");
 		} else {
-			lw_json_kv_u64(j, "ns", s->cause[c].ns);
-			lw_json_kv_double(j, "share", s->cause[c].share);
+			lw_json_ku64(j, "ns", s->cause[c].ns);
+			lw_json_kdouble(j, "share", s->cause[c].share);
 		}
-		lw_json_kv_u64(j, "requests", s->cause[c].requests);
+		lw_json_ku64(j, "requests", s->cause[c].requests);
 		lw_json_end_object(j);
 	}
 	lw_json_end_object(j);
 	lw_json_key(j, "ns");
 	lw_json_begin_object(j);
 	for (int b = 0; b < LW_B_MAX; b++)
-		lw_json_kv_u64(j, lw_bucket_name(b), s->bucket_ns[b]);
+		lw_json_ku64(j, lw_bucket_name(b), s->bucket_ns[b]);
 	lw_json_end_object(j);
 }
 
@@ -247,11 +257,11 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 	lw_json_begin_array(j);
 	for (size_t i = 0; i < s->nr_irqs; i++) {
 		lw_json_begin_object(j);
-		lw_json_kv_u64(j, "irq", s->irqs[i].irq);
-		lw_json_kv_str(j, "name", s->irqs[i].name);
-		lw_json_kv_u64(j, "cpu", s->irqs[i].cpu);
-		lw_json_kv_u64(j, "ns", s->irqs[i].ns);
-		lw_json_kv_u64(j, "count", s->irqs[i].count);
+		lw_json_ku64(j, "irq", s->irqs[i].irq);
+		lw_json_kstr(j, "name", s->irqs[i].name);
+		lw_json_ku64(j, "cpu", s->irqs[i].cpu);
+		lw_json_ku64(j, "ns", s->irqs[i].ns);
+		lw_json_ku64(j, "count", s->irqs[i].count);
 		lw_json_end_object(j);
 	}
 	lw_json_end_array(j);
@@ -259,10 +269,10 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 	lw_json_begin_array(j);
 	for (size_t i = 0; i < s->nr_softirqs; i++) {
 		lw_json_begin_object(j);
-		lw_json_kv_str(j, "vec", lw_softirq_name(s->softirqs[i].vec));
-		lw_json_kv_u64(j, "cpu", s->softirqs[i].cpu);
-		lw_json_kv_u64(j, "ns", s->softirqs[i].ns);
-		lw_json_kv_u64(j, "count", s->softirqs[i].count);
+		lw_json_kstr(j, "vec", lw_softirq_name(s->softirqs[i].vec));
+		lw_json_ku64(j, "cpu", s->softirqs[i].cpu);
+		lw_json_ku64(j, "ns", s->softirqs[i].ns);
+		lw_json_ku64(j, "count", s->softirqs[i].count);
 		lw_json_end_object(j);
 	}
 	lw_json_end_array(j);
@@ -270,31 +280,31 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 	lw_json_begin_array(j);
 	for (size_t i = 0; i < s->nr_preempt; i++) {
 		lw_json_begin_object(j);
-		lw_json_kv_u64(j, "pid", s->preempt[i].pid);
-		lw_json_kv_str(j, "comm", s->preempt[i].comm);
-		lw_json_kv_u64(j, "ns", s->preempt[i].ns);
-		lw_json_kv_u64(j, "count", s->preempt[i].count);
+		lw_json_ku64(j, "pid", s->preempt[i].pid);
+		lw_json_kstr(j, "comm", s->preempt[i].comm);
+		lw_json_ku64(j, "ns", s->preempt[i].ns);
+		lw_json_ku64(j, "count", s->preempt[i].count);
 		lw_json_end_object(j);
 	}
 	lw_json_end_array(j);
 	lw_json_key(j, "thp");
 	lw_json_begin_object(j);
-	lw_json_kv_u64(j, "collapses", s->thp.collapses);
-	lw_json_kv_u64(j, "collapse_failures", s->thp.collapse_fail);
-	lw_json_kv_u64(j, "scans", s->thp.scans);
-	lw_json_kv_u64(j, "compactions", s->thp.compactions);
-	lw_json_kv_u64(j, "compaction_ns", s->thp.compact_ns);
+	lw_json_ku64(j, "collapses", s->thp.collapses);
+	lw_json_ku64(j, "collapse_failures", s->thp.collapse_fail);
+	lw_json_ku64(j, "scans", s->thp.scans);
+	lw_json_ku64(j, "compactions", s->thp.compactions);
+	lw_json_ku64(j, "compaction_ns", s->thp.compact_ns);
 	lw_json_end_object(j);
 	lw_json_key(j, "clock");
 	lw_json_begin_object(j);
 	if (s->freq_measured) {
-		lw_json_kv_u64(j, "min_khz", s->freq_min_khz);
-		lw_json_kv_u64(j, "max_khz", s->freq_max_khz);
-		lw_json_kv_u64(j, "ref_khz", s->ref_khz);
+		lw_json_ku64(j, "min_khz", s->freq_min_khz);
+		lw_json_ku64(j, "max_khz", s->freq_max_khz);
+		lw_json_ku64(j, "ref_khz", s->ref_khz);
 	} else {
-		lw_json_kv_null(j, "min_khz");
-		lw_json_kv_null(j, "max_khz");
-		lw_json_kv_null(j, "ref_khz");
+		lw_json_knull(j, "min_khz");
+		lw_json_knull(j, "max_khz");
+		lw_json_knull(j, "ref_khz");
 	}
 	lw_json_end_object(j);
 	lw_json_end_object(j);
@@ -305,30 +315,30 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 {
 	struct lw_json j;
 
-	lw_json_init(&j, r->f);
+	lw_json_init(&j, r->f, false);
 	lw_json_begin_object(&j);
-	lw_json_kv_str(&j, "type", "summary");
-	lw_json_kv_u64(&j, "pid", s->pid);
-	lw_json_kv_str(&j, "comm", s->comm);
-	lw_json_kv_u64(&j, "duration_ns", s->duration_ns);
-	lw_json_kv_u64(&j, "requests", s->requests);
-	lw_json_kv_u64(&j, "slow_requests", s->slow_requests);
+	lw_json_kstr(&j, "type", "summary");
+	lw_json_ku64(&j, "pid", s->pid);
+	lw_json_kstr(&j, "comm", s->comm);
+	lw_json_ku64(&j, "duration_ns", s->duration_ns);
+	lw_json_ku64(&j, "requests", s->requests);
+	lw_json_ku64(&j, "slow_requests", s->slow_requests);
 	if (s->threshold_ns == LW_THRESH_UNKNOWN)
-		lw_json_kv_null(&j, "threshold_ns");
+		lw_json_knull(&j, "threshold_ns");
 	else
-		lw_json_kv_u64(&j, "threshold_ns", s->threshold_ns);
-	lw_json_kv_str(&j, "threshold_kind", s->threshold_fixed ? "fixed" : "p99");
-	lw_json_kv_u64(&j, "p50_ns", s->p50_ns);
-	lw_json_kv_u64(&j, "p99_ns", s->p99_ns);
-	lw_json_kv_str(&j, "freq_source", lw_freq_source_name(s->freq_source));
-	lw_json_kv_u64(&j, "dropped", s->dropped);
-	lw_json_kv_bool(&j, "target_exited", s->flags & LW_META_TARGET_EXITED);
-	lw_json_kv_str(&j, "dominant", lw_cause_name(s->dominant));
+		lw_json_ku64(&j, "threshold_ns", s->threshold_ns);
+	lw_json_kstr(&j, "threshold_kind", s->threshold_fixed ? "fixed" : "p99");
+	lw_json_ku64(&j, "p50_ns", s->p50_ns);
+	lw_json_ku64(&j, "p99_ns", s->p99_ns);
+	lw_json_kstr(&j, "freq_source", lw_freq_source_name(s->freq_source));
+	lw_json_ku64(&j, "dropped", s->dropped);
+	lw_json_kbool(&j, "target_exited", s->flags & LW_META_TARGET_EXITED);
+	lw_json_kstr(&j, "dominant", lw_cause_name(s->dominant));
 	json_causes(&j, s);
 	json_evidence(&j, s);
 	json_findings(&j, fs);
 	lw_json_end_object(&j);
-	fputc('\n', r->f);
+	lw_json_end(&j);
 	fflush(r->f);
 }
 
@@ -347,7 +357,8 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 		fprintf(f, "  %-10s %6s  %-10s", lw_cause_name(c), sh,
 			measured ? lw_fmt_ns(d, sizeof(d), s->cause[c].ns) : "");
 		if (!measured)
-			fprintf(f, " no frequency data (%s)", lw_freq_source_name(s->freq_source));
+			fprintf(f, " no frequency data (no cpufreq driver and no clock events; "
+				   "nothing was measured)");
 		else if (s->cause[c].requests)
 			fprintf(f, " cause of %llu slow requests",
 				(unsigned long long)s->cause[c].requests);
