@@ -31,6 +31,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Configuration, set by userspace before load. */
 const volatile __u32 targ_tgid = 0;
+const volatile bool req_syscalls = true; /* false: uprobe-delimited requests */
+
+/* Set by userspace once every program is attached: a request whose start
+ * was seen by a partly attached set of programs would miss time. */
+volatile bool armed = false;
 
 /* Written by userspace every second: slow-request threshold. */
 volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
@@ -39,6 +44,19 @@ volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
 __u64 dropped = 0;
 __u64 targ_mm = 0; /* the target's mm_struct, learned at sched_switch */
 struct lw_thp_stats thp = {};
+
+/*
+ * thread_state::in_req. A request whose data woke the thread starts at that
+ * wake-up, not at the receive's return: the runqueue wait between the two is
+ * latency the client sees (a CPU hog shows up exactly there). So every
+ * wake-up of an idle thread opens a provisional request; a receive that
+ * returns data on a socket confirms it, going back to sleep first cancels it.
+ */
+enum lw_req_state {
+	REQ_NONE = 0,
+	REQ_ACTIVE,
+	REQ_PROVISIONAL,
+};
 
 enum lw_tstate {
 	TS_UNKNOWN = 0,
@@ -54,7 +72,7 @@ struct thread_state {
 	__u64 snap_softirq;
 	__u64 snap_flost;
 	__u32 state; /* enum lw_tstate */
-	__u32 in_req;
+	__u32 in_req; /* enum lw_req_state */
 	__u32 req_fd;
 	__u32 depth; /* uprobe nesting */
 	__u64 req_start;
@@ -242,22 +260,35 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 	return ts;
 }
 
-static __always_inline void request_start(__u32 fd, __u64 now)
+static __always_inline void req_reset(struct thread_state *ts, __u64 now, __u32 fd)
 {
-	struct thread_state *ts;
-	struct lw_cpu_state *cs;
-
-	ts = current_running(&cs, now);
-	if (!ts || ts->in_req)
-		return;
-	snap_cpu(ts, cs, now);
 	__builtin_memset(ts->ns, 0, sizeof(ts->ns));
-	ts->in_req = 1;
 	ts->req_fd = fd;
 	ts->req_start = now;
 	ts->top_ns = 0;
 	ts->top_pid = 0;
 	ts->req_flags = 0;
+}
+
+static __always_inline void request_start(__u32 fd, __u64 now)
+{
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+
+	if (!armed)
+		return;
+	ts = current_running(&cs, now);
+	if (!ts || ts->in_req == REQ_ACTIVE)
+		return;
+	if (ts->in_req == REQ_PROVISIONAL) {
+		/* data that woke us: the request started at the wake-up */
+		ts->in_req = REQ_ACTIVE;
+		ts->req_fd = fd;
+		return;
+	}
+	snap_cpu(ts, cs, now);
+	req_reset(ts, now, fd);
+	ts->in_req = REQ_ACTIVE;
 	cs->target_cur |= LW_CUR_IN_REQ;
 }
 
@@ -305,14 +336,14 @@ static __always_inline void request_end(__u64 now)
 	__u64 latency;
 
 	ts = current_running(&cs, now);
-	if (!ts || !ts->in_req)
+	if (!ts || ts->in_req != REQ_ACTIVE)
 		return;
 	charge_run(ts, cs, now);
 	latency = now - ts->req_start;
 	hist_add(latency);
 	if (latency > slow_thresh_ns)
 		request_emit(ts, now, latency);
-	ts->in_req = 0;
+	ts->in_req = REQ_NONE;
 	cs->target_cur &= ~LW_CUR_IN_REQ;
 }
 
@@ -358,6 +389,8 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	} else {
 		ts->state = TS_SLEEPING;
 		ts->waiter_pid = 0;
+		if (ts->in_req == REQ_PROVISIONAL)
+			ts->in_req = REQ_NONE; /* woke for no request */
 	}
 }
 
@@ -439,6 +472,9 @@ static __always_inline int on_wakeup(struct task_struct *p)
 		} else {
 			ts->ns[LW_B_BLOCKED] += delta;
 		}
+	} else if (req_syscalls && armed) {
+		req_reset(ts, now, ~0U);
+		ts->in_req = REQ_PROVISIONAL;
 	}
 	ts->state = TS_RUNNABLE;
 	ts->waiter_pid = 0;
@@ -673,7 +709,7 @@ int BPF_PROG(lw_sys_enter, struct pt_regs *regs, long id)
 	if (!is_target(t))
 		return 0;
 	ts = bpf_task_storage_get(&threads, t, 0, 0);
-	if (!ts || !ts->in_req || ts->req_fd != (__u32)lw_sys_arg0(regs))
+	if (!ts || ts->in_req != REQ_ACTIVE || ts->req_fd != (__u32)lw_sys_arg0(regs))
 		return 0;
 	request_end(bpf_ktime_get_ns());
 	return 0;

@@ -435,6 +435,7 @@ static int tracer_open(struct lw_tracer *t)
 		return err;
 	}
 	t->skel->rodata->targ_tgid = t->o->pid;
+	t->skel->rodata->req_syscalls = t->o->req_mode == LW_REQ_SYSCALL;
 	err = tracer_probe(t);
 	if (err)
 		return err;
@@ -456,6 +457,7 @@ static int tracer_open(struct lw_tracer *t)
 	err = tracer_attach(t);
 	if (err)
 		return err;
+	t->skel->bss->armed = true;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;

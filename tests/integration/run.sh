@@ -1,0 +1,242 @@
+#!/bin/bash
+# Integration tests: load latwhy's real BPF programs against a real server and
+# real kernel events, and check the attribution. Needs root (BPF); elsewhere
+# each test says it is skipped and why.
+#
+#   tests/integration/run.sh [TEST ...]     default: all
+#
+# Every system setting a test changes is restored by the injector that
+# changed it (tools/inject.sh traps EXIT/INT/TERM), also when a test fails.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+T=build/tools
+OUT=$(mktemp -d /tmp/latwhy-it.XXXXXX)
+PIDS=()
+FAILS=0
+PASSES=0
+SKIPS=0
+NCPU=$(nproc)
+SRV_CPU=$((NCPU - 1))
+CLI_CPU=0
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	PIDS=()
+}
+trap 'cleanup; [ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
+trap 'cleanup; exit 130' INT TERM
+
+pass() { echo "PASS $1"; PASSES=$((PASSES + 1)); }
+fail() { echo "FAIL $1: $2"; FAILS=$((FAILS + 1)); }
+skip() { echo "SKIP $1: $2"; SKIPS=$((SKIPS + 1)); }
+
+# start_server CPU [lat_server args...]: sets SPID and PORT
+start_server() {
+	local cpu=$1
+	shift
+	"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
+	SPID=$!
+	PIDS+=("$SPID")
+	for _ in $(seq 50); do
+		grep -q 'port=' "$OUT/server.out" && break
+		sleep 0.1
+	done
+	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
+	[ -n "$PORT" ]
+}
+
+# start_client SECONDS [lat_client args...]
+start_client() {
+	local secs=$1
+	shift
+	"$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d "$secs" -q "$@" >"$OUT/client.out" 2>&1 &
+	PIDS+=("$!")
+}
+
+# check NAME PYTHON: run python asserts over $OUT/trace.json (NDJSON) as
+# `reqs` (list of request objects) and `summ` (the summary object).
+check() {
+	local name=$1 code=$2 msg
+	if msg=$(python3 - "$OUT/trace.json" 2>&1 <<EOF
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+reqs = [o for o in lines if o["type"] == "request"]
+summs = [o for o in lines if o["type"] == "summary"]
+assert len(summs) == 1, "expected one summary line, got %d" % len(summs)
+summ = summs[0]
+for r in reqs:
+    s = sum(v for k, v in r["ns"].items() if k != "frequency")
+    assert abs(s - r["latency_ns"]) <= 0.01 * r["latency_ns"], "breakdown != latency: %s" % r
+$code
+EOF
+	); then
+		pass "$name"
+	else
+		fail "$name" "$(echo "$msg" | tail -1)"
+	fi
+}
+
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_cli_errors() {
+	local out rc
+	out=$(./latwhy -p 999999 -d 1s 2>&1); rc=$?
+	[ $rc -eq 1 ] && [ "$out" = "latwhy: no process with pid 999999" ] ||
+		{ fail cli_no_such_pid "rc=$rc out=$out"; return; }
+	out=$(./latwhy -p 1 -d 10x 2>&1); rc=$?
+	[ $rc -eq 2 ] && [ "$out" = "latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)" ] ||
+		{ fail cli_bad_duration "rc=$rc out=$out"; return; }
+	out=$(./latwhy -d 1s 2>&1); rc=$?
+	[ $rc -eq 2 ] && [ "$out" = "latwhy: a target is needed: -p PID (see latwhy --help)" ] ||
+		{ fail cli_no_pid "rc=$rc out=$out"; return; }
+	out=$(./latwhy -p 1 --bogus 2>&1); rc=$?
+	[ $rc -eq 2 ] && [ "$out" = "latwhy: unknown option '--bogus' (see latwhy --help)" ] ||
+		{ fail cli_unknown_option "rc=$rc out=$out"; return; }
+	if command -v setpriv >/dev/null; then
+		out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			./latwhy -p $$ -d 1s 2>&1); rc=$?
+		[ $rc -eq 1 ] && [ "$out" = "latwhy: tracing needs CAP_BPF and CAP_PERFMON (or root): run it with sudo" ] ||
+			{ fail cli_unprivileged "rc=$rc out=$out"; return; }
+	fi
+	pass cli_errors
+}
+
+# A target that exits mid-trace: the report covers what was seen and says so.
+test_target_exits() {
+	sleep 2 &
+	local sp=$! rc
+	./latwhy -p "$sp" -d 20s -q >"$OUT/exit.txt" 2>&1; rc=$?
+	wait "$sp" 2>/dev/null
+	if [ $rc -eq 0 ] && grep -q "the process exited during the trace" "$OUT/exit.txt"; then
+		pass target_exits
+	else
+		fail target_exits "rc=$rc: $(tail -3 "$OUT/exit.txt")"
+	fi
+}
+
+# A CPU hog on the server's CPU: sched time, naming the hog. Default p99 mode.
+test_sched() {
+	start_server "$SRV_CPU" || { fail sched "server did not start"; cleanup; return; }
+	start_client 9
+	"$T/lw_hog" -C "$SRV_CPU" -d 9 &
+	PIDS+=("$!")
+	sleep 0.5
+	./latwhy -p "$SPID" -d 6s -j >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check sched '
+assert summ["slow_requests"] > 0, "no slow requests"
+assert summ["dominant"] == "sched", "dominant is %s" % summ["dominant"]
+assert summ["causes"]["sched"]["share"] > 0.3, summ["causes"]
+top = summ["evidence"]["preempted_by"][0]
+assert top["comm"] == "lw_hog", "top preemptor %s" % top
+right = sum(1 for r in reqs if r["cause"] == "sched")
+assert right >= 0.9 * len(reqs), "only %d of %d requests blamed on sched" % (right, len(reqs))
+'
+	cleanup
+}
+
+# O_DIRECT reads from another CPU whose completions land on the server's CPU.
+test_irq() {
+	local cpu name
+	cpu=$(tools/inject.sh irq-cpu 2>/dev/null) ||
+		{ skip irq "no disk completion IRQ found on this machine"; return; }
+	[ "$cpu" -lt "$NCPU" ] || { skip irq "disk IRQ CPU $cpu"; return; }
+	local cli=0
+	[ "$cpu" -eq 0 ] && cli=1
+	CLI_CPU=$cli start_server "$cpu" || { fail irq "server did not start"; cleanup; return; }
+	CLI_CPU=$cli start_client 10
+	tools/inject.sh irq "$cpu" 10 >"$OUT/inject.out" 2>&1 &
+	PIDS+=("$!")
+	sleep 1
+	name=$(sed -n 's/.*irq=\([0-9]*\) name=\([^ ]*\).*/\2/p' "$OUT/inject.out" | head -1)
+	./latwhy -p "$SPID" -d 6s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check irq "
+cpu = $cpu
+irqs = [i for i in summ['evidence']['irqs'] if i['cpu'] == cpu]
+assert irqs, 'no IRQ evidence on CPU %d: %s' % (cpu, summ['evidence'])
+name = '$name'
+if name:
+    assert any(i['name'] == name for i in irqs), 'IRQ %s not named: %s' % (name, irqs)
+soft = [s for s in summ['evidence']['softirqs'] if s['cpu'] == cpu and s['vec'] == 'BLOCK']
+assert soft and soft[0]['ns'] > 0, 'no BLOCK softirq on CPU %d' % cpu
+assert summ['causes']['irq']['ns'] > 0, summ['causes']
+assert sum(1 for r in reqs if r['ns']['irq'] > 0) > 0, 'no request shows irq time'
+"
+	cleanup
+}
+
+# cpu_frequency events injected into the loaded program on the server's CPU.
+test_freq() {
+	start_server "$SRV_CPU" || { fail freq "server did not start"; cleanup; return; }
+	start_client 8
+	./latwhy -p "$SPID" -d 5s -j --slow 1us --ref-mhz 2000 >"$OUT/trace.json" 2>"$OUT/latwhy.err" &
+	local lw=$!
+	sleep 1.5
+	# 1000 MHz of a 2000 MHz reference: half of each run is lost.
+	"$T/lw_freqinject" "$SRV_CPU" 1000000 >"$OUT/inject.out" 2>&1
+	sleep 1.5
+	"$T/lw_freqinject" "$SRV_CPU" 2000000 >>"$OUT/inject.out" 2>&1
+	wait "$lw"
+	local t1 t2
+	t1=$(sed -n '1s/.*ts_ns=\([0-9]*\).*/\1/p' "$OUT/inject.out")
+	t2=$(sed -n '2s/.*ts_ns=\([0-9]*\).*/\1/p' "$OUT/inject.out")
+	if [ -z "$t1" ] || [ -z "$t2" ]; then
+		fail freq "injection failed: $(cat "$OUT/inject.out")"
+		cleanup
+		return
+	fi
+	check freq "
+t1, t2 = $t1, $t2
+low = [r for r in reqs if r['start_ns'] > t1 and r['start_ns'] + r['latency_ns'] < t2]
+assert len(low) > 50, 'only %d requests inside the low-clock window' % len(low)
+run = sum(r['ns']['run'] for r in low); fr = sum(r['ns']['frequency'] for r in low)
+assert 0.45 <= fr / run <= 0.55, 'frequency/run = %.3f, expected 0.5 +- 10%%' % (fr / run)
+# t2 is read just before the event runs: allow 1 ms for it to land
+high = [r for r in reqs if r['start_ns'] > t2 + 1000000]
+bad = [r['ns'] for r in high if r['ns']['frequency'] != 0]
+assert high and not bad, 'penalty after the clock came back: %s' % bad[:2]
+before = [r for r in reqs if r['start_ns'] + r['latency_ns'] < t1]
+assert before and all(r['ns']['frequency'] is None for r in before), 'a number before any clock data'
+assert summ['freq_source'] == 'cpu_frequency tracepoint', summ['freq_source']
+assert summ['evidence']['clock']['ref_khz'] == 2000000
+"
+	cleanup
+}
+
+# THP always + eager khugepaged + a madvised heap: collapses of the target's mm.
+test_thp() {
+	[ -w /sys/kernel/mm/transparent_hugepage/enabled ] ||
+		{ skip thp "THP settings not writable"; return; }
+	start_server "$SRV_CPU" -m 512 -P 256 --thp || { fail thp "server did not start"; cleanup; return; }
+	start_client 14
+	tools/inject.sh thp "$SRV_CPU" 14 >"$OUT/inject.out" 2>&1 &
+	PIDS+=("$!")
+	sleep 1
+	./latwhy -p "$SPID" -d 10s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check thp '
+thp = summ["evidence"]["thp"]
+assert thp["collapses"] + thp["scans"] > 0, "khugepaged never touched the target: %s" % thp
+assert summ["causes"]["thp"]["ns"] > 0, "no THP time: %s" % summ["causes"]
+'
+	cleanup
+}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP integration: loading BPF programs needs root (or CAP_BPF+CAP_PERFMON)"
+	exit 0
+fi
+if [ ! -r /sys/kernel/btf/vmlinux ]; then
+	echo "SKIP integration: the kernel has no BTF (/sys/kernel/btf/vmlinux)"
+	exit 0
+fi
+TESTS=("$@")
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits sched irq freq thp)
+for t in "${TESTS[@]}"; do
+	"test_$t"
+done
+echo "integration: $PASSES passed, $FAILS failed, $SKIPS skipped"
+[ "$FAILS" -eq 0 ]
