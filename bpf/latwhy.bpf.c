@@ -42,6 +42,7 @@ volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
 
 /* Read by userspace. */
 __u64 dropped = 0;
+__u64 incomplete = 0; /* requests with a missed scheduler transition */
 __u64 targ_mm = 0; /* the target's mm_struct, learned at sched_switch */
 struct lw_thp_stats thp = {};
 
@@ -252,6 +253,11 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 	if (!ts || !cs)
 		return NULL;
 	if (ts->state != TS_RUNNING) {
+		/* We missed its switch-in: the time since last_ts is unknown. */
+		if (ts->state != TS_UNKNOWN && ts->in_req == REQ_ACTIVE) {
+			ts->req_flags |= LW_REQ_INCOMPLETE;
+			__sync_fetch_and_add(&incomplete, 1);
+		}
 		ts->state = TS_RUNNING;
 		snap_cpu(ts, cs, now);
 		cs->target_cur = LW_CUR_TARGET | (ts->in_req ? LW_CUR_IN_REQ : 0);

@@ -294,6 +294,7 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 		s->flags = e->meta.flags;
 		s->duration_ns = e->meta.duration_ns;
 		s->dropped = e->meta.dropped;
+		s->incomplete = e->meta.incomplete;
 		s->freq_source = e->meta.freq_source;
 		s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
 	}

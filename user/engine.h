@@ -37,6 +37,7 @@ struct lw_summary {
 	bool threshold_fixed;
 	__u64 p50_ns, p99_ns;
 	__u64 dropped;
+	__u64 incomplete; /* requests whose accounting missed a transition */
 	__u64 slow_latency_ns;		/* total latency of slow requests */
 	__u64 bucket_ns[LW_B_MAX];	/* per bucket, over slow requests */
 	struct lw_cause_stat cause[LW_CAUSE_MAX];

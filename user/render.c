@@ -165,6 +165,8 @@ void lw_render_request_json(struct lw_render *r, const struct lw_request *req)
 	lw_json_ku64(&j, "cpu", req->cpu);
 	lw_json_ku64(&j, "start_ns", req->start_ns);
 	lw_json_ku64(&j, "latency_ns", req->latency_ns);
+	if (req->flags & LW_REQ_INCOMPLETE)
+		lw_json_kbool(&j, "incomplete", true);
 	lw_json_kstr(&j, "cause", lw_cause_name(lw_request_cause(req)));
 	lw_json_key(&j, "ns");
 	lw_json_begin_object(&j);
@@ -332,6 +334,7 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	lw_json_ku64(&j, "p99_ns", s->p99_ns);
 	lw_json_kstr(&j, "freq_source", lw_freq_source_name(s->freq_source));
 	lw_json_ku64(&j, "dropped", s->dropped);
+	lw_json_ku64(&j, "incomplete", s->incomplete);
 	lw_json_kbool(&j, "target_exited", s->flags & LW_META_TARGET_EXITED);
 	lw_json_kstr(&j, "dominant", lw_cause_name(s->dominant));
 	json_causes(&j, s);
@@ -472,6 +475,10 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 			(unsigned long long)s->dropped);
 	else
 		fprintf(f, "Dropped: 0 records.\n");
+	if (s->incomplete)
+		fprintf(f, "Incomplete: %llu requests missed a scheduler event (kernel recursion "
+			   "guard); their buckets do not add up and are marked.\n",
+			(unsigned long long)s->incomplete);
 	fflush(f);
 }
 

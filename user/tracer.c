@@ -384,6 +384,7 @@ static void tracer_finish(struct lw_tracer *t)
 	m.duration_ns = now_ns() - t->start_ns;
 	m.threshold_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
 	m.dropped = t->skel->bss->dropped;
+	m.incomplete = t->skel->bss->incomplete;
 	m.requests = t->hist_count;
 	lw_engine_feed(t->eng, &m, sizeof(m));
 }

@@ -70,7 +70,11 @@ reqs = [o for o in lines if o["type"] == "request"]
 summs = [o for o in lines if o["type"] == "summary"]
 assert len(summs) == 1, "expected one summary line, got %d" % len(summs)
 summ = summs[0]
+inc = [r for r in reqs if r.get("incomplete")]
+assert len(inc) <= 0.01 * max(len(reqs), 1), "%d incomplete requests" % len(inc)
 for r in reqs:
+    if r.get("incomplete"):
+        continue
     s = sum(v for k, v in r["ns"].items() if k != "frequency")
     assert abs(s - r["latency_ns"]) <= 0.01 * r["latency_ns"], "breakdown != latency: %s" % r
 $code
