@@ -261,8 +261,10 @@ static void summarize_freq(const struct lw_engine *e, struct lw_summary *s)
 {
 	bool any_cpu_in_mask = false;
 
-	for (__u32 c = 0; c < e->max_cpu_seen; c++)
-		if (s->cpus_mask[c / 64] & (1ULL << (c % 64)))
+	/* Clocks of the CPUs slow requests ran on; all CPUs only when there
+	 * were no slow requests at all. */
+	for (size_t i = 0; i < LW_MAX_CPUS / 64; i++)
+		if (s->cpus_mask[i])
 			any_cpu_in_mask = true;
 	for (__u32 c = 0; c < e->max_cpu_seen; c++) {
 		const struct lw_cpu_rec *r = &e->cpus[c];

@@ -47,11 +47,12 @@ int lw_parse_duration(const char *s, __u64 *ns)
 
 const char *lw_fmt_ns(char *buf, size_t len, __u64 ns)
 {
+	/* thresholds sit where rounding would print "1000.0" of a unit */
 	if (ns < 1000)
 		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
-	else if (ns < 1000000)
+	else if (ns < 999950)
 		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < 1000000000)
+	else if (ns < 999995000)
 		snprintf(buf, len, "%.2f ms", ns / 1e6);
 	else
 		snprintf(buf, len, "%.2f s", ns / 1e9);
@@ -199,10 +200,18 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 		case 'h':
 			return 1;
 		case ':':
-			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			/* a long option is the previous word; a short one may sit
+			 * inside a group (-jp), so name it by optopt */
+			if (!strncmp(argv[optind - 1], "--", 2))
+				snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			else
+				snprintf(err, errlen, "option '-%c' needs a value", optopt);
 			return -EINVAL;
 		default:
-			snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+			if (optopt)
+				snprintf(err, errlen, "unknown option '-%c'", optopt);
+			else
+				snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
 			return -EINVAL;
 		}
 	}

@@ -341,8 +341,26 @@ static enum lw_freq_source freq_source(struct lw_tracer *t)
 	return LW_FREQ_NONE;
 }
 
+static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = LW_REC_META;
+	m->pid = t->o->pid;
+	memcpy(m->comm, t->comm, sizeof(m->comm));
+	m->flags = t->flags | (t->target_exited ? LW_META_TARGET_EXITED : 0);
+	m->freq_source = freq_source(t);
+	m->nr_cpus = t->nr_cpus;
+	m->start_ns = t->start_ns;
+	m->duration_ns = now_ns() - t->start_ns;
+	m->threshold_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
+	m->dropped = t->skel->bss->dropped;
+	m->incomplete = t->skel->bss->incomplete;
+	m->requests = t->hist_count;
+}
+
 static void tracer_tick(struct lw_tracer *t)
 {
+	struct lw_meta_rec m;
 	__u64 b[LW_HIST_BUCKETS];
 	__u64 count = read_hist(t, b);
 	struct lw_tick_rec tick = { .type = LW_REC_TICK, .ts_ns = now_ns() };
@@ -359,34 +377,20 @@ static void tracer_tick(struct lw_tracer *t)
 	tick.threshold_ns = t->skel->data->slow_thresh_ns;
 	lw_engine_feed(t->eng, &tick, sizeof(tick));
 	snapshot(t);
+	tracer_meta(t, &m); /* a cumulative snapshot like the others */
+	lw_engine_feed(t->eng, &m, sizeof(m));
 	if (!t->o->json && !t->o->quiet) {
 		struct lw_summary s;
 
 		lw_engine_summarize(t->eng, &s);
-		s.freq_source = freq_source(t);
-		s.pid = t->o->pid;
-		memcpy(s.comm, t->comm, sizeof(s.comm));
 		lw_render_live(t->out, &s, &tick, t->o->interval_ns);
 	}
 }
 
 static void tracer_finish(struct lw_tracer *t)
 {
-	struct lw_meta_rec m = { .type = LW_REC_META, .pid = t->o->pid };
-
 	ring_buffer__consume(t->rb);
-	tracer_tick(t);
-	memcpy(m.comm, t->comm, sizeof(m.comm));
-	m.flags = t->flags | (t->target_exited ? LW_META_TARGET_EXITED : 0);
-	m.freq_source = freq_source(t);
-	m.nr_cpus = t->nr_cpus;
-	m.start_ns = t->start_ns;
-	m.duration_ns = now_ns() - t->start_ns;
-	m.threshold_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
-	m.dropped = t->skel->bss->dropped;
-	m.incomplete = t->skel->bss->incomplete;
-	m.requests = t->hist_count;
-	lw_engine_feed(t->eng, &m, sizeof(m));
+	tracer_tick(t); /* last snapshot, META included */
 }
 
 static int tracer_loop(struct lw_tracer *t)

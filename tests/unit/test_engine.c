@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_engine.c - the analysis engine: synthetic records in, attribution,
+ * shares and evidence out. Exact values throughout.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+
+#define EPS 1e-9
+
+/* A request with its buckets; ns order: run freq irq softirq thp sched blocked. */
+static struct lw_request req(__u32 cpu, __u64 latency, __u64 run, __u64 freq, __u64 irq,
+			     __u64 softirq, __u64 thp, __u64 sched, __u64 blocked)
+{
+	struct lw_request r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = LW_REC_REQUEST;
+	r.pid = 100;
+	r.tid = 101;
+	r.cpu = cpu;
+	strcpy(r.comm, "srv");
+	r.latency_ns = latency;
+	r.ns[LW_B_RUN] = run;
+	r.ns[LW_B_FREQ] = freq;
+	r.ns[LW_B_IRQ] = irq;
+	r.ns[LW_B_SOFTIRQ] = softirq;
+	r.ns[LW_B_THP] = thp;
+	r.ns[LW_B_SCHED] = sched;
+	r.ns[LW_B_BLOCKED] = blocked;
+	return r;
+}
+
+static void feed_req(struct lw_engine *e, struct lw_request r)
+{
+	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
+}
+
+static void feed_irq(struct lw_engine *e, __u32 irq, __u32 cpu, const char *name, __u64 ns,
+		     __u64 count)
+{
+	struct lw_irq_rec r = { .type = LW_REC_IRQ, .irq = irq, .cpu = cpu, .ns = ns,
+				.count = count };
+
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
+}
+
+static void feed_softirq(struct lw_engine *e, __u32 vec, __u32 cpu, __u64 ns, __u64 count)
+{
+	struct lw_softirq_rec r = { .type = LW_REC_SOFTIRQ, .vec = vec, .cpu = cpu, .ns = ns,
+				    .count = count };
+
+	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
+}
+
+static void feed_preempt(struct lw_engine *e, __u32 pid, const char *comm, __u64 ns,
+			 __u64 count)
+{
+	struct lw_preempt_rec r = { .type = LW_REC_PREEMPT, .pid = pid, .ns = ns, .count = count };
+
+	snprintf(r.comm, sizeof(r.comm), "%s", comm);
+	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
+}
+
+static void feed_cpu(struct lw_engine *e, __u32 cpu, __u32 khz, __u32 ref_khz)
+{
+	struct lw_cpu_rec r = { .type = LW_REC_CPU, .cpu = cpu, .khz = khz, .ref_khz = ref_khz,
+				.events = 1 };
+
+	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
+}
+
+static void feed_meta(struct lw_engine *e, enum lw_freq_source src, __u64 threshold)
+{
+	struct lw_meta_rec m = { .type = LW_REC_META, .pid = 4242, .flags = LW_META_NO_THP,
+				 .freq_source = src, .nr_cpus = 4, .ref_khz = 3000000,
+				 .start_ns = 1000, .duration_ns = 30000000000ULL,
+				 .threshold_ns = threshold, .dropped = 7, .requests = 0 };
+
+	strcpy(m.comm, "server");
+	assert_int_equal(lw_engine_feed(e, &m, sizeof(m)), 0);
+}
+
+static void feed_tick(struct lw_engine *e, __u64 ts, __u64 requests, __u64 p50, __u64 p99,
+		      __u64 threshold)
+{
+	struct lw_tick_rec t = { .type = LW_REC_TICK, .ts_ns = ts, .requests = requests,
+				 .p50_ns = p50, .p99_ns = p99, .threshold_ns = threshold };
+
+	assert_int_equal(lw_engine_feed(e, &t, sizeof(t)), 0);
+}
+
+static int setup(void **state)
+{
+	*state = lw_engine_new();
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	lw_engine_free(*state);
+	return 0;
+}
+
+/* ---- lw_request_cause --------------------------------------------------- */
+
+static void test_cause_largest(void **state)
+{
+	struct lw_request r;
+
+	r = req(0, 1000, 0, 400, 100, 0, 200, 300, 0);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_FREQ);
+	r = req(0, 1000, 0, 100, 400, 0, 200, 300, 0);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_IRQ);
+	r = req(0, 1000, 0, 100, 0, 400, 200, 300, 0); /* softirq alone counts as irq */
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_IRQ);
+	r = req(0, 1000, 0, 100, 100, 0, 400, 300, 0);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_THP);
+	r = req(0, 1000, 0, 100, 100, 0, 200, 400, 0);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_SCHED);
+	/* irq and softirq are summed: 300 + 300 beats sched 500 */
+	r = req(0, 1100, 0, 0, 300, 300, 0, 500, 0);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_IRQ);
+	/* run and blocked are not causes, however large */
+	r = req(0, 100000, 60000, 0, 0, 0, 0, 1, 39999);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_SCHED);
+}
+
+static void test_cause_none(void **state)
+{
+	struct lw_request r = req(0, 0, 0, 0, 0, 0, 0, 0, 0);
+
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
+	r = req(0, 5000, 3000, 0, 0, 0, 0, 0, 2000);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
+}
+
+/* Ties: the comparison is strict (>), scanning FREQ, IRQ, THP, SCHED, so the
+ * lowest enum value among the tied causes wins. */
+static void test_cause_ties(void **state)
+{
+	struct lw_request r;
+
+	r = req(0, 1000, 0, 200, 100, 100, 200, 200, 0); /* all four = 200 */
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_FREQ);
+	r = req(0, 1000, 0, 0, 150, 50, 200, 200, 0); /* irq, thp, sched tie */
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_IRQ);
+	r = req(0, 1000, 0, 0, 0, 0, 200, 200, 0);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_THP);
+	r = req(0, 1000, 0, 100, 0, 0, 0, 100, 0);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_FREQ);
+}
+
+/* ---- lw_request_consistent ---------------------------------------------- */
+
+static void test_consistent(void **state)
+{
+	struct lw_request r;
+
+	r = req(0, 10000, 5000, 0, 0, 0, 0, 5000, 0); /* exact */
+	assert_true(lw_request_consistent(&r));
+	r = req(0, 10000, 5000, 0, 0, 0, 0, 4950, 0); /* 0.5% under */
+	assert_true(lw_request_consistent(&r));
+	r = req(0, 10000, 5000, 0, 0, 0, 0, 4900, 0); /* exactly 1% under */
+	assert_true(lw_request_consistent(&r));
+	r = req(0, 10000, 5000, 0, 0, 0, 0, 5100, 0); /* exactly 1% over */
+	assert_true(lw_request_consistent(&r));
+	r = req(0, 10000, 5000, 0, 0, 0, 0, 4800, 0); /* 2% under */
+	assert_false(lw_request_consistent(&r));
+	r = req(0, 10000, 5000, 0, 0, 0, 0, 5200, 0); /* 2% over */
+	assert_false(lw_request_consistent(&r));
+	r = req(0, 10000, 5000, 0, 0, 0, 0, 4899, 0); /* just over 1% */
+	assert_false(lw_request_consistent(&r));
+	/* every non-FREQ bucket is an addend */
+	r = req(0, 10000, 4000, 0, 1000, 1000, 1000, 2000, 1000);
+	assert_true(lw_request_consistent(&r));
+	/* FREQ is part of RUN: a large FREQ must not be added */
+	r = req(0, 10000, 6000, 3000, 0, 0, 0, 4000, 0);
+	assert_true(lw_request_consistent(&r));
+	/* ...and cannot make up for a missing addend */
+	r = req(0, 10000, 6000, 4000, 0, 0, 0, 0, 0);
+	assert_false(lw_request_consistent(&r));
+	r = req(0, 0, 0, 0, 0, 0, 0, 0, 0);
+	assert_true(lw_request_consistent(&r));
+}
+
+/* ---- summary: totals, shares, dominant, counts -------------------------- */
+
+static void test_summary_shares(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	/* A: cause sched (300); B: cause thp (1500). Total slow latency 4000. */
+	feed_req(e, req(1, 1000, 400, 100, 100, 50, 0, 300, 150));
+	feed_req(e, req(2, 3000, 1000, 0, 0, 0, 1500, 500, 0));
+	lw_engine_summarize(e, &s);
+
+	assert_int_equal(s.slow_requests, 2);
+	assert_int_equal(s.slow_latency_ns, 4000);
+	assert_int_equal(s.bucket_ns[LW_B_RUN], 1400);
+	assert_int_equal(s.bucket_ns[LW_B_FREQ], 100);
+	assert_int_equal(s.bucket_ns[LW_B_IRQ], 100);
+	assert_int_equal(s.bucket_ns[LW_B_SOFTIRQ], 50);
+	assert_int_equal(s.bucket_ns[LW_B_THP], 1500);
+	assert_int_equal(s.bucket_ns[LW_B_SCHED], 800);
+	assert_int_equal(s.bucket_ns[LW_B_BLOCKED], 150);
+
+	assert_int_equal(s.cause[LW_CAUSE_FREQ].ns, 100);
+	assert_int_equal(s.cause[LW_CAUSE_IRQ].ns, 150);
+	assert_int_equal(s.cause[LW_CAUSE_THP].ns, 1500);
+	assert_int_equal(s.cause[LW_CAUSE_SCHED].ns, 800);
+	assert_true(fabs(s.cause[LW_CAUSE_FREQ].share - 100.0 / 4000.0) < EPS);
+	assert_true(fabs(s.cause[LW_CAUSE_IRQ].share - 150.0 / 4000.0) < EPS);
+	assert_true(fabs(s.cause[LW_CAUSE_THP].share - 0.375) < EPS);
+	assert_true(fabs(s.cause[LW_CAUSE_SCHED].share - 0.2) < EPS);
+	assert_int_equal(s.dominant, LW_CAUSE_THP);
+
+	assert_int_equal(s.cause[LW_CAUSE_NONE].requests, 0);
+	assert_int_equal(s.cause[LW_CAUSE_FREQ].requests, 0);
+	assert_int_equal(s.cause[LW_CAUSE_IRQ].requests, 0);
+	assert_int_equal(s.cause[LW_CAUSE_THP].requests, 1);
+	assert_int_equal(s.cause[LW_CAUSE_SCHED].requests, 1);
+
+	/* CPUs the slow requests ended on */
+	assert_int_equal(s.cpus_mask[0], (1ULL << 1) | (1ULL << 2));
+	for (size_t i = 1; i < LW_MAX_CPUS / 64; i++)
+		assert_int_equal(s.cpus_mask[i], 0);
+}
+
+static void test_summary_empty(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.slow_requests, 0);
+	assert_int_equal(s.slow_latency_ns, 0);
+	for (int c = 0; c < LW_CAUSE_MAX; c++) {
+		assert_int_equal(s.cause[c].ns, 0);
+		assert_true(s.cause[c].share == 0.0);
+	}
+	assert_int_equal(s.dominant, LW_CAUSE_NONE);
+	assert_int_equal(s.threshold_ns, LW_THRESH_UNKNOWN);
+	assert_false(s.threshold_fixed);
+	assert_false(s.freq_measured);
+	assert_int_equal(s.freq_source, LW_FREQ_NONE);
+	assert_int_equal(s.nr_irqs, 0);
+	assert_int_equal(s.nr_softirqs, 0);
+	assert_int_equal(s.nr_preempt, 0);
+	{
+		const struct lw_request *v;
+
+		assert_int_equal(lw_engine_requests(e, &v), 0);
+	}
+}
+
+static void test_dominant_threshold(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	/* baseline: every cause 9% of 10000 */
+	feed_req(e, req(0, 10000, 5000, 900, 500, 400, 900, 900, 2300));
+	feed_req(e, req(0, 10000, 5000, 900, 450, 450, 900, 900, 2300));
+	lw_engine_summarize(e, &s);
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++)
+		assert_true(fabs(s.cause[c].share - 0.09) < EPS);
+	assert_int_equal(s.dominant, LW_CAUSE_NONE);
+	/* per-request causes: ties at 900 -> FREQ for both */
+	assert_int_equal(s.cause[LW_CAUSE_FREQ].requests, 2);
+
+	/* exactly 10% is enough */
+	feed_req(e, req(0, 10000, 5000, 0, 0, 0, 0, 1200, 3800));
+	lw_engine_summarize(e, &s);
+	/* sched = 900 + 900 + 1200 = 3000 of 30000 = 10% */
+	assert_int_equal(s.cause[LW_CAUSE_SCHED].ns, 3000);
+	assert_int_equal(s.slow_latency_ns, 30000);
+	assert_true(fabs(s.cause[LW_CAUSE_SCHED].share - 0.10) < EPS);
+	assert_int_equal(s.dominant, LW_CAUSE_SCHED);
+	assert_int_equal(s.cause[LW_CAUSE_SCHED].requests, 1);
+}
+
+/* Equal shares: the lowest enum value wins, as for a single request. */
+static void test_dominant_tie(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_req(e, req(0, 10000, 4000, 2000, 0, 0, 0, 2000, 4000));
+	feed_req(e, req(0, 10000, 4000, 0, 1000, 1000, 2000, 0, 2000));
+	lw_engine_summarize(e, &s);
+	assert_true(fabs(s.cause[LW_CAUSE_FREQ].share - 0.1) < EPS);
+	assert_true(fabs(s.cause[LW_CAUSE_IRQ].share - 0.1) < EPS);
+	assert_true(fabs(s.cause[LW_CAUSE_THP].share - 0.1) < EPS);
+	assert_true(fabs(s.cause[LW_CAUSE_SCHED].share - 0.1) < EPS);
+	assert_int_equal(s.dominant, LW_CAUSE_FREQ);
+	/* A: freq = sched = 2000 -> FREQ; B: irq = thp = 2000 -> IRQ */
+	assert_int_equal(s.cause[LW_CAUSE_FREQ].requests, 1);
+	assert_int_equal(s.cause[LW_CAUSE_IRQ].requests, 1);
+}
+
+static void test_cause_request_counts(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_req(e, req(0, 1000, 1000, 0, 0, 0, 0, 0, 0));	   /* none */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 0, 0, 500));	   /* none */
+	feed_req(e, req(0, 1000, 500, 300, 100, 0, 0, 0, 400));	   /* freq */
+	feed_req(e, req(0, 1000, 500, 0, 100, 100, 0, 0, 300));	   /* irq */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 100, 0, 400));	   /* thp */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 100, 200, 200));	   /* sched */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 0, 300, 200));	   /* sched */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 0, 400, 100));	   /* sched */
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.slow_requests, 8);
+	assert_int_equal(s.cause[LW_CAUSE_NONE].requests, 2);
+	assert_int_equal(s.cause[LW_CAUSE_FREQ].requests, 1);
+	assert_int_equal(s.cause[LW_CAUSE_IRQ].requests, 1);
+	assert_int_equal(s.cause[LW_CAUSE_THP].requests, 1);
+	assert_int_equal(s.cause[LW_CAUSE_SCHED].requests, 3);
+	assert_int_equal(s.cause[LW_CAUSE_IDLE].requests, 0);
+	assert_int_equal(s.cause[LW_CAUSE_CPU].requests, 0);
+}
+
+/* ---- evidence ----------------------------------------------------------- */
+
+static void test_irq_snapshot_replaces(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_irq(e, 36, 1, "eth0-rx-1", 100, 1);
+	feed_irq(e, 36, 1, "eth0-rx-1", 250, 3);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.nr_irqs, 1);
+	assert_int_equal(s.irqs[0].irq, 36);
+	assert_int_equal(s.irqs[0].cpu, 1);
+	assert_int_equal(s.irqs[0].ns, 250);
+	assert_int_equal(s.irqs[0].count, 3);
+	assert_string_equal(s.irqs[0].name, "eth0-rx-1");
+
+	/* a different cpu, a different irq: separate keys */
+	feed_irq(e, 36, 2, "eth0-rx-1", 400, 4);
+	feed_irq(e, 37, 1, "eth0-tx-1", 50, 1);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.nr_irqs, 3);
+	assert_int_equal(s.irqs[0].irq, 36);
+	assert_int_equal(s.irqs[0].cpu, 2);
+	assert_int_equal(s.irqs[0].ns, 400);
+	assert_int_equal(s.irqs[1].irq, 36);
+	assert_int_equal(s.irqs[1].cpu, 1);
+	assert_int_equal(s.irqs[1].ns, 250);
+	assert_int_equal(s.irqs[2].irq, 37);
+	assert_int_equal(s.irqs[2].cpu, 1);
+	assert_int_equal(s.irqs[2].ns, 50);
+	assert_string_equal(s.irqs[2].name, "eth0-tx-1");
+
+	/* a snapshot may also go down (counter reset): still replaced */
+	feed_irq(e, 36, 2, "eth0-rx-1", 10, 1);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.nr_irqs, 3);
+	assert_int_equal(s.irqs[0].ns, 250);
+	assert_int_equal(s.irqs[2].ns, 10);
+	assert_int_equal(s.irqs[2].cpu, 2);
+}
+
+static void test_irq_top_capped(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+	/* 12 keys, fed in a scrambled order */
+	static const unsigned order[12] = { 5, 11, 0, 7, 3, 9, 1, 10, 6, 2, 8, 4 };
+
+	for (int i = 0; i < 12; i++)
+		feed_irq(e, 100 + order[i], order[i] % 4, "dev", 1000 * (order[i] + 1), order[i]);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.nr_irqs, LW_TOP);
+	for (int i = 0; i < LW_TOP; i++) {
+		assert_int_equal(s.irqs[i].irq, 111 - i);
+		assert_int_equal(s.irqs[i].ns, 1000 * (12 - i));
+		assert_int_equal(s.irqs[i].cpu, (11 - i) % 4);
+	}
+}
+
+static void test_softirq_snapshot(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_softirq(e, 3, 0, 100, 1); /* NET_RX cpu0 */
+	feed_softirq(e, 3, 0, 700, 9);
+	feed_softirq(e, 3, 1, 300, 2); /* separate key: other cpu */
+	feed_softirq(e, 1, 0, 500, 5); /* separate key: other vec */
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.nr_softirqs, 3);
+	assert_int_equal(s.softirqs[0].vec, 3);
+	assert_int_equal(s.softirqs[0].cpu, 0);
+	assert_int_equal(s.softirqs[0].ns, 700);
+	assert_int_equal(s.softirqs[0].count, 9);
+	assert_int_equal(s.softirqs[1].vec, 1);
+	assert_int_equal(s.softirqs[1].ns, 500);
+	assert_int_equal(s.softirqs[2].vec, 3);
+	assert_int_equal(s.softirqs[2].cpu, 1);
+	assert_int_equal(s.softirqs[2].ns, 300);
+	assert_string_equal(lw_softirq_name(3), "NET_RX");
+	assert_string_equal(lw_softirq_name(9), "RCU");
+	assert_string_equal(lw_softirq_name(10), "?");
+}
+
+static void test_preempt_top(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+	char comm[16];
+
+	/* 12 preemptors, ascending ns, so sorting is needed */
+	for (int i = 0; i < 12; i++) {
+		snprintf(comm, sizeof(comm), "hog%d", i);
+		feed_preempt(e, 2000 + i, comm, 10 * (i + 1), i + 1);
+	}
+	/* a newer snapshot of pid 2000: replaced, not added, and now on top */
+	feed_preempt(e, 2000, "hog0", 5000, 50);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.nr_preempt, LW_TOP);
+	assert_int_equal(s.preempt[0].pid, 2000);
+	assert_int_equal(s.preempt[0].ns, 5000);
+	assert_int_equal(s.preempt[0].count, 50);
+	assert_string_equal(s.preempt[0].comm, "hog0");
+	for (int i = 1; i < LW_TOP; i++) {
+		assert_int_equal(s.preempt[i].pid, 2000 + 12 - i);
+		assert_int_equal(s.preempt[i].ns, 10 * (12 - i + 1));
+		snprintf(comm, sizeof(comm), "hog%d", 12 - i);
+		assert_string_equal(s.preempt[i].comm, comm);
+	}
+	for (int i = 1; i < LW_TOP; i++)
+		assert_true(s.preempt[i - 1].ns >= s.preempt[i].ns);
+}
+
+static void test_thp_replaced(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_thp_rec t = { .type = LW_REC_THP,
+				.s = { .scans = 10, .collapses = 2, .collapse_fail = 1,
+				       .compactions = 3, .compact_ns = 4000,
+				       .khugepaged_wake_ns = 5, .khugepaged_run_ns = 6 } };
+	struct lw_summary s;
+
+	assert_int_equal(lw_engine_feed(e, &t, sizeof(t)), 0);
+	t.s.scans = 12;
+	t.s.collapses = 3;
+	t.s.collapse_fail = 0;
+	t.s.compactions = 4;
+	t.s.compact_ns = 9000;
+	t.s.khugepaged_wake_ns = 7;
+	t.s.khugepaged_run_ns = 8;
+	assert_int_equal(lw_engine_feed(e, &t, sizeof(t)), 0);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.thp.scans, 12);
+	assert_int_equal(s.thp.collapses, 3);
+	assert_int_equal(s.thp.collapse_fail, 0);
+	assert_int_equal(s.thp.compactions, 4);
+	assert_int_equal(s.thp.compact_ns, 9000);
+	assert_int_equal(s.thp.khugepaged_wake_ns, 7);
+	assert_int_equal(s.thp.khugepaged_run_ns, 8);
+}
+
+/* ---- clock -------------------------------------------------------------- */
+
+static void test_cpu_no_source(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_meta(e, LW_FREQ_NONE, LW_THRESH_UNKNOWN);
+	feed_cpu(e, 0, 1200000, 3000000);
+	feed_req(e, req(0, 1000, 1000, 0, 0, 0, 0, 0, 0));
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.freq_source, LW_FREQ_NONE);
+	assert_false(s.freq_measured);
+
+	/* no meta at all: no source either */
+	lw_engine_free(e);
+	*state = e = lw_engine_new();
+	feed_cpu(e, 0, 1200000, 3000000);
+	lw_engine_summarize(e, &s);
+	assert_false(s.freq_measured);
+}
+
+static void test_cpu_measured(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_meta(e, LW_FREQ_TRACEPOINT, LW_THRESH_UNKNOWN);
+	feed_cpu(e, 0, 800000, 3000000);  /* no slow request here: ignored */
+	feed_cpu(e, 1, 1200000, 3000000);
+	feed_cpu(e, 2, 2400000, 3000000);
+	feed_cpu(e, 3, 3500000, 3500000); /* no slow request here: ignored */
+	feed_cpu(e, 5, 0, 3000000);	  /* clock unknown: ignored */
+	feed_req(e, req(1, 1000, 1000, 0, 0, 0, 0, 0, 0));
+	feed_req(e, req(2, 1000, 1000, 0, 0, 0, 0, 0, 0));
+	feed_req(e, req(5, 1000, 1000, 0, 0, 0, 0, 0, 0));
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.freq_source, LW_FREQ_TRACEPOINT);
+	assert_true(s.freq_measured);
+	assert_int_equal(s.freq_min_khz, 1200000);
+	assert_int_equal(s.freq_max_khz, 2400000);
+	assert_int_equal(s.ref_khz, 3000000);
+
+	/* a later snapshot of cpu 1 replaces the earlier one */
+	feed_cpu(e, 1, 1800000, 3000000);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.freq_min_khz, 1800000);
+	assert_int_equal(s.freq_max_khz, 2400000);
+}
+
+static void test_cpu_khz_without_ref(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_meta(e, LW_FREQ_TRACEPOINT, LW_THRESH_UNKNOWN);
+	feed_cpu(e, 0, 1200000, 0); /* no reference: not a measurement */
+	feed_req(e, req(0, 1000, 1000, 0, 0, 0, 0, 0, 0));
+	lw_engine_summarize(e, &s);
+	assert_false(s.freq_measured);
+	assert_int_equal(s.freq_min_khz, 0);
+	assert_int_equal(s.freq_max_khz, 0);
+}
+
+/* ---- META and TICK ------------------------------------------------------ */
+
+static void test_meta(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_tick(e, 1000000000ULL, 100, 50000, 900000, 900000);
+	feed_meta(e, LW_FREQ_APERF_MPERF, 2000000);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.pid, 4242);
+	assert_string_equal(s.comm, "server");
+	assert_int_equal(s.flags, LW_META_NO_THP);
+	assert_int_equal(s.duration_ns, 30000000000ULL);
+	assert_int_equal(s.dropped, 7);
+	assert_int_equal(s.freq_source, LW_FREQ_APERF_MPERF);
+	assert_true(s.threshold_fixed);
+	assert_int_equal(s.threshold_ns, 2000000); /* the fixed --slow, not the tick's */
+	assert_int_equal(s.requests, 100);	   /* meta.requests 0: tick sum */
+
+	/* p99 threshold: meta says unknown, the latest tick's threshold is used */
+	feed_meta(e, LW_FREQ_NONE, LW_THRESH_UNKNOWN);
+	lw_engine_summarize(e, &s);
+	assert_false(s.threshold_fixed);
+	assert_int_equal(s.threshold_ns, 900000);
+
+	/* meta.requests, when set, wins over the tick sum */
+	{
+		struct lw_meta_rec m = { .type = LW_REC_META, .pid = 9, .requests = 12345,
+					 .threshold_ns = LW_THRESH_UNKNOWN };
+
+		assert_int_equal(lw_engine_feed(e, &m, sizeof(m)), 0);
+	}
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.pid, 9);
+	assert_string_equal(s.comm, "");
+	assert_int_equal(s.requests, 12345);
+	/* meta duration 0: the ticks' span (a single tick: 0) */
+	assert_int_equal(s.duration_ns, 0);
+}
+
+static void test_tick(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.threshold_ns, LW_THRESH_UNKNOWN);
+
+	feed_tick(e, 5000000000ULL, 100, 10000, 90000, LW_THRESH_UNKNOWN);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.requests, 100);
+	assert_int_equal(s.p50_ns, 10000);
+	assert_int_equal(s.p99_ns, 90000);
+	assert_int_equal(s.threshold_ns, LW_THRESH_UNKNOWN);
+
+	feed_tick(e, 6000000000ULL, 250, 12000, 95000, 95000);
+	feed_tick(e, 7000000000ULL, 50, 11000, 99000, 99000);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.requests, 400);
+	assert_int_equal(s.p50_ns, 11000); /* the latest tick's quantiles */
+	assert_int_equal(s.p99_ns, 99000);
+	assert_int_equal(s.threshold_ns, 99000);
+	assert_false(s.threshold_fixed);
+	assert_int_equal(s.duration_ns, 2000000000ULL); /* no meta: span of ticks */
+}
+
+/* ---- lw_engine_feed errors ---------------------------------------------- */
+
+static void test_feed_errors(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_request r = req(0, 1000, 1000, 0, 0, 0, 0, 0, 0);
+	struct lw_irq_rec irq = { .type = LW_REC_IRQ, .irq = 1, .ns = 5 };
+	struct lw_meta_rec m = { .type = LW_REC_META };
+	struct lw_cpu_rec c = { .type = LW_REC_CPU, .cpu = LW_MAX_CPUS, .khz = 1, .ref_khz = 1 };
+	__u32 t;
+	__u8 big[512] = { 0 };
+	struct lw_summary s;
+
+	assert_int_equal(lw_engine_feed(e, &r, 0), -EINVAL);
+	assert_int_equal(lw_engine_feed(e, &r, 3), -EINVAL);
+	/* short records of known types */
+	assert_int_equal(lw_engine_feed(e, &r, sizeof(r) - 1), -EINVAL);
+	assert_int_equal(lw_engine_feed(e, &irq, sizeof(irq) - 8), -EINVAL);
+	assert_int_equal(lw_engine_feed(e, &m, sizeof(m) - 1), -EINVAL);
+	for (t = LW_REC_REQUEST; t <= LW_REC_META; t++) {
+		memcpy(big, &t, sizeof(t));
+		assert_int_equal(lw_engine_feed(e, big, sizeof(t)), -EINVAL);
+	}
+	/* unknown types, even long enough */
+	t = 0;
+	memcpy(big, &t, sizeof(t));
+	assert_int_equal(lw_engine_feed(e, big, sizeof(big)), -EINVAL);
+	t = LW_REC_META + 1;
+	memcpy(big, &t, sizeof(t));
+	assert_int_equal(lw_engine_feed(e, big, sizeof(big)), -EINVAL);
+	t = 0xffffffffu;
+	memcpy(big, &t, sizeof(t));
+	assert_int_equal(lw_engine_feed(e, big, sizeof(big)), -EINVAL);
+	/* cpu out of range */
+	assert_int_equal(lw_engine_feed(e, &c, sizeof(c)), -EINVAL);
+
+	/* nothing was taken in */
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.slow_requests, 0);
+	assert_int_equal(s.nr_irqs, 0);
+	assert_int_equal(s.pid, 0);
+
+	/* a longer buffer than the record is fine */
+	{
+		__u8 buf[sizeof(r) + 16] = { 0 };
+
+		memcpy(buf, &r, sizeof(r));
+		assert_int_equal(lw_engine_feed(e, buf, sizeof(buf)), 0);
+	}
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.slow_requests, 1);
+}
+
+/* ---- request ring ------------------------------------------------------- */
+
+static void test_request_ring(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_request r = req(3, 1000, 900, 0, 0, 0, 0, 100, 0);
+	const struct lw_request *v = NULL;
+	struct lw_summary s;
+	size_t n;
+
+	r.start_ns = 0;
+	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
+	n = lw_engine_requests(e, &v);
+	assert_int_equal(n, 1);
+	assert_non_null(v);
+	assert_int_equal(v[0].latency_ns, 1000);
+	assert_int_equal(v[0].cpu, 3);
+	assert_string_equal(v[0].comm, "srv");
+
+	for (__u64 i = 1; i < 100005; i++) {
+		r.start_ns = i;
+		lw_engine_feed(e, &r, sizeof(r));
+	}
+	n = lw_engine_requests(e, &v);
+	assert_int_equal(n, 100000);
+	/* the oldest five were overwritten; all kept ones are distinct */
+	{
+		__u64 sum = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			assert_true(v[i].start_ns >= 5);
+			sum += v[i].start_ns;
+		}
+		/* sum of 5..100004 */
+		assert_int_equal(sum, (__u64)100004 * 100005 / 2 - (0 + 1 + 2 + 3 + 4));
+	}
+	/* totals are over every request fed, not only those kept */
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.slow_requests, 100005);
+	assert_int_equal(s.slow_latency_ns, 100005ULL * 1000);
+	assert_int_equal(s.cause[LW_CAUSE_SCHED].requests, 100005);
+}
+
+/* ---- histogram ---------------------------------------------------------- */
+
+static void check_bucket(__u64 v)
+{
+	__u32 b = lw_hist_bucket(v);
+	__u64 lo = lw_hist_lower(b);
+
+	if (b >= LW_HIST_BUCKETS)
+		fail_msg("bucket %u of %llu out of range", b, (unsigned long long)v);
+	if (!(lo <= v))
+		fail_msg("lower(%u) = %llu > %llu", b, (unsigned long long)lo,
+			 (unsigned long long)v);
+	if (!(v < lw_hist_lower(b + 1)))
+		fail_msg("%llu >= lower(%u) = %llu", (unsigned long long)v, b + 1,
+			 (unsigned long long)lw_hist_lower(b + 1));
+}
+
+static void test_hist_bucket(void **state)
+{
+	static const __u64 vals[] = {
+		8,	 9,	     15,	 16,	     17,	31,	       32,
+		100,	 1000,	     1023,	 1024,	     65535,	65536,	       123456789,
+		1ULL << 32, (1ULL << 32) - 1, (1ULL << 40) + 5, UINT64_MAX / 3,
+		1ULL << 62, (1ULL << 63) - 1, 1ULL << 63,
+	};
+
+	for (__u64 v = 0; v < 8; v++) {
+		assert_int_equal(lw_hist_bucket(v), v);
+		assert_int_equal(lw_hist_lower(v), v);
+	}
+	/* exact small boundaries: 8..15 one per bucket, then width 2 */
+	assert_int_equal(lw_hist_bucket(8), 8);
+	assert_int_equal(lw_hist_bucket(15), 15);
+	assert_int_equal(lw_hist_bucket(16), 16);
+	assert_int_equal(lw_hist_bucket(17), 16);
+	assert_int_equal(lw_hist_bucket(18), 17);
+	assert_int_equal(lw_hist_lower(16), 16);
+	assert_int_equal(lw_hist_lower(17), 18);
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		check_bucket(vals[i]);
+	/* every power of two and its neighbours below 2^63 */
+	for (int k = 3; k < 63; k++) {
+		check_bucket((1ULL << k) - 1);
+		check_bucket(1ULL << k);
+		check_bucket((1ULL << k) + 1);
+		check_bucket((1ULL << k) + (1ULL << (k - 1)));
+	}
+	/* a dense sweep, and monotonicity */
+	{
+		__u32 prev = 0;
+
+		for (__u64 v = 0; v < 200000; v++) {
+			__u32 b = lw_hist_bucket(v);
+
+			check_bucket(v);
+			assert_true(b >= prev);
+			assert_true(b <= prev + 1);
+			prev = b;
+		}
+	}
+	/* pseudo-random values across the range */
+	{
+		__u64 x = 0x9e3779b97f4a7c15ULL;
+
+		for (int i = 0; i < 100000; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			check_bucket(x >> (i % 64));
+		}
+	}
+	assert_true(lw_hist_bucket(UINT64_MAX) < LW_HIST_BUCKETS);
+	assert_true(lw_hist_lower(lw_hist_bucket(UINT64_MAX)) <= UINT64_MAX);
+}
+
+static void test_hist_quantile(void **state)
+{
+	__u64 *b = calloc(LW_HIST_BUCKETS, sizeof(*b));
+	__u64 p50, p99;
+
+	assert_non_null(b);
+	assert_int_equal(lw_hist_quantile(b, 0, 0.5), 0);
+	assert_int_equal(lw_hist_quantile(b, 0, 0.99), 0);
+
+	for (__u64 us = 1; us <= 1000; us++)
+		b[lw_hist_bucket(us * 1000)]++;
+	p50 = lw_hist_quantile(b, 1000, 0.50);
+	p99 = lw_hist_quantile(b, 1000, 0.99);
+	/* exact: rank 500 -> 500 us, rank 990 -> 990 us */
+	assert_true(fabs((double)p50 - 500000.0) <= 0.125 * 500000.0);
+	assert_true(fabs((double)p99 - 990000.0) <= 0.125 * 990000.0);
+	assert_true(p50 < p99);
+	/* p100 is at most the top of the last bucket */
+	assert_true(lw_hist_quantile(b, 1000, 1.0) <=
+		    lw_hist_lower(lw_hist_bucket(1000000) + 1));
+	assert_true(lw_hist_quantile(b, 1000, 1.0) >= 1000000 * 7 / 8);
+
+	/* one value: every quantile is inside its bucket */
+	memset(b, 0, LW_HIST_BUCKETS * sizeof(*b));
+	b[lw_hist_bucket(123456)] = 10;
+	p50 = lw_hist_quantile(b, 10, 0.5);
+	assert_true(p50 >= lw_hist_lower(lw_hist_bucket(123456)));
+	assert_true(p50 <= lw_hist_lower(lw_hist_bucket(123456) + 1));
+	assert_true(fabs((double)p50 - 123456.0) <= 0.125 * 123456.0);
+	free(b);
+}
+
+static void test_names(void **state)
+{
+	assert_string_equal(lw_freq_source_name(LW_FREQ_NONE), "no frequency data");
+	assert_string_equal(lw_freq_source_name(LW_FREQ_TRACEPOINT), "cpu_frequency tracepoint");
+	assert_string_equal(lw_bucket_name(LW_B_RUN), "run");
+	assert_string_equal(lw_bucket_name(LW_B_FREQ), "frequency");
+	assert_string_equal(lw_bucket_name(LW_B_BLOCKED), "blocked");
+	assert_string_equal(lw_bucket_name(LW_B_MAX), "unknown");
+	assert_string_equal(lw_cause_name(LW_CAUSE_IRQ), "irq");
+	assert_string_equal(lw_cause_name(LW_CAUSE_NONE), "none");
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cause_largest),
+		cmocka_unit_test(test_cause_none),
+		cmocka_unit_test(test_cause_ties),
+		cmocka_unit_test(test_consistent),
+		T(test_summary_shares),
+		T(test_summary_empty),
+		T(test_dominant_threshold),
+		T(test_dominant_tie),
+		T(test_cause_request_counts),
+		T(test_irq_snapshot_replaces),
+		T(test_irq_top_capped),
+		T(test_softirq_snapshot),
+		T(test_preempt_top),
+		T(test_thp_replaced),
+		T(test_cpu_no_source),
+		T(test_cpu_measured),
+		T(test_cpu_khz_without_ref),
+		T(test_meta),
+		T(test_tick),
+		T(test_feed_errors),
+		T(test_request_ring),
+		cmocka_unit_test(test_hist_bucket),
+		cmocka_unit_test(test_hist_quantile),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

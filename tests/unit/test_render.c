@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_render.c - NDJSON and text output, rendered into memory streams.
+ * JSON lines are validated by python3's json module and checked against
+ * exact substrings.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "finding.h"
+#include "render.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+struct out {
+	char *buf;
+	size_t len;
+	FILE *f;
+	struct lw_render *r;
+};
+
+static void out_open(struct out *o, bool json)
+{
+	memset(o, 0, sizeof(*o));
+	o->f = open_memstream(&o->buf, &o->len);
+	assert_non_null(o->f);
+	o->r = lw_render_new(o->f, json);
+	assert_non_null(o->r);
+}
+
+/* Close the stream; o->buf holds the output. */
+static const char *out_close(struct out *o)
+{
+	lw_render_free(o->r);
+	assert_int_equal(fclose(o->f), 0);
+	assert_non_null(o->buf);
+	return o->buf;
+}
+
+static void out_free(struct out *o)
+{
+	free(o->buf);
+	o->buf = NULL;
+}
+
+/* Parse text as one JSON document with python3 and evaluate a Python
+ * expression over it (the parsed value is `d`). True when it holds. */
+static bool py_json(const char *text, const char *expr)
+{
+	FILE *p;
+	int st;
+
+	setenv("LW_PYEXPR", expr, 1);
+	p = popen("python3 -c 'import json,os,sys; d=json.loads(sys.stdin.read()); "
+		  "sys.exit(0 if eval(os.environ[\"LW_PYEXPR\"]) else 1)'",
+		  "w");
+	assert_non_null(p);
+	fputs(text, p);
+	st = pclose(p);
+	return st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void assert_json(const char *text, const char *expr)
+{
+	if (!py_json(text, expr))
+		fail_msg("JSON check failed: %s\non: %s", expr, text);
+}
+
+static void assert_has(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("missing '%s' in:\n%s", needle, text);
+}
+
+static void assert_lacks(const char *text, const char *needle)
+{
+	if (strstr(text, needle))
+		fail_msg("unexpected '%s' in:\n%s", needle, text);
+}
+
+/* Exactly one line, newline-terminated. */
+static void assert_one_line(const char *text)
+{
+	const char *nl = strchr(text, '\n');
+
+	assert_non_null(nl);
+	assert_int_equal(nl[1], '\0');
+}
+
+static struct lw_request req(__u32 cpu, __u64 latency, __u64 run, __u64 freq, __u64 irq,
+			     __u64 softirq, __u64 thp, __u64 sched, __u64 blocked)
+{
+	struct lw_request r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = LW_REC_REQUEST;
+	r.pid = 4242;
+	r.tid = 4243;
+	r.cpu = cpu;
+	strcpy(r.comm, "srv");
+	r.start_ns = 123456789;
+	r.latency_ns = latency;
+	r.ns[LW_B_RUN] = run;
+	r.ns[LW_B_FREQ] = freq;
+	r.ns[LW_B_IRQ] = irq;
+	r.ns[LW_B_SOFTIRQ] = softirq;
+	r.ns[LW_B_THP] = thp;
+	r.ns[LW_B_SCHED] = sched;
+	r.ns[LW_B_BLOCKED] = blocked;
+	return r;
+}
+
+/* A summary from synthetic records: two slow requests (A on cpu 1, cause
+ * sched; B on cpu 2, cause thp), total slow latency 4000 ns. */
+static void build_summary(struct lw_summary *s, enum lw_freq_source src, __u64 threshold,
+			  const char *comm)
+{
+	struct lw_engine *e = lw_engine_new();
+	struct lw_meta_rec m = { .type = LW_REC_META, .pid = 4242, .freq_source = src,
+				 .nr_cpus = 4, .duration_ns = 30000000000ULL,
+				 .threshold_ns = threshold, .dropped = 7 };
+	struct lw_tick_rec t = { .type = LW_REC_TICK, .ts_ns = 1000000000ULL, .requests = 5000,
+				 .p50_ns = 50000, .p99_ns = 900000, .threshold_ns = 900000 };
+	struct lw_cpu_rec c1 = { .type = LW_REC_CPU, .cpu = 1, .khz = 1200000,
+				 .ref_khz = 3000000 };
+	struct lw_cpu_rec c2 = { .type = LW_REC_CPU, .cpu = 2, .khz = 2400000,
+				 .ref_khz = 3000000 };
+	struct lw_irq_rec irq = { .type = LW_REC_IRQ, .irq = 36, .cpu = 1, .name = "eth0",
+				  .ns = 250, .count = 3 };
+	struct lw_preempt_rec pr = { .type = LW_REC_PREEMPT, .pid = 777, .comm = "hog",
+				     .ns = 800, .count = 2 };
+	struct lw_request a = req(1, 1000, 400, 100, 100, 50, 0, 300, 150);
+	struct lw_request b = req(2, 3000, 1000, 0, 0, 0, 1500, 500, 0);
+
+	assert_non_null(e);
+	snprintf(m.comm, sizeof(m.comm), "%s", comm);
+	a.flags = b.flags = LW_REQ_FREQ_KNOWN;
+	assert_int_equal(lw_engine_feed(e, &t, sizeof(t)), 0);
+	assert_int_equal(lw_engine_feed(e, &c1, sizeof(c1)), 0);
+	assert_int_equal(lw_engine_feed(e, &c2, sizeof(c2)), 0);
+	assert_int_equal(lw_engine_feed(e, &irq, sizeof(irq)), 0);
+	assert_int_equal(lw_engine_feed(e, &pr, sizeof(pr)), 0);
+	assert_int_equal(lw_engine_feed(e, &a, sizeof(a)), 0);
+	assert_int_equal(lw_engine_feed(e, &b, sizeof(b)), 0);
+	assert_int_equal(lw_engine_feed(e, &m, sizeof(m)), 0);
+	lw_engine_summarize(e, s);
+	lw_engine_free(e);
+}
+
+static void build_findings(struct lw_findings *fs)
+{
+	struct lw_finding *f;
+
+	memset(fs, 0, sizeof(*fs));
+	f = lw_findings_add(fs, LW_CAUSE_THP, LW_SEV_WARN);
+	assert_non_null(f);
+	assert_int_equal(lw_set(&f->seen, "THP %s", "always"), 0);
+	assert_int_equal(lw_set(&f->why, "khugepaged collapses stall the target"), 0);
+	assert_int_equal(lw_set(&f->evidence, "THP: %d%% of the slow requests' time", 38), 0);
+	assert_int_equal(lw_strv_add(&f->fix, "echo never > %s",
+				     "/sys/kernel/mm/transparent_hugepage/enabled"),
+			 0);
+	assert_int_equal(lw_strv_add(&f->fix, "echo \"a\\b\""), 0);
+	assert_int_equal(lw_strv_add(&f->persist, "transparent_hugepage=never"), 0);
+	assert_int_equal(lw_strv_add(&f->rollback,
+				     "echo always > /sys/kernel/mm/transparent_hugepage/enabled"),
+			 0);
+	/* verify left empty: an empty array */
+}
+
+/* ---- request lines ------------------------------------------------------ */
+
+static void test_request_json_exact(void **state)
+{
+	struct lw_request r = req(3, 10000, 4000, 0, 500, 250, 0, 5000, 250);
+	struct out o;
+	const char *s;
+
+	out_open(&o, true);
+	lw_render_request_json(o.r, &r);
+	s = out_close(&o);
+	assert_one_line(s);
+	assert_string_equal(s, "{\"type\":\"request\",\"pid\":4242,\"tid\":4243,\"comm\":\"srv\","
+			       "\"cpu\":3,\"start_ns\":123456789,\"latency_ns\":10000,"
+			       "\"cause\":\"sched\",\"ns\":{\"run\":4000,\"frequency\":null,"
+			       "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
+			       "\"blocked\":250}}\n");
+	assert_json(s, "d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
+		       "d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
+		       "d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
+		       "list(d['ns']) == ['run','frequency','irq','softirq','thp','sched',"
+		       "'blocked'] and d['ns']['frequency'] is None and d['ns']['sched'] == 5000 "
+		       "and 'preempted_by' not in d");
+	out_free(&o);
+}
+
+static void test_request_json_freq_known(void **state)
+{
+	struct lw_request r = req(0, 10000, 6000, 1000, 300, 300, 0, 500, 2900);
+	struct out o;
+	const char *s;
+
+	r.flags = LW_REQ_FREQ_KNOWN;
+	r.preempt_pid = 777;
+	strcpy(r.preempt_comm, "hog");
+	r.preempt_ns = 400;
+	out_open(&o, true);
+	lw_render_request_json(o.r, &r);
+	s = out_close(&o);
+	assert_one_line(s);
+	assert_has(s, "\"cause\":\"frequency\"");
+	assert_has(s, "\"ns\":{\"run\":6000,\"frequency\":1000,\"irq\":300,\"softirq\":300,"
+		      "\"thp\":0,\"sched\":500,\"blocked\":2900}");
+	assert_has(s, "\"preempted_by\":{\"pid\":777,\"comm\":\"hog\",\"ns\":400}");
+	assert_json(s, "d['ns']['frequency'] == 1000 and isinstance(d['ns']['frequency'], int) "
+		       "and d['preempted_by'] == {'pid': 777, 'comm': 'hog', 'ns': 400}");
+	out_free(&o);
+}
+
+static void test_request_json_escape(void **state)
+{
+	struct lw_request r = req(0, 100, 100, 0, 0, 0, 0, 0, 0);
+	struct out o;
+	const char *s;
+
+	strcpy(r.comm, "a\"b\\c\td");
+	out_open(&o, true);
+	lw_render_request_json(o.r, &r);
+	s = out_close(&o);
+	assert_one_line(s);
+	assert_has(s, "\"comm\":\"a\\\"b\\\\c\\td\"");
+	assert_has(s, "\"cause\":\"none\"");
+	assert_json(s, "d['comm'] == 'a\"b\\\\c\\td'");
+	out_free(&o);
+}
+
+/* Several requests: NDJSON, one object per line. */
+static void test_request_json_ndjson(void **state)
+{
+	struct out o;
+	const char *s, *p;
+	int lines = 0;
+
+	out_open(&o, true);
+	for (int i = 0; i < 3; i++) {
+		struct lw_request r = req(i, 1000, 500, 0, 0, 0, 0, 500, 0);
+
+		lw_render_request_json(o.r, &r);
+	}
+	s = out_close(&o);
+	for (p = s; (p = strchr(p, '\n')); p++)
+		lines++;
+	assert_int_equal(lines, 3);
+	assert_has(s, "\"cpu\":0,");
+	assert_has(s, "}\n{\"type\":\"request\"");
+	out_free(&o);
+}
+
+/* ---- summary line ------------------------------------------------------- */
+
+static void test_summary_json(void **state)
+{
+	struct lw_summary sum;
+	struct lw_findings fs;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_TRACEPOINT, 2000000, "server");
+	build_findings(&fs);
+	out_open(&o, true);
+	lw_render_summary(o.r, &sum, &fs);
+	s = out_close(&o);
+	assert_one_line(s);
+	assert_has(s, "{\"type\":\"summary\",\"pid\":4242,\"comm\":\"server\","
+		      "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
+		      "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
+		      "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
+		      "\"dropped\":7,\"incomplete\":0,\"target_exited\":false,\"dominant\":\"thp\",");
+	assert_has(s, "\"causes\":{\"frequency\":{\"ns\":100,\"share\":0.025,\"requests\":0},"
+		      "\"irq\":{\"ns\":150,\"share\":0.0375,\"requests\":0},"
+		      "\"thp\":{\"ns\":1500,\"share\":0.375,\"requests\":1},"
+		      "\"sched\":{\"ns\":800,\"share\":0.2,\"requests\":1}}");
+	assert_has(s, "\"ns\":{\"run\":1400,\"frequency\":100,\"irq\":100,\"softirq\":50,"
+		      "\"thp\":1500,\"sched\":800,\"blocked\":150}");
+	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
+	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"comm\":\"hog\",\"ns\":800,\"count\":2}]");
+	assert_has(s, "\"clock\":{\"min_khz\":1200000,\"max_khz\":2400000,\"ref_khz\":3000000}");
+	assert_has(s, "\"findings\":[{\"cause\":\"thp\",\"severity\":\"warn\","
+		      "\"seen\":\"THP always\",\"why\":\"khugepaged collapses stall the target\","
+		      "\"evidence\":\"THP: 38% of the slow requests' time\","
+		      "\"fix\":[\"echo never > /sys/kernel/mm/transparent_hugepage/enabled\","
+		      "\"echo \\\"a\\\\b\\\"\"],\"persist\":[\"transparent_hugepage=never\"],"
+		      "\"rollback\":[\"echo always > /sys/kernel/mm/transparent_hugepage/enabled\"],"
+		      "\"verify\":[],\"cost\":null}]}\n");
+	assert_json(s,
+		    "d['type'] == 'summary' and d['duration_ns'] == 30000000000 and "
+		    "d['requests'] == 5000 and d['slow_requests'] == 2 and "
+		    "d['threshold_ns'] == 2000000 and d['freq_source'] == 'cpu_frequency tracepoint' "
+		    "and d['dropped'] == 0 + 7 and list(d['causes']) == "
+		    "['frequency','irq','thp','sched'] and "
+		    "all(set(v) >= {'ns','share'} for v in d['causes'].values()) and "
+		    "d['causes']['thp']['ns'] == 1500 and d['causes']['thp']['share'] == 0.375 and "
+		    "d['causes']['frequency'] == {'ns': 100, 'share': 0.025, 'requests': 0} and "
+		    "abs(sum(v['share'] for v in d['causes'].values()) - 0.6375) < 1e-12 and "
+		    "len(d['findings']) == 1 and d['findings'][0]['cause'] == 'thp' and "
+		    "d['findings'][0]['fix'][1] == 'echo \"a\\\\b\"' and "
+		    "d['findings'][0]['verify'] == [] and "
+		    "all(isinstance(d['findings'][0][k], list) for k in "
+		    "('fix','persist','rollback','verify'))");
+	out_free(&o);
+	lw_findings_free(&fs);
+}
+
+static void test_summary_json_no_freq(void **state)
+{
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	/* CPU records carry a clock, but no source was measured */
+	build_summary(&sum, LW_FREQ_NONE, LW_THRESH_UNKNOWN, "server");
+	assert_false(sum.freq_measured);
+	out_open(&o, true);
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_one_line(s);
+	assert_has(s, "\"freq_source\":\"no frequency data\"");
+	assert_has(s, "\"causes\":{\"frequency\":{\"ns\":null,\"share\":null,\"requests\":0},"
+		      "\"irq\":{\"ns\":150,\"share\":0.0375,");
+	assert_has(s, "\"threshold_ns\":900000,\"threshold_kind\":\"p99\"");
+	assert_has(s, "\"clock\":{\"min_khz\":null,\"max_khz\":null,\"ref_khz\":null}");
+	assert_has(s, "\"findings\":[]}\n");
+	assert_json(s, "d['freq_source'] == 'no frequency data' and "
+		       "d['causes']['frequency']['ns'] is None and "
+		       "d['causes']['frequency']['share'] is None and "
+		       "d['causes']['sched']['share'] == 0.2 and d['findings'] == []");
+	out_free(&o);
+}
+
+static void test_summary_json_threshold_unknown(void **state)
+{
+	struct lw_engine *e = lw_engine_new();
+	struct lw_summary sum;
+	struct lw_findings fs = { 0 };
+	struct out o;
+	const char *s;
+
+	assert_non_null(e);
+	lw_engine_summarize(e, &sum); /* nothing at all */
+	lw_engine_free(e);
+	out_open(&o, true);
+	lw_render_summary(o.r, &sum, &fs);
+	s = out_close(&o);
+	assert_one_line(s);
+	assert_has(s, "\"threshold_ns\":null,\"threshold_kind\":\"p99\"");
+	assert_has(s, "\"slow_requests\":0,");
+	assert_has(s, "\"dominant\":\"none\"");
+	assert_has(s, "\"irq\":{\"ns\":0,\"share\":0,\"requests\":0}");
+	assert_json(s, "d['threshold_ns'] is None and d['causes']['frequency']['ns'] is None and "
+		       "d['findings'] == []");
+	out_free(&o);
+}
+
+static void test_summary_json_escape(void **state)
+{
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_TRACEPOINT, 2000000, "q\"x\\y");
+	out_open(&o, true);
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_one_line(s);
+	assert_has(s, "\"comm\":\"q\\\"x\\\\y\"");
+	assert_json(s, "d['comm'] == 'q\"x\\\\y'");
+	out_free(&o);
+}
+
+/* ---- text summary ------------------------------------------------------- */
+
+static void test_summary_text_no_freq(void **state)
+{
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_NONE, 2000000, "server");
+	out_open(&o, false);
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_has(s, "== latwhy: pid 4242 (server), 30.00 s traced ==");
+	assert_has(s, "no frequency data");
+	assert_has(s, "clock: no frequency data");
+	assert_lacks(s, "0 MHz");
+	assert_lacks(s, "MHz");
+	assert_has(s, "Verdict: thp (38% of the slow requests' time).");
+	assert_has(s, "IRQ 36 (eth0) on CPU 1: 250 ns in 3 interrupts");
+	assert_has(s, "ran instead of it: hog (pid 777) 800 ns over 2 waits");
+	assert_has(s, "CPUs the slow requests ran on: 1,2\n");
+	assert_has(s, "Dropped: 7 slow-request records were lost");
+	/* the frequency row: n/a, no value */
+	assert_has(s, "  frequency     n/a");
+	assert_lacks(s, "frequency    2.5%");
+	out_free(&o);
+}
+
+static void test_summary_text_freq(void **state)
+{
+	struct lw_summary sum;
+	struct lw_findings fs;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_TRACEPOINT, 2000000, "server");
+	build_findings(&fs);
+	out_open(&o, false);
+	lw_render_summary(o.r, &sum, &fs);
+	s = out_close(&o);
+	assert_has(s, "clock: 1200-2400 MHz of 3000 MHz (cpu_frequency tracepoint)\n");
+	assert_has(s, "  frequency    2.5%  100 ns");
+	assert_has(s, "  thp         37.5%  1.5 us     cause of 1 slow requests  <- dominant\n");
+	assert_lacks(s, "no frequency data");
+	assert_has(s, "Findings:\n  [warn] thp: THP always\n");
+	assert_has(s, "    fix:      echo never > /sys/kernel/mm/transparent_hugepage/enabled\n");
+	assert_has(s, "    rollback: echo always > /sys/kernel/mm/transparent_hugepage/enabled\n");
+	out_free(&o);
+	lw_findings_free(&fs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_request_json_exact),
+		cmocka_unit_test(test_request_json_freq_known),
+		cmocka_unit_test(test_request_json_escape),
+		cmocka_unit_test(test_request_json_ndjson),
+		cmocka_unit_test(test_summary_json),
+		cmocka_unit_test(test_summary_json_no_freq),
+		cmocka_unit_test(test_summary_json_threshold_unknown),
+		cmocka_unit_test(test_summary_json_escape),
+		cmocka_unit_test(test_summary_text_no_freq),
+		cmocka_unit_test(test_summary_text_freq),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
