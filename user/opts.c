@@ -76,6 +76,9 @@ void lw_opts_usage(FILE *f)
 		"                         default: cpuinfo_max_freq\n"
 		"      --request SPEC     what a request is: 'syscall' (default: socket receive\n"
 		"                         to the next send on it) or uprobe:BINARY:SYMBOL\n"
+		"      --skip TP[,TP...]  do not attach these tracepoints (e.g. cpu_frequency,\n"
+		"                         mm_compaction_begin): less overhead, and the causes\n"
+		"                         they feed are reported as not measured\n"
 		"  -j, --json             NDJSON: a line per slow request, a summary line\n"
 		"  -q, --quiet            no live view, only the summary\n"
 		"  -i, --interval DUR     live view refresh (default 1s)\n"
@@ -122,15 +125,31 @@ static int parse_pid(const char *s, int *pid)
 	return 0;
 }
 
+bool lw_list_has(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		p = comma ? comma + 1 : NULL;
+	}
+	return false;
+}
+
 int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST };
+	enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST, OPT_SKIP };
 	static const struct option longopts[] = {
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "slow", required_argument, NULL, OPT_SLOW },
 		{ "ref-mhz", required_argument, NULL, OPT_REF },
 		{ "request", required_argument, NULL, OPT_REQUEST },
+		{ "skip", required_argument, NULL, OPT_SKIP },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -187,6 +206,13 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 		case OPT_REQUEST:
 			if (parse_request(o, optarg, err, errlen))
 				return -EINVAL;
+			break;
+		case OPT_SKIP:
+			if (strlen(optarg) >= sizeof(o->skip)) {
+				snprintf(err, errlen, "--skip list too long");
+				return -EINVAL;
+			}
+			strcpy(o->skip, optarg);
 			break;
 		case 'j':
 			o->json = true;

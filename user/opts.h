@@ -27,6 +27,7 @@ struct lw_opts {
 	char uprobe_bin[LW_PATH_MAX];
 	char uprobe_sym[256];
 	__u64 interval_ns; /* live view refresh */
+	char skip[512];	   /* comma-separated tracepoints not to attach */
 };
 
 /*
@@ -45,5 +46,8 @@ const char *lw_fmt_ns(char *buf, size_t len, __u64 ns);
 int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t errlen);
 
 void lw_opts_usage(FILE *f);
+
+/* name is in the comma-separated list */
+bool lw_list_has(const char *list, const char *name);
 
 #endif /* LW_OPTS_H */

@@ -67,9 +67,11 @@ void lw_render_start(struct lw_render *r, int pid, const char *comm, __u32 flags
 	fprintf(stderr, "latwhy: tracing pid %d (%s), slow = %s%s. Ctrl-C to stop.\n", pid, comm,
 		slow_ns ? "> " : "above the running p99", slow_ns ? lw_fmt_ns(d, sizeof(d), slow_ns) : "");
 	if (*miss)
-		fprintf(stderr, "latwhy: this kernel lacks the tracepoints:%s; "
+		fprintf(stderr, "latwhy: not attached (skipped or missing from this kernel):%s; "
 				"those causes are not measured\n", miss);
 }
+
+static bool cause_measured(const struct lw_summary *s, int c);
 
 /* "12.3%" or "n/a" */
 static void fmt_share(char *buf, size_t len, double share, bool measured)
@@ -132,8 +134,7 @@ void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struc
 	if (r->tty)
 		fprintf(f, "\033[H\033[J"); /* redraw in place */
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++)
-		fmt_share(sh[c], sizeof(sh[c]), s->cause[c].share,
-			  c != LW_CAUSE_FREQ || s->freq_measured);
+		fmt_share(sh[c], sizeof(sh[c]), s->cause[c].share, cause_measured(s, c));
 	if (t->threshold_ns == LW_THRESH_UNKNOWN)
 		snprintf(th, sizeof(th), "p99 not known yet");
 	else
@@ -225,6 +226,41 @@ static void json_findings(struct lw_json *j, const struct lw_findings *fs)
 	lw_json_end_array(j);
 }
 
+/* A cause none of whose tracepoints could be attached was not measured. */
+static bool cause_measured(const struct lw_summary *s, int c)
+{
+	switch (c) {
+	case LW_CAUSE_FREQ:
+		return s->freq_measured;
+	case LW_CAUSE_IRQ:
+		return (s->flags & (LW_META_NO_IRQ | LW_META_NO_SOFTIRQ)) !=
+		       (LW_META_NO_IRQ | LW_META_NO_SOFTIRQ);
+	case LW_CAUSE_THP:
+		return (s->flags & (LW_META_NO_THP | LW_META_NO_COMPACT)) !=
+		       (LW_META_NO_THP | LW_META_NO_COMPACT);
+	}
+	return true;
+}
+
+static void json_missing(struct lw_json *j, __u32 flags)
+{
+	static const struct {
+		__u32 flag;
+		const char *name;
+	} m[] = {
+		{ LW_META_NO_IRQ, "irq" },	       { LW_META_NO_SOFTIRQ, "softirq" },
+		{ LW_META_NO_THP, "khugepaged" },      { LW_META_NO_COMPACT, "compaction" },
+		{ LW_META_NO_FREQ, "cpu_frequency" },
+	};
+
+	lw_json_key(j, "not_attached");
+	lw_json_begin_array(j);
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (flags & m[i].flag)
+			lw_json_string(j, m[i].name);
+	lw_json_end_array(j);
+}
+
 static void json_causes(struct lw_json *j, const struct lw_summary *s)
 {
 	lw_json_key(j, "causes");
@@ -232,7 +268,7 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
 		lw_json_key(j, lw_cause_name(c));
 		lw_json_begin_object(j);
-		if (c == LW_CAUSE_FREQ && !s->freq_measured) {
+		if (!cause_measured(s, c)) {
 			/* not measured is not zero */
 			lw_json_knull(j, "ns");
 			lw_json_knull(j, "share");
@@ -337,6 +373,7 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	lw_json_ku64(&j, "incomplete", s->incomplete);
 	lw_json_kbool(&j, "target_exited", s->flags & LW_META_TARGET_EXITED);
 	lw_json_kstr(&j, "dominant", lw_cause_name(s->dominant));
+	json_missing(&j, s->flags);
 	json_causes(&j, s);
 	json_evidence(&j, s);
 	json_findings(&j, fs);
@@ -354,14 +391,16 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 	fprintf(f, "Where the slow requests' time went (%s in %llu requests):\n",
 		lw_fmt_ns(d, sizeof(d), s->slow_latency_ns), (unsigned long long)s->slow_requests);
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
-		bool measured = c != LW_CAUSE_FREQ || s->freq_measured;
+		bool measured = cause_measured(s, c);
 
 		fmt_share(sh, sizeof(sh), s->cause[c].share, measured);
 		fprintf(f, "  %-10s %6s  %-10s", lw_cause_name(c), sh,
 			measured ? lw_fmt_ns(d, sizeof(d), s->cause[c].ns) : "");
-		if (!measured)
+		if (!measured && c == LW_CAUSE_FREQ)
 			fprintf(f, " no frequency data (no cpufreq driver and no clock events; "
 				   "nothing was measured)");
+		else if (!measured)
+			fprintf(f, " not measured (tracepoints not attached)");
 		else if (s->cause[c].requests)
 			fprintf(f, " cause of %llu slow requests",
 				(unsigned long long)s->cause[c].requests);
@@ -440,12 +479,14 @@ static void text_findings(FILE *f, const struct lw_findings *fs)
 static void summary_text(struct lw_render *r, const struct lw_summary *s,
 			 const struct lw_findings *fs)
 {
-	char d[32], p50[32], p99[32], th[48];
+	char d[32], p50[32], p99[32], th[48], miss[128];
 	FILE *f = r->f;
 
 	fprintf(f, "\n== latwhy: pid %d (%s), %s traced%s ==\n", s->pid, s->comm,
 		lw_fmt_ns(d, sizeof(d), s->duration_ns),
 		s->flags & LW_META_TARGET_EXITED ? "; the process exited during the trace" : "");
+	if (*missing_causes(s->flags, miss, sizeof(miss)))
+		fprintf(f, "Not attached:%s (those causes are not measured)\n", miss);
 	if (s->threshold_ns == LW_THRESH_UNKNOWN)
 		snprintf(th, sizeof(th), "not established (too few requests)");
 	else

@@ -81,17 +81,40 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+struct tp_prog {
+	struct bpf_program *prog;
+	const char *tp;
+	__u32 flag; /* cause lost without it; 0: required */
+};
+
+/* Every --skip name must be a tracepoint latwhy uses: a typo must not
+ * silently keep a tracepoint attached. */
+static int check_skip_list(const char *list, const struct tp_prog *progs, size_t n)
+{
+	char buf[sizeof(((struct lw_opts *)0)->skip)], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			if (!strcmp(progs[i].tp, name))
+				break;
+		if (i == n) {
+			fprintf(stderr, "latwhy: --skip: '%s' is not a tracepoint latwhy uses\n", name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* Which programs this kernel can run: a tracepoint missing from BTF would
  * fail the whole load, so its program is switched off and the cause it
  * feeds is reported as unavailable. */
 static int tracer_probe(struct lw_tracer *t)
 {
 	struct latwhy_bpf *s = t->skel;
-	const struct {
-		struct bpf_program *prog;
-		const char *tp;
-		__u32 flag; /* 0: required */
-	} progs[] = {
+	const struct tp_prog progs[] = {
 		{ s->progs.lw_sched_switch, "sched_switch", 0 },
 		{ s->progs.lw_sched_wakeup, "sched_wakeup", 0 },
 		{ s->progs.lw_irq_entry, "irq_handler_entry", LW_META_NO_IRQ },
@@ -109,6 +132,9 @@ static int tracer_probe(struct lw_tracer *t)
 	struct btf *vmlinux;
 	int err = 0;
 
+	err = check_skip_list(t->o->skip, progs, sizeof(progs) / sizeof(progs[0]));
+	if (err)
+		return err;
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux) {
 		fprintf(stderr, "latwhy: cannot read kernel BTF: %s\n", strerror(errno));
@@ -122,10 +148,14 @@ static int tracer_probe(struct lw_tracer *t)
 			bpf_program__set_autoload(progs[i].prog, false);
 			continue;
 		}
-		if (lw_probe_tracepoint(vmlinux, progs[i].tp))
+		bool skip = lw_list_has(t->o->skip, progs[i].tp);
+
+		if (!skip && lw_probe_tracepoint(vmlinux, progs[i].tp))
 			continue;
 		if (!progs[i].flag) {
-			fprintf(stderr, "latwhy: this kernel has no %s tracepoint, which latwhy needs\n",
+			fprintf(stderr, skip ? "latwhy: cannot skip %s: latwhy needs it\n"
+					     : "latwhy: this kernel has no %s tracepoint, which latwhy "
+					       "needs\n",
 				progs[i].tp);
 			err = -EOPNOTSUPP;
 			goto cleanup;
@@ -496,8 +526,11 @@ int lw_trace_run(const struct lw_opts *o)
 		goto cleanup;
 	}
 	err = tracer_open(&t);
-	if (err)
+	if (err) {
+		if (err == -EINVAL)
+			ret = 2; /* a bad --skip list is a usage error */
 		goto cleanup;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	t.start_ns = now_ns();

@@ -123,6 +123,33 @@ test_target_exits() {
 	fi
 }
 
+# A tracepoint that cannot be attached: carry on without its cause, say so.
+test_skip() {
+	local out rc
+	out=$(./latwhy -p $$ -d 1s --skip bogus 2>&1); rc=$?
+	if [ $rc -ne 2 ] || [ "$out" != "latwhy: --skip: 'bogus' is not a tracepoint latwhy uses" ]; then
+		fail skip_unknown "rc=$rc out=$out"
+		return
+	fi
+	start_server "$SRV_CPU" || { fail skip "server did not start"; cleanup; return; }
+	start_client 4
+	./latwhy -p "$SPID" -d 2s -j --slow 1us \
+		--skip irq_handler_entry,irq_handler_exit,softirq_entry,softirq_exit \
+		>"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	if ! grep -q "not attached (skipped or missing from this kernel): irq softirq; those causes are not measured" "$OUT/latwhy.err"; then
+		fail skip "no notice on stderr: $(cat "$OUT/latwhy.err")"
+		cleanup
+		return
+	fi
+	check skip '
+assert summ["not_attached"] == ["irq", "softirq"], summ["not_attached"]
+assert summ["causes"]["irq"]["ns"] is None and summ["causes"]["irq"]["share"] is None
+assert summ["causes"]["sched"]["ns"] is not None
+assert len(reqs) > 100
+'
+	cleanup
+}
+
 # A CPU hog on the server's CPU: sched time, naming the hog. Default p99 mode.
 test_sched() {
 	start_server "$SRV_CPU" || { fail sched "server did not start"; cleanup; return; }
@@ -238,7 +265,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits sched irq freq thp)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip sched irq freq thp)
 for t in "${TESTS[@]}"; do
 	"test_$t"
 done
