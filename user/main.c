@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "opts.h"
 #include "tracer.h"
 
@@ -17,6 +18,8 @@ int main(int argc, char **argv)
 	char err[256];
 	int ret;
 
+	if (argc > 1 && !strcmp(argv[1], "check"))
+		return lw_check_main(argc - 1, argv + 1);
 	ret = lw_opts_parse(&o, argc, argv, err, sizeof(err));
 	if (ret == 1) {
 		lw_opts_usage(stdout);

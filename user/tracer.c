@@ -21,6 +21,7 @@
 #include "latwhy.h"
 #include "latwhy.skel.h"
 #include "engine.h"
+#include "explain.h"
 #include "freq.h"
 #include "opts.h"
 #include "probe.h"
@@ -508,6 +509,7 @@ static int tracer_open(struct lw_tracer *t)
 int lw_trace_run(const struct lw_opts *o)
 {
 	struct lw_tracer t = { .o = o };
+	struct lw_findings fs = {};
 	struct lw_summary s;
 	int err, ret = 1;
 
@@ -540,7 +542,12 @@ int lw_trace_run(const struct lw_opts *o)
 		goto cleanup;
 	tracer_finish(&t);
 	lw_engine_summarize(t.eng, &s);
-	lw_render_summary(t.out, &s, NULL);
+	err = lw_explain(&s, "/", t.target_exited ? 0 : o->pid, &fs);
+	if (err)
+		fprintf(stderr, "latwhy: cannot read the node's settings (%s): no findings\n",
+			strerror(-err));
+	lw_render_summary(t.out, &s, &fs);
+	lw_findings_free(&fs);
 	ret = 0;
 cleanup:
 	ring_buffer__free(t.rb);

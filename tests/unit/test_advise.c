@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_advise.c - the exact findings for each fixture tree, and the trace
+ * findings built from facts. Run from the repository root.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "advise.h"
+
+#define LW_FIXTURES "tests/fixtures"
+
+struct ctx {
+	struct lw_node n;
+	struct lw_findings fs;
+};
+
+static void node_findings(struct ctx *c, const char *name, int pid)
+{
+	char root[256];
+
+	memset(c, 0, sizeof(*c));
+	snprintf(root, sizeof(root), LW_FIXTURES "/%s", name);
+	assert_int_equal(lw_node_read(&c->n, root, pid), 0);
+	assert_int_equal(lw_advise_node(&c->n, &c->fs), 0);
+}
+
+static void ctx_free(struct ctx *c)
+{
+	lw_findings_free(&c->fs);
+	lw_node_free(&c->n);
+}
+
+/* The findings' causes and severities, in order: "frequency:crit idle:warn". */
+static void assert_shape(const struct lw_findings *fs, const char *want)
+{
+	char got[1024] = "";
+
+	for (size_t i = 0; i < fs->n; i++)
+		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s:%s", i ? " " : "",
+			 lw_cause_name(fs->v[i].cause), lw_severity_name(fs->v[i].severity));
+	assert_string_equal(got, want);
+}
+
+static bool strv_has(const struct lw_strv *v, const char *want)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (strstr(v->v[i], want))
+			return true;
+	return false;
+}
+
+#define assert_has(v, s)      assert_true(strv_has(v, s))
+#define assert_hasnt(v, s)    assert_false(strv_has(v, s))
+#define assert_contains(s, w) assert_non_null(strstr((s) ? (s) : "", w))
+
+/* No command anywhere may try to move IRQ nr. */
+static void assert_no_affinity_cmd(const struct lw_findings *fs, unsigned nr)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "/proc/irq/%u/smp_affinity", nr);
+	for (size_t i = 0; i < fs->n; i++) {
+		assert_hasnt(&fs->v[i].fix, want);
+		assert_hasnt(&fs->v[i].persist, want);
+		assert_hasnt(&fs->v[i].rollback, want);
+	}
+}
+
+/* Every finding says what, why, and has a plan or says why there is none. */
+static void assert_complete(const struct lw_findings *fs)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct lw_finding *f = &fs->v[i];
+
+		assert_non_null(f->seen);
+		assert_non_null(f->why);
+		assert_true(f->fix.n > 0);
+		if (f->fix.v[0][0] != '#') {
+			assert_true(f->rollback.n > 0);
+			assert_true(f->verify.n > 0);
+		}
+	}
+}
+
+/* ---- node findings ---- */
+
+static void test_acpi_powersave(void **state)
+{
+	struct ctx c;
+	const struct lw_finding *f;
+
+	node_findings(&c, "acpi-powersave", 4242);
+	assert_shape(&c.fs,
+		     "frequency:crit idle:warn thp:crit thp:warn irq:warn irq:info cpu:crit");
+	assert_complete(&c.fs);
+
+	/* powersave at 800 of 3700 MHz, on every CPU */
+	f = &c.fs.v[0];
+	assert_contains(f->seen, "governor powersave on CPUs 0-3");
+	assert_contains(f->seen, "800 MHz of 3700 MHz");
+	assert_contains(f->why, "4.6x");
+	assert_int_equal(f->fix.n, 4);
+	assert_string_equal(
+		f->fix.v[0],
+		"echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+	assert_has(&f->persist, "Type=oneshot");
+	assert_has(&f->persist, "for c in 0 1 2 3; do echo performance");
+	assert_has(&f->persist, "systemctl enable latwhy-cpufreq.service");
+	assert_has(&f->rollback,
+		   "echo powersave > /sys/devices/system/cpu/cpu3/cpufreq/scaling_governor");
+	assert_has(&f->verify, "scaling_cur_freq");
+	assert_has(&f->verify, "Bzy_MHz");
+	assert_contains(f->cost, "180 W -> 240 W, +33%");
+	assert_contains(f->cost, "schedutil");
+
+	/* C2 exits in 400 us, on the target's CPUs only */
+	f = &c.fs.v[1];
+	assert_contains(f->seen, "C2 (state2, 400 us exit latency) enabled on CPUs 2-3");
+	assert_string_equal(f->fix.v[0],
+			    "echo 1 > /sys/devices/system/cpu/cpu2/cpuidle/state2/disable");
+	assert_int_equal(f->fix.n, 2);
+	assert_has(&f->persist, "/etc/tmpfiles.d/latwhy-cstates.conf");
+	assert_has(&f->rollback, "echo 0 > /sys/devices/system/cpu/cpu3/cpuidle/state2/disable");
+
+	/* THP always + khugepaged defrag: madvise, never only as last resort */
+	f = &c.fs.v[2];
+	assert_contains(f->seen, "THP enabled=always");
+	assert_string_equal(f->fix.v[0],
+			    "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
+	assert_has(&f->persist, "transparent_hugepage=madvise");
+	assert_has(&f->rollback, "echo always > /sys/kernel/mm/transparent_hugepage/enabled");
+	assert_contains(f->cost, "+0.3 ms P50");
+	f = &c.fs.v[3];
+	assert_string_equal(f->fix.v[0],
+			    "echo 0 > /sys/kernel/mm/transparent_hugepage/khugepaged/defrag");
+	assert_has(&f->persist,
+		   "w /sys/kernel/mm/transparent_hugepage/khugepaged/defrag - - - - 0");
+	assert_has(&f->rollback, "echo 1 > /sys/kernel/mm/transparent_hugepage/khugepaged/defrag");
+
+	/* irqbalance spread eth0 queues over the target's CPUs 2-3 */
+	f = &c.fs.v[4];
+	assert_contains(f->seen, "73 (eth0-TxRx-2) on CPU 2");
+	assert_contains(f->seen, "irqbalance is running (pid 777) with no banned CPUs");
+	assert_int_equal(f->fix.n, 2);
+	assert_string_equal(f->fix.v[0], "echo 0-1 > /proc/irq/73/smp_affinity_list");
+	assert_string_equal(f->fix.v[1], "echo 0-1 > /proc/irq/74/smp_affinity_list");
+	assert_has(&f->persist, "Environment=IRQBALANCE_BANNED_CPULIST=2-3");
+	assert_has(&f->persist, "systemctl restart irqbalance");
+	assert_has(&f->rollback, "echo 2 > /proc/irq/73/smp_affinity_list");
+	assert_has(&f->rollback, "echo 3 > /proc/irq/74/smp_affinity_list");
+
+	/* nvme per-CPU queues: managed, nothing to move, no taskset either */
+	f = &c.fs.v[5];
+	assert_contains(f->seen,
+			"IRQ 83 (nvme0q3) is kernel-managed: its affinity cannot be changed");
+	assert_contains(f->seen, "per-CPU queue");
+	assert_hasnt(&f->fix, "taskset");
+	assert_no_affinity_cmd(&c.fs, 83);
+	assert_no_affinity_cmd(&c.fs, 84);
+
+	/* quota 1.5 CPUs, throttled 6% of periods */
+	f = &c.fs.v[6];
+	assert_contains(f->seen, "throttled in 3100 of 52000 periods (6.0%)");
+	assert_string_equal(
+		f->fix.v[0],
+		"echo 'max 100000' > /sys/fs/cgroup/system.slice/gateway.service/cpu.max");
+	assert_has(&f->persist, "systemctl set-property gateway.service CPUQuota=200%");
+	assert_has(&f->rollback,
+		   "echo '150000 100000' > /sys/fs/cgroup/system.slice/gateway.service/cpu.max");
+	ctx_free(&c);
+}
+
+/* Without a target only the node-wide switches are judged. */
+static void test_acpi_no_target(void **state)
+{
+	struct ctx c;
+
+	node_findings(&c, "acpi-powersave", 0);
+	assert_shape(&c.fs, "frequency:crit idle:warn thp:crit thp:warn");
+	/* C-states then apply to every CPU */
+	assert_int_equal(c.fs.v[1].fix.n, 4);
+	ctx_free(&c);
+}
+
+static void test_intel_hwp(void **state)
+{
+	struct ctx c;
+	const struct lw_finding *f;
+
+	node_findings(&c, "intel-hwp", 0);
+	assert_shape(&c.fs, "frequency:warn idle:warn thp:info");
+	assert_complete(&c.fs);
+	f = &c.fs.v[0];
+	assert_contains(f->seen, "intel_pstate (active, HWP)");
+	assert_contains(f->seen, "EPP balance_power on CPUs 0-3");
+	assert_string_equal(f->fix.v[0],
+			    "echo performance > "
+			    "/sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference");
+	/* HWP: the governor stays powersave, only EPP changes */
+	assert_hasnt(&f->fix, "scaling_governor");
+	assert_has(&f->rollback,
+		   "echo balance_power > "
+		   "/sys/devices/system/cpu/cpu2/cpufreq/energy_performance_preference");
+	assert_contains(c.fs.v[1].seen, "C6 (state3, 170 us exit latency)");
+	ctx_free(&c);
+}
+
+static void test_amd_pstate(void **state)
+{
+	struct ctx c;
+	const struct lw_finding *f;
+
+	node_findings(&c, "amd-pstate", 0);
+	/* EPP power is crit, boost off warns, C2 is disabled already, THP never */
+	assert_shape(&c.fs, "frequency:crit frequency:warn");
+	f = &c.fs.v[0];
+	assert_contains(f->seen, "EPP power");
+	f = &c.fs.v[1];
+	assert_contains(f->seen, "cpufreq/boost=0");
+	assert_string_equal(f->fix.v[0], "echo 1 > /sys/devices/system/cpu/cpufreq/boost");
+	assert_has(&f->rollback, "echo 0 > /sys/devices/system/cpu/cpufreq/boost");
+	ctx_free(&c);
+}
+
+static void test_vm(void **state)
+{
+	struct ctx c;
+	const struct lw_finding *f;
+
+	node_findings(&c, "vm-nocpufreq", 4242);
+	assert_shape(&c.fs, "frequency:info thp:warn irq:warn irq:warn");
+	f = &c.fs.v[0];
+	assert_contains(f->seen, "no cpufreq driver");
+	assert_contains(f->why, "nothing to tune from the guest");
+	assert_contains(f->why, "cannot be measured");
+	assert_int_equal(f->fix.n, 1);
+	assert_true(f->fix.v[0][0] == '#'); /* a note, nothing to run */
+	/* khugepaged defrag matters: the target madvises 2 regions */
+	assert_contains(c.fs.v[1].seen, "pid 4242 has 2 MADV_HUGEPAGE regions");
+	/* movable virtio IRQs: all CPUs are the target's, CPU 1 is kept for them,
+	 * the one that already takes the managed virtio1-req.0 */
+	f = &c.fs.v[2];
+	assert_has(&f->fix, "taskset -apc 0 4242");
+	assert_has(&f->fix, "echo 1 > /proc/irq/41/smp_affinity_list");
+	assert_has(&f->fix, "echo 1 > /proc/irq/42/smp_affinity_list");
+	assert_has(&f->rollback, "echo 0-1 > /proc/irq/41/smp_affinity_list");
+	/* virtio1-req.0: managed, shared queue: move the target, never the IRQ */
+	f = &c.fs.v[3];
+	assert_contains(f->seen, "IRQ 36 (virtio1-req.0) is kernel-managed: its affinity cannot be "
+				 "changed");
+	assert_contains(f->seen, "queue shared by CPUs 0-1");
+	assert_string_equal(f->fix.v[0], "taskset -apc 0 4242");
+	assert_has(&f->rollback, "taskset -apc 0-1 4242");
+	assert_no_affinity_cmd(&c.fs, 36);
+	ctx_free(&c);
+}
+
+static void test_numa_nic(void **state)
+{
+	struct ctx c;
+	const struct lw_finding *f;
+
+	node_findings(&c, "numa-nic", 4242);
+	assert_shape(&c.fs, "irq:warn irq:warn");
+	f = &c.fs.v[0];
+	assert_contains(f->seen, "eth1 is on NUMA node 1 (CPUs 4-7)");
+	assert_contains(f->seen, "60 (eth1-TxRx-0) on CPU 0");
+	assert_contains(f->why, "+30%");
+	/* to node-1 CPUs the target (4-5) does not use */
+	for (unsigned i = 0; i < 4; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "echo 6-7 > /proc/irq/%u/smp_affinity_list", 60 + i);
+		assert_string_equal(f->fix.v[i], want);
+		snprintf(want, sizeof(want), "echo %u > /proc/irq/%u/smp_affinity_list", i, 60 + i);
+		assert_has(&f->rollback, want);
+	}
+	assert_has(&f->persist, "latwhy-irq-eth1.service");
+	f = &c.fs.v[1];
+	assert_contains(f->seen, "IRQ 36 (virtio1-req.0) is kernel-managed");
+	assert_string_equal(f->fix.v[0], "taskset -apc 5 4242");
+	assert_has(&f->persist, "systemctl set-property gateway.service AllowedCPUs=5");
+	assert_has(&f->rollback, "systemctl set-property gateway.service AllowedCPUs=4-5");
+	assert_no_affinity_cmd(&c.fs, 36);
+	ctx_free(&c);
+}
+
+/* A target that disabled THP for itself is not hurt by the system mode. */
+static void test_thp_prctl(void **state)
+{
+	struct ctx c;
+	char dir[64] = "/tmp/latwhy-advise-XXXXXX", cmd[512];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "cp -a " LW_FIXTURES "/acpi-powersave/. %s/ && "
+		 "sed -i 's/^THP_enabled:.*/THP_enabled:\t0/' %s/proc/4242/status",
+		 dir, dir);
+	assert_int_equal(system(cmd), 0);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(lw_node_read(&c.n, dir, 4242), 0);
+	assert_int_equal(lw_advise_node(&c.n, &c.fs), 0);
+	for (size_t i = 0; i < c.fs.n; i++) {
+		if (c.fs.v[i].cause != LW_CAUSE_THP)
+			continue;
+		assert_int_equal(c.fs.v[i].severity, LW_SEV_INFO);
+		assert_contains(c.fs.v[i].seen, "THP disabled for itself (prctl)");
+	}
+	ctx_free(&c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* With a sample, IRQ severity follows the rate on the target's CPUs. */
+static void test_irq_rate(void **state)
+{
+	struct ctx c;
+	char dir[64] = "/tmp/latwhy-advise-XXXXXX", cmd[512];
+	FILE *f;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp -a " LW_FIXTURES "/acpi-powersave/. %s/", dir);
+	assert_int_equal(system(cmd), 0);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(lw_node_read(&c.n, dir, 4242), 0);
+	snprintf(cmd, sizeof(cmd), "%s/proc/interrupts", dir);
+	f = fopen(cmd, "w");
+	assert_non_null(f);
+	fprintf(f, "            CPU0       CPU1       CPU2       CPU3\n"
+		   "  73:          0          0    9350678          0  IR-PCI-MSIX-0000:41:00.0 "
+		   "   3-edge      eth0-TxRx-2\n");
+	fclose(f);
+	assert_int_equal(lw_node_sample_irqs(&c.n, 0), 0);
+	c.n.sample_ms = 1000; /* 5000 interrupts in the sample: 5000/s */
+	assert_int_equal(lw_advise_node(&c.n, &c.fs), 0);
+	for (size_t i = 0; i < c.fs.n; i++)
+		if (c.fs.v[i].cause == LW_CAUSE_IRQ && strstr(c.fs.v[i].seen, "landing")) {
+			assert_int_equal(c.fs.v[i].severity, LW_SEV_CRIT);
+			assert_contains(c.fs.v[i].seen, "73 (eth0-TxRx-2) on CPU 2, 5000/s");
+			/* 74 had no interrupt in the sample: left alone */
+			assert_hasnt(&c.fs.v[i].fix, "/proc/irq/74/");
+		}
+	ctx_free(&c);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* ---- trace findings ---- */
+
+static void test_trace_acpi(void **state)
+{
+	struct lw_trace_facts t = {
+		.pid = 4242,
+		.slow_requests = 120,
+		.cpus_mask = {0xc}, /* CPUs 2-3 */
+		.irqs = {{.irq = 73, .cpu = 2, .name = "eth0-TxRx-2", .ns = 1200000, .count = 4000},
+			 {.irq = 83, .cpu = 2, .name = "nvme0q3", .ns = 300000, .count = 900}},
+		.nr_irqs = 2,
+		.preempt = {{.pid = 900, .comm = "fluent-bit", .ns = 3000000, .count = 40},
+			    {.pid = 27, .comm = "ksoftirqd/2", .ns = 500000, .count = 12}},
+		.nr_preempt = 2,
+		.thp_collapses = 12,
+		.thp_scans = 340,
+		.compactions = 3,
+		.freq_khz = 800000,
+		.ref_khz = 3700000,
+		.freq_source = "power:cpu_frequency",
+	};
+	struct ctx c;
+	const struct lw_finding *f;
+
+	t.share[LW_CAUSE_FREQ] = 0.40;
+	t.share[LW_CAUSE_IRQ] = 0.20;
+	t.share[LW_CAUSE_THP] = 0.15;
+	t.share[LW_CAUSE_SCHED] = 0.12;
+	t.share[LW_CAUSE_IDLE] = 0.05; /* below 10%: no finding */
+	t.cause_ns[LW_CAUSE_FREQ] = 48000000;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(lw_node_read(&c.n, LW_FIXTURES "/acpi-powersave", 4242), 0);
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	assert_shape(&c.fs, "frequency:crit irq:warn thp:warn sched:warn");
+
+	f = &c.fs.v[0];
+	assert_contains(f->evidence, "40% of slow-request time (48.0 ms over 120 slow requests)");
+	assert_contains(f->evidence, "800 MHz against a 3700 MHz reference (power:cpu_frequency)");
+	/* the CPUs the target ran on */
+	assert_int_equal(f->fix.n, 2);
+	assert_string_equal(
+		f->fix.v[0],
+		"echo performance > /sys/devices/system/cpu/cpu2/cpufreq/scaling_governor");
+	assert_contains(f->cost, "+33%");
+
+	f = &c.fs.v[1];
+	assert_contains(f->evidence, "IRQ 73 (eth0-TxRx-2) on CPU 2: 1.2 ms in 4000 interrupts");
+	assert_has(&f->fix, "echo 0-1 > /proc/irq/73/smp_affinity_list");
+	assert_has(&f->rollback, "echo 2 > /proc/irq/73/smp_affinity_list");
+	assert_has(&f->fix, "IRQ 83 (nvme0q3) is kernel-managed: its affinity cannot be changed");
+	assert_hasnt(&f->fix, "taskset"); /* per-CPU queue: moving the target does not help */
+	assert_no_affinity_cmd(&c.fs, 83);
+	assert_has(&f->persist, "IRQBALANCE_BANNED_CPULIST=2-3");
+
+	f = &c.fs.v[2];
+	assert_contains(f->evidence, "khugepaged collapsed 12 ranges of the target's memory");
+	assert_has(&f->fix, "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled");
+	assert_has(&f->fix, "echo 0 > /sys/kernel/mm/transparent_hugepage/khugepaged/defrag");
+
+	f = &c.fs.v[3];
+	assert_contains(f->evidence, "fluent-bit (pid 900) ran 3.0 ms in 40 slices");
+	assert_has(&f->fix, "taskset -apc 0-1 900");
+	assert_has(&f->fix, "ksoftirqd/2 (pid 27) is a per-CPU kernel thread");
+	assert_hasnt(&f->fix, "taskset -apc 0-1 27");
+	assert_has(&f->rollback, "taskset -apc 0-3 900");
+	lw_findings_free(&c.fs);
+
+	/* The largest cause under 25% is only a warning. */
+	memset(t.share, 0, sizeof(t.share));
+	t.share[LW_CAUSE_THP] = 0.2;
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	assert_shape(&c.fs, "thp:warn");
+	ctx_free(&c);
+}
+
+static void test_trace_vm(void **state)
+{
+	struct lw_trace_facts t = {
+		.pid = 4242,
+		.slow_requests = 10,
+		.cpus_mask = {0x3},
+		.irqs = {{.irq = 36,
+			  .cpu = 1,
+			  .name = "virtio1-req.0",
+			  .ns = 900000,
+			  .count = 300}},
+		.nr_irqs = 1,
+		.freq_source = "no frequency data",
+	};
+	struct ctx c;
+	const struct lw_finding *f;
+
+	t.share[LW_CAUSE_FREQ] = 0.30;
+	t.share[LW_CAUSE_IRQ] = 0.35;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(lw_node_read(&c.n, LW_FIXTURES "/vm-nocpufreq", 4242), 0);
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	assert_shape(&c.fs, "frequency:warn irq:crit");
+	f = &c.fs.v[0];
+	assert_contains(f->evidence, "no frequency data");
+	assert_contains(f->why, "nothing to tune from the guest");
+	assert_int_equal(f->fix.n, 1);
+	assert_true(f->fix.v[0][0] == '#');
+	f = &c.fs.v[1];
+	assert_has(&f->fix, "IRQ 36 (virtio1-req.0) is kernel-managed: its affinity cannot be "
+			    "changed; move the target off CPU 1 instead");
+	assert_has(&f->fix, "taskset -apc 0 4242");
+	assert_no_affinity_cmd(&c.fs, 36);
+	ctx_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_acpi_powersave),
+		cmocka_unit_test(test_acpi_no_target),
+		cmocka_unit_test(test_intel_hwp),
+		cmocka_unit_test(test_amd_pstate),
+		cmocka_unit_test(test_vm),
+		cmocka_unit_test(test_numa_nic),
+		cmocka_unit_test(test_thp_prctl),
+		cmocka_unit_test(test_irq_rate),
+		cmocka_unit_test(test_trace_acpi),
+		cmocka_unit_test(test_trace_vm),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

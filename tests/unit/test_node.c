@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_node.c - the node readers on fixture trees (tests/fixtures/, built by
+ * tests/fixtures/build.sh from real layouts). Run from the repository root.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "node.h"
+
+#define LW_FIXTURES "tests/fixtures"
+
+/* ---- helpers ---- */
+
+static void read_fixture(struct lw_node *n, const char *name, int pid)
+{
+	char root[256];
+
+	snprintf(root, sizeof(root), LW_FIXTURES "/%s", name);
+	assert_int_equal(lw_node_read(n, root, pid), 0);
+}
+
+/* A scratch copy of a fixture, for tests that change files. */
+static void copy_fixture(const char *name, char *dir, size_t len)
+{
+	char cmd[1024];
+
+	snprintf(dir, len, "/tmp/latwhy-node-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp -a " LW_FIXTURES "/%s/. %s/", name, dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void remove_tree(const char *dir)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static const struct lw_irq *irq(const struct lw_node *n, unsigned nr)
+{
+	const struct lw_irq *q = lw_node_irq(n, nr);
+
+	assert_non_null(q);
+	return q;
+}
+
+static void assert_set(const struct lw_cpuset *s, const char *want)
+{
+	char b[256];
+
+	assert_string_equal(lw_cpuset_format(s, b, sizeof(b)), want);
+}
+
+/* ---- CPU sets and the managed-IRQ heuristic ---- */
+
+static void test_cpuset(void **state)
+{
+	struct lw_cpuset s;
+	char b[16];
+
+	assert_int_equal(lw_cpuset_parse_list(&s, "0-3,8,10-11\n"), 0);
+	assert_set(&s, "0-3,8,10-11");
+	assert_int_equal(lw_cpuset_count(&s), 7);
+	assert_int_equal(lw_cpuset_first(&s), 0);
+	assert_int_equal(lw_cpuset_parse_list(&s, ""), 0);
+	assert_true(lw_cpuset_empty(&s));
+	assert_int_equal(lw_cpuset_parse_list(&s, "3-1"), -ERANGE);
+	assert_int_equal(lw_cpuset_parse_list(&s, "a"), -EINVAL);
+	assert_int_equal(lw_cpuset_parse_list(&s, "512"), -ERANGE);
+	assert_int_equal(lw_cpuset_parse_mask(&s, "ff,0000000f"), 0);
+	assert_set(&s, "0-3,32-39");
+	assert_int_equal(lw_cpuset_parse_mask(&s, "c"), 0);
+	assert_set(&s, "2-3");
+	assert_int_equal(lw_cpuset_parse_mask(&s, "xyz"), -EINVAL);
+	/* Truncation keeps whole ranges. */
+	lw_cpuset_parse_list(&s, "0-3,8,10-11,20");
+	assert_string_equal(lw_cpuset_format(&s, b, 9), "0-3,8");
+}
+
+static void test_irq_is_managed(void **state)
+{
+	assert_true(lw_irq_is_managed("nvme0q1"));
+	assert_true(lw_irq_is_managed("nvme12q31"));
+	assert_false(lw_irq_is_managed("nvme0q0")); /* admin queue */
+	assert_true(lw_irq_is_managed("virtio1-req.0"));
+	assert_true(lw_irq_is_managed("virtio0-request"));
+	assert_true(lw_irq_is_managed("megasas0-msix3"));
+	assert_true(lw_irq_is_managed("mpt3sas0-msix0"));
+	assert_false(lw_irq_is_managed("virtio2-input.0"));
+	assert_false(lw_irq_is_managed("virtio2-output.0"));
+	assert_false(lw_irq_is_managed("virtio3-rx"));
+	assert_false(lw_irq_is_managed("virtio3-tx"));
+	assert_false(lw_irq_is_managed("eth0-TxRx-0"));
+	assert_false(lw_irq_is_managed("ttyS0"));
+}
+
+/* ---- acpi-cpufreq + powersave, THP always, irqbalance, target ---- */
+
+static void test_acpi_powersave(void **state)
+{
+	struct lw_node n;
+	const struct lw_cpu *c;
+	const struct lw_irq *q;
+
+	read_fixture(&n, "acpi-powersave", 0);
+	assert_int_equal(n.nr_cpus, 4);
+	assert_set(&n.online, "0-3");
+	assert_int_equal(n.freq.drv, LW_DRV_ACPI_CPUFREQ);
+	assert_string_equal(n.freq.driver, "acpi-cpufreq");
+	assert_int_equal(n.freq.boost, 1);
+	assert_int_equal(n.freq.no_turbo, -1);
+	assert_false(n.freq.hwp);
+	for (int i = 0; i < 4; i++) {
+		c = &n.cpus[i];
+		assert_true(c->has_freq);
+		assert_string_equal(c->governor, "powersave");
+		assert_int_equal(c->cur_khz, 800000);
+		assert_int_equal(c->min_khz, 800000);
+		assert_int_equal(c->max_khz, 3700000);
+		assert_int_equal(c->hw_max_khz, 3700000);
+		assert_string_equal(c->epp, "");
+		assert_int_equal(c->numa_node, 0);
+	}
+	/* cpuidle */
+	assert_string_equal(n.idle.driver, "acpi_idle");
+	assert_string_equal(n.idle.governor, "menu");
+	c = &n.cpus[2];
+	assert_int_equal(c->nr_idle, 3);
+	assert_string_equal(c->idle[2].name, "C2");
+	assert_int_equal(c->idle[2].latency_us, 400);
+	assert_int_equal(c->idle[2].usage, 1893342);
+	assert_int_equal(c->idle[2].time_us, 891234567);
+	assert_int_equal(c->idle[2].disable, 0);
+	assert_string_equal(c->pm_qos, "0");
+	/* THP: the bracketed word */
+	assert_true(n.thp.present);
+	assert_string_equal(n.thp.enabled, "always");
+	assert_string_equal(n.thp.defrag, "madvise");
+	assert_int_equal(n.thp.kh_defrag, 1);
+	assert_int_equal(n.thp.pages_to_scan, 4096);
+	assert_int_equal(n.thp.scan_sleep_ms, 10000);
+	assert_int_equal(n.thp.alloc_sleep_ms, 60000);
+	/* interrupts: numbered lines only, chip and name columns */
+	assert_int_equal(n.nr_irqs, 13);
+	q = irq(&n, 73);
+	assert_string_equal(q->name, "eth0-TxRx-2");
+	assert_string_equal(q->chip, "IR-PCI-MSIX-0000:41:00.0");
+	assert_int_equal(q->count[2], 9345678);
+	assert_int_equal(q->total, 9345678);
+	assert_string_equal(q->affinity, "2");
+	assert_set(&q->eff, "2");
+	assert_int_equal(q->node, 0);
+	assert_int_equal(q->pin, LW_IRQ_MOVABLE);
+	assert_int_equal(q->nic, 0);
+	assert_null(q->delta);
+	assert_string_equal(irq(&n, 9)->chip, "IO-APIC");
+	assert_string_equal(irq(&n, 9)->name, "acpi");
+	assert_int_equal(irq(&n, 83)->pin, LW_IRQ_PIN_NAME);
+	assert_int_equal(irq(&n, 80)->pin, LW_IRQ_MOVABLE); /* nvme admin queue */
+	/* irqbalance and the NIC */
+	assert_true(n.irqbalance.running);
+	assert_int_equal(n.irqbalance.pid, 777);
+	assert_string_equal(n.irqbalance.banned, "");
+	assert_int_equal(n.nr_nics, 1);
+	assert_string_equal(n.nics[0].name, "eth0");
+	assert_int_equal(n.nics[0].numa_node, 0);
+	assert_int_equal(n.nics[0].nr_irqs, 5);
+	assert_int_equal(n.nics[0].irqs[0], 70);
+	assert_int_equal(n.nics[0].irqs[4], 74);
+	assert_false(n.has_target);
+	lw_node_free(&n);
+}
+
+static void test_target(void **state)
+{
+	struct lw_node n;
+	const struct lw_target *t = &n.target;
+
+	read_fixture(&n, "acpi-powersave", 4242);
+	assert_true(n.has_target);
+	assert_int_equal(t->pid, 4242);
+	assert_string_equal(t->comm, "gateway");
+	assert_string_equal(t->cpus_allowed, "2-3");
+	assert_set(&t->cpus, "2-3");
+	assert_int_equal(t->thp_enabled, 1);
+	assert_int_equal(t->madv_regions, 2);
+	assert_int_equal(t->anon_huge_kb, 6144);
+	assert_string_equal(t->cgroup, "/system.slice/gateway.service");
+	assert_int_equal(t->cgroup_v, 2);
+	assert_string_equal(t->cpu_max_path, "/sys/fs/cgroup/system.slice/gateway.service/cpu.max");
+	assert_string_equal(t->cpu_max, "150000 100000");
+	assert_int_equal(t->quota_us, 150000);
+	assert_int_equal(t->period_us, 100000);
+	assert_true(t->has_cpu_stat);
+	assert_int_equal(t->nr_periods, 52000);
+	assert_int_equal(t->nr_throttled, 3100);
+	assert_int_equal(t->throttled_usec, 9300000);
+	assert_string_equal(t->cpuset, "2-3");
+	lw_node_free(&n);
+}
+
+static void test_missing(void **state)
+{
+	struct lw_node n;
+
+	assert_int_equal(lw_node_read(&n, LW_FIXTURES "/acpi-powersave", 4243), -ESRCH);
+	lw_node_free(&n);
+	assert_int_equal(lw_node_read(&n, LW_FIXTURES "/no-such-tree", 0), -ENOENT);
+	lw_node_free(&n);
+}
+
+/* ---- intel_pstate active with HWP ---- */
+
+static void test_intel_hwp(void **state)
+{
+	struct lw_node n;
+
+	read_fixture(&n, "intel-hwp", 0);
+	assert_int_equal(n.freq.drv, LW_DRV_INTEL_PSTATE);
+	assert_string_equal(n.freq.pstate_status, "active");
+	assert_true(n.freq.hwp);
+	assert_int_equal(n.freq.no_turbo, 0);
+	assert_int_equal(n.freq.boost, -1);
+	assert_string_equal(n.cpus[1].governor, "powersave");
+	assert_string_equal(n.cpus[1].epp, "balance_power");
+	assert_int_equal(n.cpus[1].base_khz, 2200000);
+	assert_int_equal(n.cpus[1].cur_khz, 2150000);
+	assert_string_equal(n.idle.driver, "intel_idle");
+	assert_int_equal(n.cpus[0].nr_idle, 4);
+	assert_string_equal(n.cpus[0].idle[3].name, "C6");
+	assert_int_equal(n.cpus[0].idle[3].latency_us, 170);
+	assert_string_equal(n.thp.enabled, "madvise");
+	lw_node_free(&n);
+}
+
+/* ---- amd-pstate active (EPP) ---- */
+
+static void test_amd_pstate(void **state)
+{
+	struct lw_node n;
+
+	read_fixture(&n, "amd-pstate", 0);
+	assert_int_equal(n.freq.drv, LW_DRV_AMD_PSTATE_EPP);
+	assert_string_equal(n.freq.driver, "amd-pstate-epp");
+	assert_string_equal(n.freq.pstate_status, "active");
+	assert_false(n.freq.hwp); /* HWP is Intel's */
+	assert_int_equal(n.freq.boost, 0);
+	assert_string_equal(n.cpus[3].epp, "power");
+	assert_int_equal(n.cpus[3].hw_max_khz, 3700000);
+	assert_int_equal(n.cpus[3].idle[2].disable, 1);
+	assert_string_equal(n.thp.enabled, "never");
+	lw_node_free(&n);
+}
+
+/* ---- VM without cpufreq, virtio IRQs ---- */
+
+static void test_vm(void **state)
+{
+	struct lw_node n;
+
+	read_fixture(&n, "vm-nocpufreq", 4242);
+	assert_int_equal(n.nr_cpus, 2);
+	assert_int_equal(n.freq.drv, LW_DRV_NONE);
+	assert_string_equal(n.freq.driver, "");
+	assert_false(n.cpus[0].has_freq);
+	assert_string_equal(n.idle.driver, "haltpoll");
+	assert_string_equal(n.cpus[1].idle[1].name, "haltpoll idle");
+	assert_string_equal(n.thp.enabled, "madvise");
+	assert_string_equal(n.thp.defrag, "madvise");
+	assert_int_equal(irq(&n, 36)->pin, LW_IRQ_PIN_NAME);
+	assert_string_equal(irq(&n, 36)->chip, "PCI-MSIX-0000:00:02.0");
+	assert_int_equal(irq(&n, 36)->count[1], 30591);
+	assert_int_equal(irq(&n, 41)->pin, LW_IRQ_MOVABLE);
+	assert_int_equal(irq(&n, 42)->pin, LW_IRQ_MOVABLE);
+	assert_string_equal(irq(&n, 24)->name, "ACPI:Ged");
+	/* virtio-net: numa_node and msi_irqs live on the PCI parent of virtioN */
+	assert_int_equal(n.nr_nics, 1);
+	assert_string_equal(n.nics[0].name, "eth0");
+	assert_int_equal(n.nics[0].numa_node, -1);
+	assert_int_equal(n.nics[0].nr_irqs, 3);
+	assert_int_equal(irq(&n, 38)->nic, 0);
+	assert_false(n.irqbalance.running);
+	assert_string_equal(n.target.cgroup, "/");
+	assert_string_equal(n.target.cpu_max, "max 100000");
+	assert_int_equal(n.target.quota_us, -1);
+	lw_node_free(&n);
+}
+
+/* ---- NIC on node 1, IRQs on node 0 ---- */
+
+static void test_numa_nic(void **state)
+{
+	struct lw_node n;
+	const struct lw_numa_node *nn;
+
+	read_fixture(&n, "numa-nic", 4242);
+	assert_int_equal(n.nr_numa, 2);
+	nn = lw_node_numa(&n, 1);
+	assert_non_null(nn);
+	assert_set(&nn->cpus, "4-7");
+	assert_int_equal(n.cpus[5].numa_node, 1);
+	assert_int_equal(n.cpus[2].numa_node, 0);
+	assert_int_equal(n.nr_nics, 1);
+	assert_string_equal(n.nics[0].name, "eth1");
+	assert_int_equal(n.nics[0].numa_node, 1);
+	assert_int_equal(n.nics[0].nr_irqs, 4);
+	assert_int_equal(n.nics[0].irqs[0], 60);
+	assert_set(&irq(&n, 60)->eff, "0");
+	assert_int_equal(irq(&n, 60)->node, 1);
+	assert_int_equal(n.target.thp_enabled, 0); /* prctl(PR_SET_THP_DISABLE) */
+	lw_node_free(&n);
+}
+
+/* ---- what needs a scratch copy ---- */
+
+static void test_sample(void **state)
+{
+	struct lw_node n;
+	struct lw_cpuset cpu0 = {0};
+	bool sampled;
+	char dir[64];
+
+	copy_fixture("vm-nocpufreq", dir, sizeof(dir));
+	assert_int_equal(lw_node_read(&n, dir, 0), 0);
+	assert_int_equal(lw_irq_count_on(&n, irq(&n, 41), &n.online, &sampled), 1548);
+	assert_false(sampled);
+	write_file(dir, "proc/interrupts",
+		   "           CPU0       CPU1       \n"
+		   " 36:          0      30691 PCI-MSIX-0000:00:02.0   1-edge      virtio1-req.0\n"
+		   " 41:       1648          0 PCI-MSIX-0000:00:04.0   1-edge      virtio3-rx\n"
+		   " 99:          5          0 PCI-MSIX-0000:00:09.0   1-edge      new-irq\n");
+	assert_int_equal(lw_node_sample_irqs(&n, 0), 0);
+	assert_int_equal(n.sample_ms, 0);
+	lw_cpuset_set(&cpu0, 0);
+	assert_int_equal(lw_irq_count_on(&n, irq(&n, 41), &cpu0, &sampled), 100);
+	assert_true(sampled);
+	assert_int_equal(irq(&n, 36)->delta[1], 100);
+	assert_int_equal(irq(&n, 36)->total, 30691);
+	assert_null(lw_node_irq(&n, 99)); /* appeared during the sample */
+	lw_node_free(&n);
+	remove_tree(dir);
+}
+
+/* Kernels that mark managed IRQs drop the write bit of smp_affinity_list. */
+static void test_read_only_affinity(void **state)
+{
+	struct lw_node n;
+	char dir[64], path[256];
+
+	copy_fixture("vm-nocpufreq", dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/proc/irq/41/smp_affinity_list", dir);
+	assert_int_equal(chmod(path, 0444), 0);
+	assert_int_equal(lw_node_read(&n, dir, 0), 0);
+	assert_int_equal(irq(&n, 41)->pin, LW_IRQ_PIN_RO);
+	assert_int_equal(irq(&n, 42)->pin, LW_IRQ_MOVABLE);
+	lw_node_free(&n);
+	remove_tree(dir);
+}
+
+static void test_irqbalance_banned(void **state)
+{
+	struct lw_node n;
+	char dir[64];
+
+	copy_fixture("acpi-powersave", dir, sizeof(dir));
+	write_file(dir, "etc/default/irqbalance",
+		   "#IRQBALANCE_BANNED_CPULIST=\n"
+		   "IRQBALANCE_BANNED_CPUS=\"0000000c\"\n");
+	assert_int_equal(lw_node_read(&n, dir, 0), 0);
+	assert_string_equal(n.irqbalance.banned, "0000000c");
+	assert_set(&n.irqbalance.banned_set, "2-3");
+	lw_node_free(&n);
+	/* The cpulist form wins over the deprecated mask. */
+	write_file(dir, "etc/default/irqbalance",
+		   "IRQBALANCE_BANNED_CPULIST=1-2\n"
+		   "IRQBALANCE_BANNED_CPUS=0000000c\n");
+	assert_int_equal(lw_node_read(&n, dir, 0), 0);
+	assert_string_equal(n.irqbalance.banned, "1-2");
+	assert_set(&n.irqbalance.banned_set, "1-2");
+	lw_node_free(&n);
+	remove_tree(dir);
+}
+
+static void test_cgroup_v1(void **state)
+{
+	struct lw_node n;
+	char dir[64], cmd[512];
+
+	copy_fixture("vm-nocpufreq", dir, sizeof(dir));
+	write_file(dir, "proc/4242/cgroup", "3:cpuset:/\n2:cpu,cpuacct:/app\n0::/\n");
+	snprintf(cmd, sizeof(cmd),
+		 "rm %s/sys/fs/cgroup/cgroup.controllers && "
+		 "mkdir -p '%s/sys/fs/cgroup/cpu,cpuacct/app' %s/sys/fs/cgroup/cpuset",
+		 dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	write_file(dir, "sys/fs/cgroup/cpu,cpuacct/app/cpu.cfs_quota_us", "50000\n");
+	write_file(dir, "sys/fs/cgroup/cpu,cpuacct/app/cpu.cfs_period_us", "100000\n");
+	write_file(dir, "sys/fs/cgroup/cpu,cpuacct/app/cpu.stat",
+		   "nr_periods 10\nnr_throttled 4\nthrottled_time 2000000\n");
+	write_file(dir, "sys/fs/cgroup/cpuset/cpuset.effective_cpus", "0-1\n");
+	assert_int_equal(lw_node_read(&n, dir, 4242), 0);
+	assert_int_equal(n.target.cgroup_v, 1);
+	assert_string_equal(n.target.cgroup, "/app");
+	assert_int_equal(n.target.quota_us, 50000);
+	assert_int_equal(n.target.period_us, 100000);
+	assert_int_equal(n.target.nr_throttled, 4);
+	assert_int_equal(n.target.throttled_usec, 2000);
+	assert_string_equal(n.target.cpuset, "0-1");
+	lw_node_free(&n);
+	remove_tree(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpuset),
+		cmocka_unit_test(test_irq_is_managed),
+		cmocka_unit_test(test_acpi_powersave),
+		cmocka_unit_test(test_target),
+		cmocka_unit_test(test_missing),
+		cmocka_unit_test(test_intel_hwp),
+		cmocka_unit_test(test_amd_pstate),
+		cmocka_unit_test(test_vm),
+		cmocka_unit_test(test_numa_nic),
+		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_read_only_affinity),
+		cmocka_unit_test(test_irqbalance_banned),
+		cmocka_unit_test(test_cgroup_v1),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

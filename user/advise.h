@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * advise.h - judge the node's switches and a trace's causes, produce findings.
+ *
+ * Commands in findings (fix, persist, rollback) are shell text in a small
+ * grammar that fixscript.c turns into scripts; keep to it:
+ *   echo VALUE > /sys/...|/proc/...   a kernel setting (VALUE bare or 'quoted')
+ *   cat > /etc/FILE <<'EOF'\n...EOF  a whole file written (unit, tmpfiles, ...)
+ *   rm -f /etc/FILE                   a file removed
+ *   # text                            a note for the operator, never run
+ *   anything else                     one simple command (no redirection)
+ */
+#ifndef LW_ADVISE_H
+#define LW_ADVISE_H
+
+#include <stddef.h>
+
+#include "finding.h"
+#include "node.h"
+
+/* Thresholds (why these values: see advise.c). */
+#define LW_DEEP_IDLE_US	 50   /* C-state exit latency that a request feels */
+#define LW_SHARE_FINDING 0.10 /* a trace cause this big gets a finding */
+#define LW_SHARE_CRIT	 0.25 /* the largest cause this big is critical */
+#define LW_IRQ_RATE_WARN 100  /* IRQs/s on the target's CPUs worth a warning */
+#define LW_IRQ_RATE_CRIT 1000 /* IRQs/s on the target's CPUs */
+#define LW_IRQ_BOOT_MIN	 100  /* IRQs since boot worth moving, without a sample */
+
+/* What a trace measured, handed over by the engine for the live summary. */
+struct lw_trace_facts {
+	int pid;
+	double share[LW_CAUSE_MAX]; /* share of slow-request extra time, 0..1 */
+	unsigned long long cause_ns[LW_CAUSE_MAX];
+	unsigned long long slow_requests;
+	unsigned long long cpus_mask[8]; /* CPUs the target ran on, bit per cpu */
+	struct lw_fact_irq {
+		unsigned irq, cpu;
+		char name[32];
+		unsigned long long ns, count;
+	} irqs[8];
+	size_t nr_irqs;
+	struct lw_fact_task {
+		unsigned pid;
+		char comm[16];
+		unsigned long long ns, count;
+	} preempt[8];
+	size_t nr_preempt;
+	unsigned long long thp_collapses, thp_scans, compactions;
+	unsigned freq_khz; /* lowest clock seen on target CPUs, 0 = no data */
+	unsigned ref_khz;
+	const char *freq_source; /* "no frequency data" allowed */
+};
+
+/* Findings about the node's switches alone (latwhy check). 0 or -ENOMEM. */
+int lw_advise_node(const struct lw_node *n, struct lw_findings *out);
+
+/*
+ * Findings for each cause of a trace with share >= LW_SHARE_FINDING, with the
+ * trace's evidence and fixes built from the node's state. 0 or -ENOMEM.
+ */
+int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
+		    struct lw_findings *out);
+
+#endif /* LW_ADVISE_H */

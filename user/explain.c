@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* explain.c - trace summary + node state -> findings. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "explain.h"
+
+void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->pid = s->pid;
+	for (int c = 0; c < LW_CAUSE_MAX; c++) {
+		f->share[c] = s->cause[c].share;
+		f->cause_ns[c] = s->cause[c].ns;
+	}
+	f->slow_requests = s->slow_requests;
+	_Static_assert(sizeof(f->cpus_mask) == sizeof(s->cpus_mask), "cpu mask sizes differ");
+	memcpy(f->cpus_mask, s->cpus_mask, sizeof(f->cpus_mask));
+	for (size_t i = 0; i < s->nr_irqs && f->nr_irqs < 8; i++) {
+		struct lw_fact_irq *q = &f->irqs[f->nr_irqs++];
+
+		q->irq = s->irqs[i].irq;
+		q->cpu = s->irqs[i].cpu;
+		snprintf(q->name, sizeof(q->name), "%s", s->irqs[i].name);
+		q->ns = s->irqs[i].ns;
+		q->count = s->irqs[i].count;
+	}
+	for (size_t i = 0; i < s->nr_preempt && f->nr_preempt < 8; i++) {
+		struct lw_fact_task *p;
+
+		/* Only the preemptors that matter get a fix: at least a tenth of
+		 * the top one's time, and never latwhy itself. */
+		if (s->preempt[i].pid == (unsigned)getpid() ||
+		    s->preempt[i].ns * 10 < s->preempt[0].ns)
+			continue;
+		p = &f->preempt[f->nr_preempt++];
+
+		p->pid = s->preempt[i].pid;
+		snprintf(p->comm, sizeof(p->comm), "%s", s->preempt[i].comm);
+		p->ns = s->preempt[i].ns;
+		p->count = s->preempt[i].count;
+	}
+	f->thp_collapses = s->thp.collapses;
+	f->thp_scans = s->thp.scans;
+	f->compactions = s->thp.compactions;
+	/* never a clock that was not measured */
+	f->freq_khz = s->freq_measured ? s->freq_min_khz : 0;
+	f->ref_khz = s->freq_measured ? s->ref_khz : 0;
+	f->freq_source = lw_freq_source_name(s->freq_measured ? s->freq_source : LW_FREQ_NONE);
+}
+
+int lw_explain(const struct lw_summary *s, const char *root, int pid, struct lw_findings *out)
+{
+	struct lw_trace_facts f;
+	struct lw_node n;
+	int err;
+
+	err = lw_node_read(&n, root, pid);
+	if (err == -ESRCH && pid) /* it exited since: node-wide facts still hold */
+		err = lw_node_read(&n, root, 0);
+	if (err)
+		return err;
+	lw_explain_facts(s, &f);
+	err = lw_advise_trace(&n, &f, out);
+	lw_node_free(&n);
+	return err;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * explain.h - from a trace summary to findings: the engine's attribution
+ * joined with the node's switches, judged by the advisor.
+ */
+#ifndef LW_EXPLAIN_H
+#define LW_EXPLAIN_H
+
+#include "advise.h"
+#include "engine.h"
+#include "finding.h"
+#include "node.h"
+
+/* Fill the advisor's facts from an engine summary. */
+void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f);
+
+/*
+ * Findings for a summary. root is "/" on a live node; pid is the target if
+ * it still runs (0 otherwise: node-wide readings only). 0 or -errno.
+ */
+int lw_explain(const struct lw_summary *s, const char *root, int pid, struct lw_findings *out);
+
+#endif /* LW_EXPLAIN_H */

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * node.h - the node's latency switches, read from sysfs and procfs.
+ *
+ * Every reader takes a root directory ("/" on a live node) so the same code
+ * runs on fixture trees in tests. Nothing here needs BPF or root: a file that
+ * is missing or unreadable leaves its field at the "absent" value documented
+ * next to it, and the judgement (advise.c) says what could not be seen.
+ */
+#ifndef LW_NODE_H
+#define LW_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A CPU set, one bit per CPU, the same width as lw_trace_facts.cpus_mask. */
+#define LW_CPUSET_WORDS	 8
+#define LW_NODE_MAX_CPUS (LW_CPUSET_WORDS * 64)
+
+struct lw_cpuset {
+	unsigned long long w[LW_CPUSET_WORDS];
+};
+
+/* "0-3,8,10-11" (cpulist) and "ff,0000000f" (cpumask, as in smp_affinity). */
+int lw_cpuset_parse_list(struct lw_cpuset *s, const char *list);
+int lw_cpuset_parse_mask(struct lw_cpuset *s, const char *mask);
+/* Cpulist form of s into buf ("" when empty); returns buf. */
+char *lw_cpuset_format(const struct lw_cpuset *s, char *buf, size_t len);
+int lw_cpuset_count(const struct lw_cpuset *s);
+int lw_cpuset_first(const struct lw_cpuset *s); /* -1 when empty */
+bool lw_cpuset_intersects(const struct lw_cpuset *a, const struct lw_cpuset *b);
+void lw_cpuset_and(struct lw_cpuset *dst, const struct lw_cpuset *a, const struct lw_cpuset *b);
+void lw_cpuset_andnot(struct lw_cpuset *dst, const struct lw_cpuset *a, const struct lw_cpuset *b);
+void lw_cpuset_or(struct lw_cpuset *dst, const struct lw_cpuset *a, const struct lw_cpuset *b);
+
+static inline bool lw_cpuset_test(const struct lw_cpuset *s, int cpu)
+{
+	return cpu >= 0 && cpu < LW_NODE_MAX_CPUS && (s->w[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+static inline void lw_cpuset_set(struct lw_cpuset *s, int cpu)
+{
+	if (cpu >= 0 && cpu < LW_NODE_MAX_CPUS)
+		s->w[cpu / 64] |= 1ULL << (cpu % 64);
+}
+
+static inline bool lw_cpuset_empty(const struct lw_cpuset *s)
+{
+	return lw_cpuset_first(s) < 0;
+}
+
+enum lw_freq_drv {
+	LW_DRV_NONE = 0,       /* no cpufreq: a VM, or no driver loaded */
+	LW_DRV_ACPI_CPUFREQ,   /* generic governors, boost in cpufreq/boost */
+	LW_DRV_INTEL_PSTATE,   /* intel_pstate active: powersave/performance only */
+	LW_DRV_INTEL_CPUFREQ,  /* intel_pstate passive: generic governors */
+	LW_DRV_AMD_PSTATE,     /* amd-pstate passive or guided: generic governors */
+	LW_DRV_AMD_PSTATE_EPP, /* amd-pstate active: powersave/performance + EPP */
+	LW_DRV_OTHER,
+};
+
+struct lw_idle_state {
+	char name[32];
+	unsigned latency_us; /* exit latency */
+	unsigned long long usage;
+	unsigned long long time_us;
+	int disable; /* 1 = disabled by user space */
+};
+
+#define LW_MAX_IDLE_STATES 16
+
+struct lw_cpu {
+	int id;
+	bool online;
+	int numa_node; /* -1 when unknown */
+	/* cpufreq: has_freq is false when the CPU has no policy. */
+	bool has_freq;
+	char governor[32];
+	unsigned cur_khz;    /* scaling_cur_freq */
+	unsigned min_khz;    /* scaling_min_freq */
+	unsigned max_khz;    /* scaling_max_freq */
+	unsigned hw_min_khz; /* cpuinfo_min_freq */
+	unsigned hw_max_khz; /* cpuinfo_max_freq (includes turbo/boost) */
+	unsigned base_khz;   /* base_frequency, 0 when absent */
+	char epp[32];	     /* energy_performance_preference, "" when absent */
+	/* cpuidle */
+	size_t nr_idle;
+	struct lw_idle_state idle[LW_MAX_IDLE_STATES];
+	char pm_qos[16]; /* power/pm_qos_resume_latency_us: "0" = no limit, "n/a" = no idle */
+};
+
+struct lw_cpufreq {
+	enum lw_freq_drv drv;
+	char driver[32];	/* scaling_driver, "" when none */
+	char pstate_status[16]; /* intel_pstate/status or amd_pstate/status, "" absent */
+	bool hwp;		/* intel_pstate active with HWP (EPP file present) */
+	int no_turbo;		/* intel_pstate/no_turbo, -1 absent */
+	int boost;		/* cpufreq/boost, -1 absent */
+};
+
+struct lw_cpuidle {
+	char driver[32];   /* current_driver, "" when none */
+	char governor[32]; /* current_governor(_ro) */
+};
+
+struct lw_thp {
+	bool present;
+	char enabled[16]; /* the bracketed word of "always [madvise] never" */
+	char defrag[16];
+	int kh_defrag;	     /* khugepaged/defrag, -1 absent */
+	long pages_to_scan;  /* khugepaged/pages_to_scan, -1 absent */
+	long scan_sleep_ms;  /* khugepaged/scan_sleep_millisecs */
+	long alloc_sleep_ms; /* khugepaged/alloc_sleep_millisecs */
+};
+
+/* Why an IRQ cannot be moved from user space. */
+enum lw_irq_pin {
+	LW_IRQ_MOVABLE = 0,
+	LW_IRQ_PIN_RO,	 /* the kernel made smp_affinity read-only */
+	LW_IRQ_PIN_NAME, /* name of a kernel-managed queue vector (heuristic) */
+};
+
+struct lw_irq {
+	unsigned irq;
+	char chip[48];
+	char name[64];
+	unsigned long long total;
+	unsigned long long *count; /* per CPU id, n->nr_cpus entries */
+	unsigned long long *delta; /* per CPU id over the sample, NULL until sampled */
+	char affinity[128];	   /* smp_affinity_list as read, "" absent */
+	char effective[128];	   /* effective_affinity_list as read, "" absent */
+	struct lw_cpuset aff;
+	struct lw_cpuset eff; /* = aff when effective_affinity_list is absent */
+	int node;	      /* /proc/irq/N/node, -1 unknown */
+	enum lw_irq_pin pin;
+	int nic; /* index into n->nics, -1 none */
+};
+
+struct lw_nic {
+	char name[32];
+	int numa_node; /* -1 unknown */
+	unsigned *irqs;
+	size_t nr_irqs;
+};
+
+struct lw_numa_node {
+	int id;
+	struct lw_cpuset cpus;
+};
+
+struct lw_irqbalance {
+	bool running;
+	int pid;
+	char banned[128];    /* banned CPUs as configured, "" none */
+	char banned_src[64]; /* where banned came from */
+	struct lw_cpuset banned_set;
+};
+
+struct lw_target {
+	int pid;
+	char comm[16];
+	char cpus_allowed[128]; /* Cpus_allowed_list */
+	struct lw_cpuset cpus;
+	int thp_enabled;		 /* THP_enabled: line, -1 absent (kernel too old) */
+	int madv_regions;		 /* VMAs with "hg" in VmFlags, -1 unreadable */
+	unsigned long long anon_huge_kb; /* AnonHugePages summed over smaps */
+	char cgroup[256];		 /* cgroup path, "" unknown */
+	int cgroup_v;			 /* 2, 1 (cpu controller on v1) or 0 unknown */
+	char cpu_max_path[320];		 /* the file that holds the quota, "" none */
+	char cpu_max[64];		 /* its content, as read */
+	long long quota_us;		 /* -1 = no limit */
+	unsigned long long period_us;
+	bool has_cpu_stat;
+	unsigned long long nr_periods, nr_throttled, throttled_usec;
+	char cpuset[128]; /* cpuset.cpus.effective, "" absent */
+};
+
+struct lw_node {
+	char *root;  /* "" for "/" */
+	int nr_cpus; /* highest present CPU + 1 */
+	struct lw_cpuset online;
+	struct lw_cpuset isolated; /* isolated + nohz_full: irqbalance bans them */
+	struct lw_cpu *cpus;	   /* nr_cpus entries, indexed by CPU id */
+	struct lw_cpufreq freq;
+	struct lw_cpuidle idle;
+	struct lw_thp thp;
+	struct lw_irq *irqs;
+	size_t nr_irqs;
+	unsigned sample_ms; /* length of the IRQ sample, 0 = none taken */
+	struct lw_irqbalance irqbalance;
+	struct lw_nic *nics;
+	size_t nr_nics;
+	struct lw_numa_node *numa;
+	size_t nr_numa;
+	bool has_target;
+	struct lw_target target;
+};
+
+/*
+ * Read the node under root (NULL or "/" for the live node) and, when pid is
+ * not 0, the target process. Returns 0, -ESRCH when pid does not exist,
+ * -ENOENT when root does not exist, -ENOMEM. n must be freed with
+ * lw_node_free() whatever the result.
+ */
+int lw_node_read(struct lw_node *n, const char *root, int pid);
+/* Sleep ms, re-read /proc/interrupts and fill each IRQ's delta. */
+int lw_node_sample_irqs(struct lw_node *n, unsigned ms);
+void lw_node_free(struct lw_node *n);
+
+/* Lookups; NULL when absent. */
+const struct lw_irq *lw_node_irq(const struct lw_node *n, unsigned irq);
+const struct lw_numa_node *lw_node_numa(const struct lw_node *n, int id);
+
+/* Interrupts of irq on the CPUs in set: over the sample when one was taken
+ * (*sampled = true), else since boot. */
+unsigned long long lw_irq_count_on(const struct lw_node *n, const struct lw_irq *q,
+				   const struct lw_cpuset *set, bool *sampled);
+
+/*
+ * Whether the IRQ named name is a kernel-managed queue vector whose affinity
+ * cannot be changed from user space. Used when the kernel does not say so
+ * itself through the file mode; see the comment in node.c.
+ */
+bool lw_irq_is_managed(const char *name);
+
+const char *lw_freq_drv_name(enum lw_freq_drv d);
+
+#endif /* LW_NODE_H */
