@@ -2,7 +2,7 @@
 # Install the Debian packages latwhy needs to build and test, only those
 # missing. apt-get update runs at most once.
 set -e
-PKGS="make clang libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config \
+PKGS="make clang python3 libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config \
 gcc libc6-dev shellcheck procps iproute2 util-linux"
 missing=""
 for p in $PKGS; do
