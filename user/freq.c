@@ -133,15 +133,14 @@ static __u64 read_counter(int fd)
 
 void lw_freq_sample(struct lw_freq *f, lw_freq_inject_fn inject, void *ctx)
 {
-	static __u64 last_ns;
 	struct timespec ts;
 	__u64 now, dt;
 	long v;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	dt = last_ns ? now - last_ns : 0;
-	last_ns = now;
+	dt = f->last_ns ? now - f->last_ns : 0;
+	f->last_ns = now;
 	for (int c = 0; c < f->nr_cpus; c++) {
 		__u32 khz = 0;
 

@@ -24,6 +24,7 @@ struct lw_freq {
 	/* APERF/MPERF: perf fds per CPU, and the previous reading */
 	int fd_aperf[LW_MAX_CPUS], fd_mperf[LW_MAX_CPUS], fd_tsc[LW_MAX_CPUS];
 	__u64 last_aperf[LW_MAX_CPUS], last_mperf[LW_MAX_CPUS], last_tsc[LW_MAX_CPUS];
+	__u64 last_ns; /* previous sample, CLOCK_MONOTONIC */
 };
 
 /* Pick the source and seed clocks from sysfs under root ("/" normally).
