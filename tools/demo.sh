@@ -1,0 +1,168 @@
+#!/bin/bash
+# demo.sh - what `make demo` runs: a latency server under load, one injected
+# cause of slow requests aimed at the server's CPU, and latwhy explaining them.
+#
+#   DEMO_CAUSE    sched (default), irq, softirq or thp: the tools/inject.sh KIND
+#   DEMO_SECONDS  how long latwhy traces (default 10)
+#   DEMO_CONNS    client connections (default 2)
+#   LATWHY        the tracer to run (default ./latwhy)
+#
+# The server runs on the last CPU (for irq: the CPU the disk IRQ lands on),
+# the client on another CPU. Every child is stopped on any exit.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+T=build/tools
+LATWHY=${LATWHY:-./latwhy}
+CAUSE=${DEMO_CAUSE:-sched}
+SECS=${DEMO_SECONDS:-10}
+CONNS=${DEMO_CONNS:-2}
+WORK=
+SERVER_PID=
+CLIENT_PID=
+INJECT_PID=
+LATWHY_PID=
+
+die() {
+	echo "demo.sh: $*" >&2
+	exit 1
+}
+
+# stop PID SIGNAL: signal a child and reap it; nothing if it is already gone.
+stop() {
+	[ -n "$1" ] || return 0
+	kill -"$2" "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# On a signal latwhy still gets to print what it saw; after 5 s it is killed.
+stop_latwhy() {
+	local i
+	[ -n "$LATWHY_PID" ] || return 0
+	kill -TERM "$LATWHY_PID" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$LATWHY_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$LATWHY_PID" 2>/dev/null
+	wait "$LATWHY_PID" 2>/dev/null
+	LATWHY_PID=
+}
+
+# The injector first after latwhy: it restores the system settings it changed.
+cleanup() {
+	stop_latwhy
+	stop "$INJECT_PID" TERM
+	stop "$CLIENT_PID" TERM
+	stop "$SERVER_PID" TERM
+	INJECT_PID=
+	CLIENT_PID=
+	SERVER_PID=
+	[ -n "$WORK" ] && rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# wait_for FILE PATTERN PID: until FILE matches PATTERN (0), PID exits or 10 s pass.
+wait_for() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+last_cpu() {
+	local online
+	online=$(cat /sys/devices/system/cpu/online)
+	echo "${online##*[,-]}"
+}
+
+start_server() {
+	"$T/lat_server" -p 0 -c "$SRV_CPU" "${SERVER_ARGS[@]}" >"$WORK/server.out" 2>&1 &
+	SERVER_PID=$!
+	wait_for "$WORK/server.out" 'port=' "$SERVER_PID" ||
+		die "server did not start: $(tail -1 "$WORK/server.out")"
+	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$WORK/server.out")
+	echo "demo: $(head -1 "$WORK/server.out") on CPU $SRV_CPU ${SERVER_ARGS[*]}"
+}
+
+# Runs until stopped with SIGTERM, which still prints the summary line.
+start_client() {
+	"$T/lat_client" -p "$PORT" -c "$CONNS" -C "$CLI_CPU" -d 86400 -q >"$WORK/client.out" 2>&1 &
+	CLIENT_PID=$!
+	echo "demo: lat_client $CONNS connection(s) on CPU $CLI_CPU"
+	sleep 1
+	kill -0 "$CLIENT_PID" 2>/dev/null || die "client failed: $(tail -1 "$WORK/client.out")"
+}
+
+# Outlasts latwhy's start-up and run; stopped explicitly afterwards.
+start_injector() {
+	tools/inject.sh "$CAUSE" "$SRV_CPU" $((SECS + 60)) >"$WORK/inject.out" 2>&1 &
+	INJECT_PID=$!
+	wait_for "$WORK/inject.out" '^inject.sh: ' "$INJECT_PID" ||
+		die "injector failed: $(tail -1 "$WORK/inject.out")"
+	grep -q '^inject.sh: [a-z]*: ' "$WORK/inject.out" ||
+		die "injector failed: $(tail -1 "$WORK/inject.out")"
+	echo "demo: $(head -1 "$WORK/inject.out")"
+}
+
+run_demo() {
+	local rc
+
+	start_server
+	start_client
+	start_injector
+	echo "demo: $LATWHY -p $SERVER_PID -d ${SECS}s"
+	# In the background so that a signal to this script is handled at once
+	# (bash runs traps only after a foreground child ends); latwhy installs
+	# its own SIGINT handler, so Ctrl-C still reaches it.
+	"$LATWHY" -p "$SERVER_PID" -d "${SECS}s" &
+	LATWHY_PID=$!
+	wait "$LATWHY_PID"
+	rc=$?
+	LATWHY_PID=
+	stop "$CLIENT_PID" TERM
+	CLIENT_PID=
+	stop "$INJECT_PID" TERM
+	INJECT_PID=
+	stop "$SERVER_PID" TERM
+	SERVER_PID=
+	echo "demo: client: $(grep '^requests=' "$WORK/client.out" || tail -1 "$WORK/client.out")"
+	return "$rc"
+}
+
+[ "$(id -u)" -eq 0 ] || die "must run as root (latwhy loads BPF programs; injectors change sysfs)"
+case $CAUSE in
+sched | irq | softirq | thp) ;;
+*) die "DEMO_CAUSE must be sched, irq, softirq or thp, not '$CAUSE'" ;;
+esac
+if ! [[ $SECS =~ ^[0-9]+$ ]] || [ "$SECS" -eq 0 ]; then
+	die "DEMO_SECONDS must be whole seconds > 0, not '$SECS'"
+fi
+SECS=$((10#$SECS))
+[[ $CONNS =~ ^[1-9][0-9]*$ ]] || die "DEMO_CONNS must be a whole number > 0, not '$CONNS'"
+command -v "$LATWHY" >/dev/null || die "$LATWHY not found (run make, or set LATWHY)"
+for t in lat_server lat_client; do
+	[ -x "$T/$t" ] || die "$T/$t missing (run make)"
+done
+
+SRV_CPU=$(last_cpu)
+CLI_CPU=0
+if [ "$CAUSE" = irq ]; then
+	SRV_CPU=$(tools/inject.sh irq-cpu 2>/dev/null) ||
+		die "cannot find the CPU the disk completion IRQ lands on (tools/inject.sh irq-cpu)"
+fi
+[ "$SRV_CPU" -eq 0 ] && CLI_CPU=$(last_cpu)
+[ "$SRV_CPU" -ne "$CLI_CPU" ] || die "needs at least 2 CPUs"
+
+# THP trouble needs a server whose memory changes: a madvised heap that an
+# allocator-style purge keeps splitting, for khugepaged to collapse again.
+SERVER_ARGS=()
+[ "$CAUSE" = thp ] && SERVER_ARGS=(--thp -R 200)
+
+WORK=$(mktemp -d /tmp/latwhy-demo.XXXXXX) || die "mktemp failed"
+run_demo

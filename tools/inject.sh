@@ -1,0 +1,324 @@
+#!/bin/bash
+# inject.sh - interference injectors for the latwhy lab.
+#
+#   tools/inject.sh KIND CPU SECONDS   aim interference at CPU for SECONDS
+#   tools/inject.sh irq-cpu            print the CPU disk completion IRQs land on
+#
+# KIND:
+#   sched    lw_hog busy-loops on CPU at nice 0
+#   irq      O_DIRECT reads issued from another CPU, completion IRQs on CPU
+#            (exit 3 if the disk IRQ does not land on CPU: it is not moved)
+#   softirq  lo's RPS steers receive processing to CPU; UDP flood from another CPU
+#   thp      THP always + eager khugepaged; fragment 512 MiB from another CPU
+#
+# Prints one line saying what it does. Every setting it changes is restored,
+# and every helper stopped, on exit, also on failure, SIGINT or SIGTERM.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TOOLS=$ROOT/build/tools
+LAB=/var/tmp/latwhy-lab
+DISK_FILE=$LAB/disk.img
+DISK_MB=256
+THP=/sys/kernel/mm/transparent_hugepage
+RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
+
+PIDS=()      # helpers to stop
+KNOB_FILE=() # settings to restore, in the order they were changed
+KNOB_OLD=()
+
+die() {
+	echo "inject.sh: $*" >&2
+	exit 1
+}
+
+usage() {
+	echo "usage: tools/inject.sh {sched|irq|softirq|thp} CPU SECONDS | tools/inject.sh irq-cpu" >&2
+	exit 2
+}
+
+cleanup() {
+	local i p
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	PIDS=()
+	# Newest first, so a knob changed twice ends at its original value.
+	for ((i = ${#KNOB_FILE[@]} - 1; i >= 0; i--)); do
+		echo "${KNOB_OLD[i]}" >"${KNOB_FILE[i]}" ||
+			echo "inject.sh: could not restore ${KNOB_FILE[i]} to '${KNOB_OLD[i]}'" >&2
+	done
+	KNOB_FILE=()
+	KNOB_OLD=()
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The value to write back: the bracketed word of "always [madvise] never".
+knob_value() {
+	local v
+	v=$(cat "$1") || return 1
+	if [[ $v =~ \[([^]]*)\] ]]; then
+		v=${BASH_REMATCH[1]}
+	fi
+	echo "$v"
+}
+
+# set_knob FILE VALUE: remember the old value first, so it is restored even
+# if this write half-fails.
+set_knob() {
+	local old
+	old=$(knob_value "$1") || die "cannot read $1"
+	KNOB_FILE+=("$1")
+	KNOB_OLD+=("$old")
+	echo "$2" >"$1" || die "cannot write '$2' to $1"
+}
+
+# Two runs changing the same knobs would restore each other's values: the
+# second saves the first's "always" and writes it back last. One at a time.
+lock_kind() {
+	mkdir -p "$LAB" || die "cannot create $LAB"
+	exec 9>"$LAB/$1.lock" || die "cannot open $LAB/$1.lock"
+	flock -n 9 || die "$1: another inject.sh $1 is running"
+}
+
+need_tool() {
+	[ -x "$TOOLS/$1" ] || die "$TOOLS/$1 missing (run make)"
+}
+
+# Online CPUs, one per line, from a list like "0-3,6".
+online_cpus() {
+	local part
+	local -a parts
+	IFS=, read -ra parts </sys/devices/system/cpu/online
+	for part in "${parts[@]}"; do
+		seq "${part%-*}" "${part#*-}"
+	done
+}
+
+# A CPU other than $1 for the helpers that must stay off the target CPU.
+other_cpu() {
+	local c
+	for c in $(online_cpus); do
+		if [ "$c" != "$1" ]; then
+			echo "$c"
+			return 0
+		fi
+	done
+	die "need a second online CPU besides CPU $1"
+}
+
+# Hex mask for rps_cpus, in comma-separated 32-bit groups as the kernel prints.
+cpu_mask() {
+	local cpu=$1 groups=$(($1 / 32 + 1)) i out=""
+	for ((i = groups - 1; i >= 0; i--)); do
+		if [ "$i" -eq $((cpu / 32)) ]; then
+			out+=$(printf '%08x' $((1 << (cpu % 32))))
+		else
+			out+=00000000
+		fi
+		[ "$i" -gt 0 ] && out+=,
+	done
+	echo "$out"
+}
+
+# wait_helpers SECONDS: sleep, but stop early with an error if a helper fails.
+wait_helpers() {
+	local sleeper done_pid rc p
+	local -a left
+	sleep "$1" &
+	sleeper=$!
+	PIDS+=("$sleeper")
+	while :; do
+		wait -n -p done_pid "$sleeper" "${PIDS[@]}"
+		rc=$?
+		[ "${done_pid:-}" = "$sleeper" ] && return 0
+		[ -z "${done_pid:-}" ] && return 0
+		[ "$rc" -ne 0 ] && die "helper pid $done_pid failed (exit $rc)"
+		left=()
+		for p in "${PIDS[@]}"; do
+			[ "$p" != "$done_pid" ] && left+=("$p")
+		done
+		PIDS=("${left[@]}")
+	done
+}
+
+# ---- disk completion IRQs ----------------------------------------------------
+
+# /proc/interrupts as "IRQ NAME TOTAL" lines, numbered IRQs only.
+irq_table() {
+	awk 'NR == 1 { ncpu = NF; next }
+	     $1 ~ /^[0-9]+:$/ {
+		t = 0
+		for (i = 2; i <= ncpu + 1; i++) t += $i
+		print substr($1, 1, length($1) - 1), $NF, t
+	     }' /proc/interrupts
+}
+
+# The driver instance behind the disk holding $LAB: virtio1, nvme0, ...
+disk_driver_name() {
+	local src disk
+	src=$(findmnt -no SOURCE -T "$LAB" 2>/dev/null) || return 1
+	disk=$(lsblk -no PKNAME "$src" 2>/dev/null | head -1)
+	[ -n "$disk" ] || disk=$(basename "$src")
+	basename "$(readlink -f "/sys/class/block/$disk/device")"
+}
+
+# IRQs (as "IRQ NAME" lines) whose counters grow during O_DIRECT reads.
+probe_disk_irqs() {
+	ensure_disk_file || return 1
+	irq_table >"$LAB/irq.before"
+	taskset -c "$(other_cpu "${1:-0}")" dd if="$DISK_FILE" of=/dev/null iflag=direct bs=4k \
+		count=512 status=none || return 1
+	irq_table | awk 'NR == FNR { before[$1] = $3; next }
+			 $3 - before[$1] >= 256 { print $1, $2 }' "$LAB/irq.before" -
+	rm -f "$LAB/irq.before"
+}
+
+# The disk's completion IRQs as "IRQ NAME" lines: by the device behind $LAB,
+# then by well-known names, then by probing.
+disk_irqs() {
+	local drv found
+	mkdir -p "$LAB" || return 1
+	drv=$(disk_driver_name)
+	if [ -n "$drv" ]; then
+		found=$(irq_table | awk -v d="$drv" \
+			'index($2, d "-req") == 1 || $2 ~ ("^" d "q[1-9][0-9]*$") { print $1, $2 }')
+	fi
+	if [ -z "${found:-}" ]; then
+		found=$(irq_table | awk '$2 ~ /^(virtio[0-9]+-req|nvme[0-9]+q[1-9]|ahci|ata)/ {
+			print $1, $2 }')
+	fi
+	[ -n "${found:-}" ] || found=$(probe_disk_irqs "$@")
+	[ -n "${found:-}" ] && echo "$found"
+}
+
+# The single CPU all of the disk's completion IRQs land on, or fail.
+disk_irq_cpu() {
+	local irqs irq name cpu="" c
+	irqs=$(disk_irqs) || return 1
+	while read -r irq name; do
+		c=$(cat "/proc/irq/$irq/effective_affinity_list" 2>/dev/null) || return 1
+		[[ $c =~ ^[0-9]+$ ]] || return 1
+		[ -z "$cpu" ] || [ "$cpu" = "$c" ] || return 1
+		cpu=$c
+	done <<<"$irqs"
+	[ -n "$cpu" ] && echo "$cpu"
+}
+
+ensure_disk_file() {
+	local size
+	mkdir -p "$LAB" || return 1
+	size=$(stat -c %s "$DISK_FILE" 2>/dev/null)
+	[ "${size:-0}" -eq $((DISK_MB << 20)) ] && return 0
+	# Written, not fallocated: O_DIRECT reads of unwritten extents never reach the disk.
+	dd if=/dev/zero of="$DISK_FILE.tmp" bs=1M count="$DISK_MB" oflag=direct conv=fsync \
+		status=none && mv "$DISK_FILE.tmp" "$DISK_FILE"
+}
+
+# ---- injectors ---------------------------------------------------------------
+
+inject_sched() {
+	need_tool lw_hog
+	"$TOOLS/lw_hog" -C "$CPU" -d "$DUR" &
+	PIDS+=("$!")
+	echo "inject.sh: sched: lw_hog pid=$! busy-loops on CPU $CPU at nice 0 for ${DUR}s"
+	wait_helpers "$DUR"
+}
+
+inject_irq() {
+	local irqs irq name c other desc="" i
+	irqs=$(disk_irqs "$CPU") || die "irq: no disk completion IRQ found in /proc/interrupts"
+	while read -r irq name; do
+		c=$(cat "/proc/irq/$irq/effective_affinity_list" 2>/dev/null)
+		if [ "$c" != "$CPU" ]; then
+			echo "inject.sh: irq: disk IRQ $irq ($name) lands on CPU ${c:-?}, not CPU $CPU;" \
+				"not moving it (try CPU $(disk_irq_cpu || echo '?'))" >&2
+			exit 3
+		fi
+		desc+="irq=$irq name=$name "
+	done <<<"$irqs"
+	ensure_disk_file || die "irq: cannot create $DISK_FILE"
+	other=$(other_cpu "$CPU")
+	# timeout(1) runs each loop in its own process group and, when signalled,
+	# passes the signal to the whole group: the running dd stops too.
+	for i in 1 2; do
+		# shellcheck disable=SC2016 # $1 is expanded by the inner sh
+		timeout -s TERM $((DUR + 5)) taskset -c "$other" sh -c \
+			'while dd if="$1" of=/dev/null iflag=direct bs=4k status=none; do :; done' \
+			sh "$DISK_FILE" &
+		PIDS+=("$!")
+	done
+	echo "inject.sh: irq: ${desc}cpu=$CPU: 2 O_DIRECT 4k readers of $DISK_FILE on CPU $other for ${DUR}s"
+	wait_helpers "$DUR"
+}
+
+inject_softirq() {
+	local old other
+	need_tool udp_flood
+	[ -w "$RPS" ] || die "softirq: $RPS not writable (kernel without RPS?)"
+	lock_kind softirq
+	old=$(cat "$RPS")
+	other=$(other_cpu "$CPU")
+	set_knob "$RPS" "$(cpu_mask "$CPU")"
+	# nice 19: the sender soaks up the other CPU without delaying the client there.
+	nice -n 19 taskset -c "$other" "$TOOLS/udp_flood" -p 0 -C "$CPU" -d "$DUR" &
+	PIDS+=("$!")
+	echo "inject.sh: softirq: lo rps_cpus $old -> $(cat "$RPS") (CPU $CPU);" \
+		"UDP flood from CPU $other, receiver on CPU $CPU, for ${DUR}s"
+	wait_helpers "$DUR"
+}
+
+inject_thp() {
+	local other k was=""
+	need_tool fragment
+	[ -w "$THP/enabled" ] || die "thp: $THP not writable (kernel without THP?)"
+	lock_kind thp
+	for k in enabled defrag khugepaged/defrag khugepaged/pages_to_scan \
+		khugepaged/scan_sleep_millisecs khugepaged/alloc_sleep_millisecs; do
+		was+="$k=$(knob_value "$THP/$k") "
+	done
+	set_knob "$THP/enabled" always
+	set_knob "$THP/defrag" always
+	set_knob "$THP/khugepaged/defrag" 1
+	set_knob "$THP/khugepaged/pages_to_scan" 4096
+	set_knob "$THP/khugepaged/scan_sleep_millisecs" 10
+	set_knob "$THP/khugepaged/alloc_sleep_millisecs" 10
+	other=$(other_cpu "$CPU")
+	taskset -c "$other" "$TOOLS/fragment" -d "$DUR" &
+	PIDS+=("$!")
+	echo "inject.sh: thp: enabled=always defrag=always khugepaged defrag=1 pages_to_scan=4096" \
+		"scan/alloc_sleep=10ms (was ${was% }); fragment 512 MiB on CPU $other for ${DUR}s"
+	wait_helpers "$DUR"
+}
+
+# ---- main --------------------------------------------------------------------
+
+if [ "${1:-}" = irq-cpu ]; then
+	[ $# -eq 1 ] || usage
+	disk_irq_cpu || die "irq-cpu: cannot tell which CPU the disk completion IRQs land on"
+	exit 0
+fi
+[ $# -eq 3 ] || usage
+KIND=$1
+CPU=$2
+DUR=$3
+[[ $CPU =~ ^[0-9]+$ ]] || die "bad CPU '$CPU'"
+online_cpus | grep -qx "$CPU" || die "CPU $CPU is not online"
+if ! [[ $DUR =~ ^[0-9]+$ ]] || [ "$DUR" -eq 0 ]; then
+	die "bad SECONDS '$DUR' (whole seconds > 0)"
+fi
+DUR=$((10#$DUR))
+[ "$(id -u)" -eq 0 ] || die "must run as root"
+
+case $KIND in
+sched) inject_sched ;;
+irq) inject_irq ;;
+softirq) inject_softirq ;;
+thp) inject_thp ;;
+*) usage ;;
+esac

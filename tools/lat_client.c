@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * lat_client - closed-loop load client for lat_server.
+ *
+ * Each connection has its own thread that writes a 64-byte request, reads the
+ * 64-byte response and records the time between the two with CLOCK_MONOTONIC.
+ * At the end all latencies are sorted and exact quantiles printed as
+ *   requests=N rps=X p50_us=A p99_us=B p999_us=C max_us=D mean_us=E
+ * SIGINT/SIGTERM end the run early and still print the summary.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MSG_SIZE	64
+#define DEFAULT_SECONDS 10
+#define NSEC_PER_SEC	1000000000ULL
+
+struct config {
+	int port;
+	unsigned long conns;
+	double seconds;
+	unsigned long long total; /* -n; 0 = bounded by time only */
+	cpu_set_t cpus;
+	int have_cpus;
+	const char *cpu_arg;
+	double rate;
+	const char *out;
+	int quiet;
+};
+
+static struct config cfg = {
+	.port = 7077,
+	.conns = 1,
+};
+
+struct conn {
+	pthread_t thread;
+	uint64_t *lat; /* ns, one per completed request */
+	size_t n, cap;
+	int err; /* errno of the failure that ended this connection */
+};
+
+static volatile sig_atomic_t stop;
+static unsigned long long issued; /* requests claimed so far, for -n */
+static uint64_t deadline_ns;
+
+static void usage(void)
+{
+	printf("usage: lat_client [-p PORT] [-c CONNS] [-d SECONDS | -n N] [-C CPULIST]\n"
+	       "                  [-r RATE] [-o FILE] [-q] [-h]\n"
+	       "  -p PORT     server port on 127.0.0.1 (default 7077)\n"
+	       "  -c CONNS    connections, one thread each (default 1)\n"
+	       "  -d SECONDS  run time (default %d unless -n is given)\n"
+	       "  -n N        stop after N requests in total\n"
+	       "  -C CPULIST  pin client threads to these CPUs, e.g. 0 or 0-1\n"
+	       "  -r RATE     requests/s per connection, 0 = closed loop flat out (default 0)\n"
+	       "  -o FILE     write every request's latency in ns, one per line\n"
+	       "  -q          quiet: no start line on stderr, only the summary\n"
+	       "  -h          this help\n"
+	       "SIGINT/SIGTERM stop early; the summary is still printed.\n",
+	       DEFAULT_SECONDS);
+}
+
+static void bad_opt(const char *msg, const char *arg)
+{
+	fprintf(stderr, "lat_client: %s: '%s' (see -h)\n", msg, arg);
+	exit(2);
+}
+
+/* One line for an unknown option or a missing value, not getopt's plus usage. */
+static void bad_option(int o, char **argv)
+{
+	char opt[3] = {'-', (char)optopt, 0};
+
+	bad_opt(o == ':' ? "option needs a value" : "unknown option",
+		optopt ? opt : argv[optind - 1]);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static int parse_num(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return (errno || end == s || *end || !isfinite(*out) || *out < 0) ? -1 : 0;
+}
+
+/* "1", "0-1", "0,2-3" into a cpu_set_t; -1 on syntax errors. */
+static int parse_cpulist(const char *s, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	while (*s) {
+		char *end;
+		long lo = strtol(s, &end, 10), hi;
+
+		if (end == s || lo < 0)
+			return -1;
+		hi = lo;
+		if (*end == '-') {
+			s = end + 1;
+			hi = strtol(s, &end, 10);
+			if (end == s || hi < lo)
+				return -1;
+		}
+		if (hi >= CPU_SETSIZE)
+			return -1;
+		for (long c = lo; c <= hi; c++)
+			CPU_SET(c, set);
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		s = end;
+	}
+	return CPU_COUNT(set) ? 0 : -1;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	double v;
+	int o;
+
+	while ((o = getopt(argc, argv, ":p:c:d:n:C:r:o:qh")) != -1) {
+		switch (o) {
+		case 'p':
+			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != (int)v)
+				bad_opt("bad port", optarg);
+			cfg.port = (int)v;
+			break;
+		case 'c':
+			if (parse_num(optarg, &v) || v < 1 || v > 4096 || v != (unsigned long)v)
+				bad_opt("bad connection count", optarg);
+			cfg.conns = (unsigned long)v;
+			break;
+		case 'd':
+			if (parse_num(optarg, &cfg.seconds) || cfg.seconds <= 0)
+				bad_opt("bad duration", optarg);
+			break;
+		case 'n':
+			if (parse_num(optarg, &v) || v < 1 || v > 1e12 || v != (long long)v)
+				bad_opt("bad request count", optarg);
+			cfg.total = (unsigned long long)v;
+			break;
+		case 'C':
+			if (parse_cpulist(optarg, &cfg.cpus))
+				bad_opt("bad CPU list", optarg);
+			cfg.have_cpus = 1;
+			cfg.cpu_arg = optarg;
+			break;
+		case 'r':
+			if (parse_num(optarg, &cfg.rate))
+				bad_opt("bad rate", optarg);
+			break;
+		case 'o':
+			cfg.out = optarg;
+			break;
+		case 'q':
+			cfg.quiet = 1;
+			break;
+		case 'h':
+			usage();
+			exit(0);
+		default:
+			bad_option(o, argv);
+		}
+	}
+	if (optind < argc)
+		bad_opt("unexpected argument", argv[optind]);
+	if (!cfg.seconds && !cfg.total)
+		cfg.seconds = DEFAULT_SECONDS;
+}
+
+static int connect_server(void)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(cfg.port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int one = 1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* Transfer exactly len bytes; a signal that sets stop abandons the request. */
+static int xfer_full(int fd, char *buf, size_t len, int is_write)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = is_write ? write(fd, buf + done, len - done)
+				     : read(fd, buf + done, len - done);
+
+		if (n > 0) {
+			done += n;
+		} else if (n < 0 && errno == EINTR) {
+			if (stop)
+				return -1;
+		} else {
+			if (n == 0)
+				errno = ECONNRESET;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int record(struct conn *c, uint64_t ns)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 65536;
+		uint64_t *p = realloc(c->lat, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		c->lat = p;
+		c->cap = cap;
+	}
+	c->lat[c->n++] = ns;
+	return 0;
+}
+
+/* Claim the next request under -n / -d; 0 when the run is over. */
+static int may_send(void)
+{
+	if (stop)
+		return 0;
+	if (cfg.total && __atomic_fetch_add(&issued, 1, __ATOMIC_RELAXED) >= cfg.total)
+		return 0;
+	return !deadline_ns || now_ns() < deadline_ns;
+}
+
+/* Sleep until the next paced send time; a late request goes out at once. */
+static void pace(uint64_t *next)
+{
+	struct timespec ts;
+
+	if (cfg.rate <= 0)
+		return;
+	ts.tv_sec = *next / NSEC_PER_SEC;
+	ts.tv_nsec = *next % NSEC_PER_SEC;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop)
+		;
+	*next += (uint64_t)(NSEC_PER_SEC / cfg.rate);
+}
+
+static void *conn_thread(void *arg)
+{
+	struct conn *c = arg;
+	char buf[MSG_SIZE] = {0};
+	uint64_t next = now_ns();
+	int fd = connect_server();
+
+	if (fd < 0) {
+		c->err = errno;
+		stop = 1;
+		return NULL;
+	}
+	while (may_send()) {
+		uint64_t t0;
+
+		pace(&next);
+		t0 = now_ns();
+		if (xfer_full(fd, buf, sizeof(buf), 1) || xfer_full(fd, buf, sizeof(buf), 0)) {
+			if (!stop)
+				c->err = errno;
+			break;
+		}
+		if (record(c, now_ns() - t0)) {
+			c->err = ENOMEM;
+			break;
+		}
+	}
+	close(fd);
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank quantile of a sorted array: the smallest value >= q of all. */
+static double quantile_us(const uint64_t *v, size_t n, double q)
+{
+	size_t rank = (size_t)ceil(q * (double)n);
+
+	if (!n)
+		return 0;
+	if (rank < 1)
+		rank = 1;
+	return v[rank - 1] / 1e3;
+}
+
+static uint64_t *merge(struct conn *conns, size_t *np)
+{
+	size_t n = 0, k = 0;
+	uint64_t *all;
+
+	for (unsigned long i = 0; i < cfg.conns; i++)
+		n += conns[i].n;
+	all = malloc((n ? n : 1) * sizeof(*all));
+	if (!all) {
+		fprintf(stderr, "lat_client: out of memory\n");
+		exit(1);
+	}
+	for (unsigned long i = 0; i < cfg.conns; i++) {
+		memcpy(all + k, conns[i].lat, conns[i].n * sizeof(*all));
+		k += conns[i].n;
+	}
+	*np = n;
+	return all;
+}
+
+static int write_latencies(const uint64_t *v, size_t n)
+{
+	FILE *f = fopen(cfg.out, "w");
+
+	if (!f) {
+		fprintf(stderr, "lat_client: %s: %s\n", cfg.out, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		printf("%llu\n", (unsigned long long)v[i]);
+	if (fclose(f)) {
+		fprintf(stderr, "lat_client: %s: %s\n", cfg.out, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void summary(uint64_t *v, size_t n, double secs)
+{
+	long double sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += v[i];
+	qsort(v, n, sizeof(*v), cmp_u64);
+	printf("requests=%zu rps=%.1f p50_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f "
+	       "mean_us=%.1f\n",
+	       n, secs > 0 ? n / secs : 0.0, quantile_us(v, n, 0.50), quantile_us(v, n, 0.99),
+	       quantile_us(v, n, 0.999), n ? v[n - 1] / 1e3 : 0.0,
+	       n ? (double)(sum / n) / 1e3 : 0.0);
+	fflush(stdout);
+}
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+/* Handlers, not SIG_IGN inherited from a shell, so a background run can be stopped. */
+static void setup_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int main(int argc, char **argv)
+{
+	struct conn *conns;
+	uint64_t start, end, *all;
+	size_t n;
+	int rc = 0;
+
+	parse_args(argc, argv);
+	setup_signals();
+	if (cfg.have_cpus && sched_setaffinity(0, sizeof(cfg.cpus), &cfg.cpus)) {
+		fprintf(stderr, "lat_client: cannot pin to CPUs %s: %s\n", cfg.cpu_arg,
+			strerror(errno));
+		return 1;
+	}
+	conns = calloc(cfg.conns, sizeof(*conns));
+	if (!conns) {
+		fprintf(stderr, "lat_client: out of memory\n");
+		return 1;
+	}
+	if (!cfg.quiet)
+		fprintf(stderr, "lat_client: %lu connection(s) to 127.0.0.1:%d\n", cfg.conns,
+			cfg.port);
+
+	start = now_ns();
+	if (cfg.seconds)
+		deadline_ns = start + (uint64_t)(cfg.seconds * NSEC_PER_SEC);
+	for (unsigned long i = 0; i < cfg.conns; i++) {
+		if (pthread_create(&conns[i].thread, NULL, conn_thread, &conns[i])) {
+			fprintf(stderr, "lat_client: cannot start thread %lu\n", i);
+			return 1;
+		}
+	}
+	for (unsigned long i = 0; i < cfg.conns; i++)
+		pthread_join(conns[i].thread, NULL);
+	end = now_ns();
+
+	for (unsigned long i = 0; i < cfg.conns; i++) {
+		if (conns[i].err) {
+			fprintf(stderr, "lat_client: connection %lu: %s\n", i,
+				strerror(conns[i].err));
+			rc = 1;
+		}
+	}
+	all = merge(conns, &n);
+	/* Arrival order in the file: per connection, in the order completed. */
+	if (cfg.out && write_latencies(all, n))
+		rc = 1;
+	/* A run that failed before any answer has nothing to summarise. */
+	if (n || !rc)
+		summary(all, n, (end - start) / 1e9);
+	return rc;
+}

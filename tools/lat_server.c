@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * lat_server - TCP request/response server for latency experiments.
+ *
+ * One accept thread, one worker thread per connection, every thread pinned to
+ * the -c CPUs. A request is 64 bytes in, a fixed amount of CPU work plus
+ * writes to N random pages of a shared heap, 64 bytes out.
+ *
+ * latwhy sees a request as "a read() on a socket returned >0 bytes" up to
+ * "the same thread enters write() on that socket", so a worker does nothing
+ * but read() and write() on its socket, and no syscall at all in between.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MSG_SIZE 64
+#define PAGE_SZ	 4096UL
+#define HPAGE_SZ (2UL << 20)
+
+/* ~200 us of spin() on the 2-CPU Xeon (Sapphire Rapids, KVM) dev VM. */
+#define DEFAULT_ITERS 125000UL
+
+struct config {
+	int port;
+	cpu_set_t cpus;
+	int have_cpus;
+	unsigned long iters;
+	unsigned long heap_mb;
+	unsigned long pages;
+	int thp;
+	unsigned long release_rate;
+};
+
+static struct config cfg = {
+	.port = 7077,
+	.iters = DEFAULT_ITERS,
+	.heap_mb = 64,
+	.pages = 64,
+};
+
+static char *heap;
+static size_t heap_pages;
+
+static void usage(void)
+{
+	printf("usage: lat_server [-p PORT] [-c CPULIST] [-w ITERS] [-m MB] [-P N] [--thp]\n"
+	       "                  [-R RATE] [-h]\n"
+	       "  -p PORT     listen on 127.0.0.1:PORT (default 7077, 0 = any free port)\n"
+	       "  -c CPULIST  pin every thread to these CPUs, e.g. 1 or 0-1 (default: unpinned)\n"
+	       "  -w ITERS    spin-loop iterations of CPU work per request (default %lu,\n"
+	       "              ~200 us per request on the dev VM)\n"
+	       "  -m MB       heap size in MiB touched by requests (default 64)\n"
+	       "  -P N        pages of the heap written per request, one byte each (default 64)\n"
+	       "  --thp       2 MiB-aligned heap with madvise(MADV_HUGEPAGE)\n"
+	       "  -R RATE     a background thread gives RATE random heap pages/s back to the\n"
+	       "              kernel (MADV_DONTNEED), like an allocator purging: this splits\n"
+	       "              huge pages that khugepaged then collapses again (default 0 = off)\n"
+	       "  -h          this help\n"
+	       "Prints 'lat_server pid=<pid> port=<port>' once listening.\n",
+	       DEFAULT_ITERS);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "lat_server: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void bad_opt(const char *msg, const char *arg)
+{
+	fprintf(stderr, "lat_server: %s: '%s' (see -h)\n", msg, arg);
+	exit(2);
+}
+
+/* One line for an unknown option or a missing value, not getopt's plus usage. */
+static void bad_option(int o, char **argv)
+{
+	char opt[3] = {'-', (char)optopt, 0};
+
+	bad_opt(o == ':' ? "option needs a value" : "unknown option",
+		optopt ? opt : argv[optind - 1]);
+}
+
+static int parse_ulong(const char *s, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return (errno || end == s || *end || *s == '-') ? -1 : 0;
+}
+
+/* "1", "0-1", "0,2-3" into a cpu_set_t; -1 on syntax errors. */
+static int parse_cpulist(const char *s, cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	while (*s) {
+		char *end;
+		long lo = strtol(s, &end, 10), hi;
+
+		if (end == s || lo < 0)
+			return -1;
+		hi = lo;
+		if (*end == '-') {
+			s = end + 1;
+			hi = strtol(s, &end, 10);
+			if (end == s || hi < lo)
+				return -1;
+		}
+		if (hi >= CPU_SETSIZE)
+			return -1;
+		for (long c = lo; c <= hi; c++)
+			CPU_SET(c, set);
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return -1;
+		s = end;
+	}
+	return CPU_COUNT(set) ? 0 : -1;
+}
+
+static void parse_args(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"thp", no_argument, NULL, 'T'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	unsigned long v;
+	int o;
+
+	while ((o = getopt_long(argc, argv, ":p:c:w:m:P:R:h", longopts, NULL)) != -1) {
+		switch (o) {
+		case 'p':
+			if (parse_ulong(optarg, &v) || v > 65535)
+				bad_opt("bad port", optarg);
+			cfg.port = (int)v;
+			break;
+		case 'c':
+			if (parse_cpulist(optarg, &cfg.cpus))
+				bad_opt("bad CPU list", optarg);
+			cfg.have_cpus = 1;
+			break;
+		case 'w':
+			if (parse_ulong(optarg, &cfg.iters))
+				bad_opt("bad iteration count", optarg);
+			break;
+		case 'm':
+			if (parse_ulong(optarg, &cfg.heap_mb) || !cfg.heap_mb || cfg.heap_mb >> 20)
+				bad_opt("bad heap size", optarg);
+			break;
+		case 'P':
+			if (parse_ulong(optarg, &cfg.pages))
+				bad_opt("bad page count", optarg);
+			break;
+		case 'T':
+			cfg.thp = 1;
+			break;
+		case 'R':
+			if (parse_ulong(optarg, &cfg.release_rate) || cfg.release_rate > 1000000)
+				bad_opt("bad release rate", optarg);
+			break;
+		case 'h':
+			usage();
+			exit(0);
+		default:
+			bad_option(o, argv);
+		}
+	}
+	if (optind < argc)
+		bad_opt("unexpected argument", argv[optind]);
+}
+
+/*
+ * Map the heap. For --thp the mapping is over-allocated and trimmed to a
+ * 2 MiB boundary, since only PMD-aligned ranges can be backed by huge pages.
+ * The heap is touched up front so requests measure steady state, not the
+ * first fault on each page.
+ */
+static void heap_init(void)
+{
+	size_t len = cfg.heap_mb << 20;
+	size_t map_len = cfg.thp ? len + HPAGE_SZ : len;
+	char *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap heap");
+	if (cfg.thp) {
+		uintptr_t a = ((uintptr_t)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1);
+		size_t head = a - (uintptr_t)p;
+
+		if (head)
+			munmap(p, head);
+		if (HPAGE_SZ - head)
+			munmap((char *)a + len, HPAGE_SZ - head);
+		p = (char *)a;
+		if (madvise(p, len, MADV_HUGEPAGE))
+			die("madvise(MADV_HUGEPAGE)");
+	}
+	memset(p, 1, len);
+	heap = p;
+	heap_pages = len / PAGE_SZ;
+}
+
+static inline uint64_t xorshift64(uint64_t x)
+{
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return x;
+}
+
+/* Fixed CPU work: the empty asm makes every iteration observable. */
+static uint64_t spin(unsigned long iters, uint64_t x)
+{
+	for (unsigned long i = 0; i < iters; i++) {
+		x = xorshift64(x);
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+
+/* Write one byte in each of cfg.pages pseudo-random heap pages. */
+static uint64_t touch_pages(uint64_t x)
+{
+	for (unsigned long i = 0; i < cfg.pages; i++) {
+		x = xorshift64(x);
+		/* Workers share the heap; relaxed atomics keep the races defined. */
+		__atomic_store_n(&heap[(x % heap_pages) * PAGE_SZ], (char)x, __ATOMIC_RELAXED);
+	}
+	return x;
+}
+
+/* Read exactly len bytes; 0 on success, -1 on EOF or error. */
+static int read_full(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+
+		if (n > 0)
+			got += n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const char *buf, size_t len)
+{
+	size_t put = 0;
+
+	while (put < len) {
+		ssize_t n = write(fd, buf + put, len - put);
+
+		if (n > 0)
+			put += n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Allocator-style purging: madvise(MADV_DONTNEED) one random 4 KiB heap page
+ * RATE times a second. Inside a huge page this splits the PMD mapping; the
+ * next touch faults in a 4 KiB page and khugepaged later copies the range
+ * back into a huge page, stalling any worker that touches it meanwhile.
+ */
+static void *releaser(void *arg)
+{
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	long step = 1000000000L / cfg.release_rate;
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (;;) {
+		next.tv_nsec += step;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		x = xorshift64(x);
+		madvise(heap + (x % heap_pages) * PAGE_SZ, PAGE_SZ, MADV_DONTNEED);
+	}
+	return NULL;
+}
+
+static void *worker(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	uint64_t x = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)fd << 32) ^ (uintptr_t)&x;
+	char buf[MSG_SIZE];
+
+	while (read_full(fd, buf, sizeof(buf)) == 0) {
+		x = spin(cfg.iters, x);
+		x = touch_pages(x);
+		memcpy(buf, &x, sizeof(x));
+		if (write_full(fd, buf, sizeof(buf)))
+			break;
+	}
+	close(fd);
+	return NULL;
+}
+
+static int listen_socket(void)
+{
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(cfg.port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	socklen_t slen = sizeof(sa);
+	int one = 1;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		die("bind");
+	if (listen(fd, 128))
+		die("listen");
+	if (getsockname(fd, (struct sockaddr *)&sa, &slen))
+		die("getsockname");
+	cfg.port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static void *acceptor(void *arg)
+{
+	int lfd = (int)(intptr_t)arg;
+
+	for (;;) {
+		int one = 1, fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		pthread_attr_t attr;
+		pthread_t t;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE)
+				continue;
+			die("accept");
+		}
+		/* Set once here, so the request path stays read()/write() only. */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &attr, worker, (void *)(intptr_t)fd)) {
+			fprintf(stderr, "lat_server: cannot start worker, dropping connection\n");
+			close(fd);
+		}
+		pthread_attr_destroy(&attr);
+	}
+	return NULL;
+}
+
+static void on_signal(int sig)
+{
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	pthread_t acc, rel;
+	sigset_t set;
+	int lfd, sig;
+
+	parse_args(argc, argv);
+	/* Pin the process before any thread exists: every thread inherits it. */
+	if (cfg.have_cpus && sched_setaffinity(0, sizeof(cfg.cpus), &cfg.cpus))
+		die("cannot pin to the -c CPUs");
+	heap_init();
+	lfd = listen_socket();
+
+	/*
+	 * Only the main thread takes SIGINT/SIGTERM, via sigwait(). Block them
+	 * before any thread starts; the no-op handler replaces SIG_IGN inherited
+	 * from a shell's background job, which would otherwise drop them.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (pthread_create(&acc, NULL, acceptor, (void *)(intptr_t)lfd)) {
+		fprintf(stderr, "lat_server: cannot start accept thread\n");
+		return 1;
+	}
+	if (cfg.release_rate && pthread_create(&rel, NULL, releaser, NULL)) {
+		fprintf(stderr, "lat_server: cannot start release thread\n");
+		return 1;
+	}
+	printf("lat_server pid=%d port=%d\n", getpid(), cfg.port);
+	fflush(stdout);
+
+	if (sigwait(&set, &sig))
+		die("sigwait");
+	close(lfd);
+	return 0;
+}
