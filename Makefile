@@ -68,7 +68,10 @@ $(BUILD)/tools/lw_freqinject: TOOL_LIBS := -lbpf -lelf -lz
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
-integration: latwhy $(TOOL_BINS)
+$(BUILD)/tests/uprobe_target: tests/integration/uprobe_target.c | $(BUILD)/tests
+	$(CC) $(CFLAGS) $< -o $@
+
+integration: latwhy $(TOOL_BINS) $(BUILD)/tests/uprobe_target
 	@tests/integration/run.sh
 
 test: deps

@@ -150,6 +150,25 @@ assert len(reqs) > 100
 	cleanup
 }
 
+# --request uprobe:BINARY:SYMBOL: a request is one call, entry to return.
+test_uprobe() {
+	build/tests/uprobe_target 6 >"$OUT/target.out" &
+	local tp=$!
+	PIDS+=("$tp")
+	sleep 0.3
+	./latwhy -p "$tp" -d 3s -j --slow 1us --request uprobe:build/tests/uprobe_target:handle_request \
+		>"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check uprobe '
+assert len(reqs) > 100, "only %d requests" % len(reqs)
+lat = sorted(r["latency_ns"] for r in reqs)
+med = lat[len(lat) // 2]
+# handle_request spins about 300 us; a call, not the 1 ms sleep between calls
+assert 250000 <= med <= 1000000, "median %d ns" % med
+assert summ["requests"] >= len(reqs)
+'
+	cleanup
+}
+
 # A CPU hog on the server's CPU: sched time, naming the hog. Default p99 mode.
 test_sched() {
 	start_server "$SRV_CPU" || { fail sched "server did not start"; cleanup; return; }
@@ -265,7 +284,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip sched irq freq thp)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe sched irq freq thp)
 for t in "${TESTS[@]}"; do
 	"test_$t"
 done
