@@ -75,8 +75,8 @@ enum lw_req_flags {
 	/* A clock and a reference were known for some of the run time: the
 	 * FREQ bucket is a measurement. Without it, FREQ is "no data", not 0. */
 	LW_REQ_FREQ_KNOWN = 1 << 0,
-	/* A scheduler transition was missed (a tracepoint program skipped
-	 * by the kernel's recursion guard): the buckets do not add up. */
+	/* A scheduler transition was missed: the gap was charged to the
+	 * last known state, so the buckets add up but their split is a guess. */
 	LW_REQ_INCOMPLETE = 1 << 1,
 };
 
@@ -189,7 +189,7 @@ struct lw_meta_rec {
 	__u64 duration_ns;
 	__u64 threshold_ns; /* fixed --slow, or LW_THRESH_UNKNOWN for p99 */
 	__u64 dropped;	    /* ring-buffer records lost */
-	__u64 incomplete;   /* slow or not, requests with a missed transition */
+	__u64 incomplete;   /* scheduler transitions missed inside requests */
 	__u64 requests;	    /* all requests seen */
 };
 

@@ -517,8 +517,8 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 	else
 		fprintf(f, "Dropped: 0 records.\n");
 	if (s->incomplete)
-		fprintf(f, "Incomplete: %llu requests missed a scheduler event (kernel recursion "
-			   "guard); their buckets do not add up and are marked.\n",
+		fprintf(f, "Incomplete: %llu scheduler events were missed during requests; the "
+			   "requests they touched are marked and their split is estimated.\n",
 			(unsigned long long)s->incomplete);
 	fflush(f);
 }
