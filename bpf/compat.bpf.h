@@ -33,17 +33,17 @@ static __always_inline long lw_task_state(struct task_struct *t)
  * argument register on arm64, which keeps a copy in orig_x0.
  */
 #if defined(__TARGET_ARCH_x86)
-#define LW_NR_read	 0
-#define LW_NR_write	 1
-#define LW_NR_readv	 19
-#define LW_NR_writev	 20
-#define LW_NR_sendfile	 40
-#define LW_NR_sendto	 44
-#define LW_NR_recvfrom	 45
-#define LW_NR_sendmsg	 46
-#define LW_NR_recvmsg	 47
-#define LW_NR_recvmmsg	 299
-#define LW_NR_sendmmsg	 307
+#define LW_NR_read     0
+#define LW_NR_write    1
+#define LW_NR_readv    19
+#define LW_NR_writev   20
+#define LW_NR_sendfile 40
+#define LW_NR_sendto   44
+#define LW_NR_recvfrom 45
+#define LW_NR_sendmsg  46
+#define LW_NR_recvmsg  47
+#define LW_NR_recvmmsg 299
+#define LW_NR_sendmmsg 307
 
 static __always_inline long lw_sys_nr(struct pt_regs *regs)
 {
@@ -55,17 +55,17 @@ static __always_inline long lw_sys_arg0(struct pt_regs *regs)
 	return BPF_CORE_READ(regs, di);
 }
 #elif defined(__TARGET_ARCH_arm64)
-#define LW_NR_read	 63
-#define LW_NR_write	 64
-#define LW_NR_readv	 65
-#define LW_NR_writev	 66
-#define LW_NR_sendfile	 71
-#define LW_NR_sendto	 206
-#define LW_NR_recvfrom	 207
-#define LW_NR_sendmsg	 211
-#define LW_NR_recvmsg	 212
-#define LW_NR_recvmmsg	 243
-#define LW_NR_sendmmsg	 269
+#define LW_NR_read     63
+#define LW_NR_write    64
+#define LW_NR_readv    65
+#define LW_NR_writev   66
+#define LW_NR_sendfile 71
+#define LW_NR_sendto   206
+#define LW_NR_recvfrom 207
+#define LW_NR_sendmsg  211
+#define LW_NR_recvmsg  212
+#define LW_NR_recvmmsg 243
+#define LW_NR_sendmmsg 269
 
 static __always_inline long lw_sys_nr(struct pt_regs *regs)
 {

@@ -25,8 +25,8 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define S_IFMT	 00170000
-#define S_IFSOCK 0140000
+#define S_IFMT	   00170000
+#define S_IFSOCK   0140000
 #define PF_KTHREAD 0x00200000
 
 /* Configuration, set by userspace before load. */
@@ -43,7 +43,7 @@ volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
 /* Read by userspace. */
 __u64 dropped = 0;
 __u64 incomplete = 0; /* requests with a missed scheduler transition */
-__u64 targ_mm = 0; /* the target's mm_struct, learned at sched_switch */
+__u64 targ_mm = 0;    /* the target's mm_struct, learned at sched_switch */
 struct lw_thp_stats thp = {};
 
 /*
@@ -72,7 +72,7 @@ struct thread_state {
 	__u64 snap_irq;
 	__u64 snap_softirq;
 	__u64 snap_flost;
-	__u32 state; /* enum lw_tstate */
+	__u32 state;  /* enum lw_tstate */
 	__u32 in_req; /* enum lw_req_state */
 	__u32 req_fd;
 	__u32 depth; /* uprobe nesting */
@@ -82,12 +82,11 @@ struct thread_state {
 	__u32 waiter_pid; /* who took the CPU when we were preempted */
 	__u64 compact_start;
 	char waiter_comm[LW_COMM_LEN];
-	__u32 top_pid; /* longest single wait of this request */
+	__u32 top_pid;	 /* longest single wait of this request */
 	__u32 req_flags; /* enum lw_req_flags */
 	__u64 top_ns;
 	char top_comm[LW_COMM_LEN];
 };
-
 
 struct hist {
 	__u64 count;
@@ -131,7 +130,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LW_MAX_CPUS * LW_NR_SOFTIRQS);
+	__uint(max_entries, LW_MAX_CPUS *LW_NR_SOFTIRQS);
 	__type(key, struct lw_irq_key);
 	__type(value, struct lw_count);
 } softirq_ev SEC(".maps");
@@ -250,8 +249,9 @@ static __always_inline struct thread_state *thread_get(struct task_struct *t)
  */
 static __always_inline void charge_gap(struct thread_state *ts, __u64 now)
 {
-	__u32 b = ts->state == TS_RUNNABLE ? LW_B_SCHED :
-		  ts->state == TS_SLEEPING ? LW_B_BLOCKED : LW_B_RUN;
+	__u32 b = ts->state == TS_RUNNABLE   ? LW_B_SCHED
+		  : ts->state == TS_SLEEPING ? LW_B_BLOCKED
+					     : LW_B_RUN;
 
 	if (ts->in_req == REQ_NONE || ts->state == TS_UNKNOWN || now < ts->last_ts)
 		return;
@@ -550,7 +550,7 @@ int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct lw_cpu_state *cs = cpu_state_get(cpu);
-	struct lw_irq_key key = { .irq = irq, .cpu = cpu };
+	struct lw_irq_key key = {.irq = irq, .cpu = cpu};
 	bool created = false;
 	__u64 delta;
 
@@ -589,7 +589,7 @@ int BPF_PROG(lw_softirq_exit, unsigned int vec)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct lw_cpu_state *cs = cpu_state_get(cpu);
-	struct lw_irq_key key = { .irq = vec, .cpu = cpu };
+	struct lw_irq_key key = {.irq = vec, .cpu = cpu};
 	bool created = false;
 	__u64 delta, nested;
 

@@ -13,14 +13,14 @@
 #ifndef LATWHY_H
 #define LATWHY_H
 
-#define LW_COMM_LEN	 16
-#define LW_IRQ_NAME_LEN	 32
-#define LW_MAX_CPUS	 512
-#define LW_MAX_IRQ_KEYS	 2048
+#define LW_COMM_LEN	  16
+#define LW_IRQ_NAME_LEN	  32
+#define LW_MAX_CPUS	  512
+#define LW_MAX_IRQ_KEYS	  2048
 #define LW_MAX_PREEMPTORS 1024
-#define LW_MAX_THREADS	 65536
-#define LW_NR_SOFTIRQS	 10
-#define LW_RINGBUF_BYTES (1 << 20)
+#define LW_MAX_THREADS	  65536
+#define LW_NR_SOFTIRQS	  10
+#define LW_RINGBUF_BYTES  (1 << 20)
 
 /* Latency histogram: log2 groups split into 2^LW_HIST_SUB_BITS linear
  * sub-buckets, so any quantile read from it is within 1/8 (12.5%) of the
@@ -127,11 +127,11 @@ struct lw_preempt_rec {
 
 /* THP counters for the target's mm, kept in BPF .bss. */
 struct lw_thp_stats {
-	__u64 scans;		/* mm_khugepaged_scan_pmd on the target's mm */
-	__u64 collapses;	/* mm_collapse_huge_page, succeeded */
-	__u64 collapse_fail;	/* mm_collapse_huge_page, failed */
-	__u64 compactions;	/* mm_compaction_begin in a target thread */
-	__u64 compact_ns;	/* time in those compactions */
+	__u64 scans;		  /* mm_khugepaged_scan_pmd on the target's mm */
+	__u64 collapses;	  /* mm_collapse_huge_page, succeeded */
+	__u64 collapse_fail;	  /* mm_collapse_huge_page, failed */
+	__u64 compactions;	  /* mm_compaction_begin in a target thread */
+	__u64 compact_ns;	  /* time in those compactions */
 	__u64 khugepaged_wake_ns; /* target sleep ended by khugepaged/kcompactd */
 	__u64 khugepaged_run_ns;  /* khugepaged/kcompactd ran while target waited */
 };
@@ -160,21 +160,21 @@ struct lw_cpu_rec {
 struct lw_tick_rec {
 	__u32 type; /* LW_REC_TICK */
 	__u32 pad;
-	__u64 ts_ns;	    /* end of the interval */
-	__u64 requests;	    /* requests completed in the interval */
-	__u64 slow;	    /* slow-request records received in the interval */
-	__u64 p50_ns;	    /* over all requests so far */
+	__u64 ts_ns;	/* end of the interval */
+	__u64 requests; /* requests completed in the interval */
+	__u64 slow;	/* slow-request records received in the interval */
+	__u64 p50_ns;	/* over all requests so far */
 	__u64 p99_ns;
 	__u64 threshold_ns; /* threshold in force, LW_THRESH_UNKNOWN if none */
 };
 
 enum lw_meta_flags {
 	LW_META_TARGET_EXITED = 1 << 0,
-	LW_META_NO_IRQ = 1 << 1,     /* irq tracepoints missing */
+	LW_META_NO_IRQ = 1 << 1, /* irq tracepoints missing */
 	LW_META_NO_SOFTIRQ = 1 << 2,
-	LW_META_NO_THP = 1 << 3,     /* khugepaged tracepoints missing */
+	LW_META_NO_THP = 1 << 3, /* khugepaged tracepoints missing */
 	LW_META_NO_COMPACT = 1 << 4,
-	LW_META_NO_FREQ = 1 << 5,    /* cpu_frequency tracepoint missing */
+	LW_META_NO_FREQ = 1 << 5, /* cpu_frequency tracepoint missing */
 };
 
 struct lw_meta_rec {
@@ -204,11 +204,11 @@ struct lw_cpu_state {
 	__u64 irq_start;  /* 0 = not in a handler */
 	__u64 softirq_start;
 	__u64 softirq_irq_snap;
-	__u64 freq_ts;	  /* when khz took effect (bpf_ktime_get_ns) */
-	__u64 flost;	  /* integral of (1 - khz/ref_khz) dt up to freq_ts, in ns */
+	__u64 freq_ts; /* when khz took effect (bpf_ktime_get_ns) */
+	__u64 flost;   /* integral of (1 - khz/ref_khz) dt up to freq_ts, in ns */
 	__u64 freq_events;
-	__u32 khz;	  /* current clock, 0 = unknown */
-	__u32 ref_khz;	  /* reference clock, 0 = unknown */
+	__u32 khz;     /* current clock, 0 = unknown */
+	__u32 ref_khz; /* reference clock, 0 = unknown */
 	__u32 softirq_vec;
 	__u32 target_cur; /* LW_CUR_* flags of the task now on this CPU */
 } __attribute__((aligned(64)));

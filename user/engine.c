@@ -157,10 +157,10 @@ int lw_engine_feed(struct lw_engine *e, const void *rec, size_t len)
 	if (len < sizeof(type))
 		return -EINVAL;
 	memcpy(&type, rec, sizeof(type));
-#define NEED(T)                          \
-	do {                             \
-		if (len < sizeof(T))     \
-			return -EINVAL;  \
+#define NEED(T)                                                                                    \
+	do {                                                                                       \
+		if (len < sizeof(T))                                                               \
+			return -EINVAL;                                                            \
 	} while (0)
 	switch (type) {
 	case LW_REC_REQUEST:
@@ -401,8 +401,8 @@ const char *lw_softirq_name(__u32 vec)
 {
 	/* include/linux/interrupt.h, stable since 2.6.37 */
 	static const char *const names[LW_NR_SOFTIRQS] = {
-		"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED",
-		"HRTIMER", "RCU",
+		"HI",	    "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+		"IRQ_POLL", "TASKLET", "SCHED",	 "HRTIMER", "RCU",
 	};
 
 	return vec < LW_NR_SOFTIRQS ? names[vec] : "?";

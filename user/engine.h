@@ -37,13 +37,13 @@ struct lw_summary {
 	bool threshold_fixed;
 	__u64 p50_ns, p99_ns;
 	__u64 dropped;
-	__u64 incomplete; /* requests whose accounting missed a transition */
-	__u64 slow_latency_ns;		/* total latency of slow requests */
-	__u64 bucket_ns[LW_B_MAX];	/* per bucket, over slow requests */
+	__u64 incomplete;	   /* requests whose accounting missed a transition */
+	__u64 slow_latency_ns;	   /* total latency of slow requests */
+	__u64 bucket_ns[LW_B_MAX]; /* per bucket, over slow requests */
 	struct lw_cause_stat cause[LW_CAUSE_MAX];
 	enum lw_cause dominant; /* LW_CAUSE_NONE: nothing reached 10% */
 	enum lw_freq_source freq_source;
-	bool freq_measured; /* a clock and a reference were known */
+	bool freq_measured;			   /* a clock and a reference were known */
 	__u32 freq_min_khz, freq_max_khz, ref_khz; /* over CPUs the target used */
 	/* evidence, largest first */
 	struct lw_irq_rec irqs[LW_TOP];

@@ -37,17 +37,16 @@ struct lw_strv {
 	size_t cap;
 };
 
-int lw_strv_add(struct lw_strv *sv, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int lw_strv_add(struct lw_strv *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void lw_strv_free(struct lw_strv *sv);
 
 struct lw_finding {
 	enum lw_cause cause;
 	enum lw_severity severity;
-	char *seen;	 /* what was observed, with values */
-	char *why;	 /* one line: why it hurts latency */
-	char *evidence;	 /* measured numbers backing it (trace findings) */
-	char *cost;	 /* what the fix costs, NULL if nothing notable */
+	char *seen;		 /* what was observed, with values */
+	char *why;		 /* one line: why it hurts latency */
+	char *evidence;		 /* measured numbers backing it (trace findings) */
+	char *cost;		 /* what the fix costs, NULL if nothing notable */
 	struct lw_strv fix;	 /* exact commands, applied now */
 	struct lw_strv persist;	 /* how to make it survive a reboot */
 	struct lw_strv rollback; /* commands restoring today's values */
@@ -67,7 +66,7 @@ void lw_findings_free(struct lw_findings *fs);
 /* Printf into a newly allocated string stored in *dst (freeing the old one). */
 int lw_set(char **dst, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-const char *lw_cause_name(enum lw_cause c);	/* "frequency", "irq", ... */
+const char *lw_cause_name(enum lw_cause c);	  /* "frequency", "irq", ... */
 const char *lw_severity_name(enum lw_severity s); /* "info", "warn", "crit" */
 
 #endif /* LW_FINDING_H */

@@ -78,16 +78,17 @@ int lw_freq_init(struct lw_freq *f, const char *root, int nr_cpus, __u32 ref_ove
 	snprintf(f->root, sizeof(f->root), "%s", root);
 	f->nr_cpus = nr_cpus > LW_MAX_CPUS ? LW_MAX_CPUS : nr_cpus;
 	for (int c = 0; c < f->nr_cpus; c++) {
-		if (!lw_sysfs_read_long(root, &v, "sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq",
-					c))
+		if (!lw_sysfs_read_long(root, &v,
+					"sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", c))
 			f->ref_khz[c] = (__u32)v;
 		if (ref_override_khz)
 			f->ref_khz[c] = ref_override_khz;
-		if (!lw_sysfs_read_long(root, &v, "sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq",
-					c))
+		if (!lw_sysfs_read_long(root, &v,
+					"sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", c))
 			f->cur_khz[c] = (__u32)v;
 	}
-	if (lw_sysfs_read(root, drv, sizeof(drv), "sys/devices/system/cpu/cpu0/cpufreq/scaling_driver")) {
+	if (lw_sysfs_read(root, drv, sizeof(drv),
+			  "sys/devices/system/cpu/cpu0/cpufreq/scaling_driver")) {
 		f->source = LW_FREQ_NONE; /* no cpufreq: a VM, or a disabled driver */
 		return 0;
 	}
@@ -95,7 +96,8 @@ int lw_freq_init(struct lw_freq *f, const char *root, int nr_cpus, __u32 ref_ove
 	/* intel_pstate in active mode with HWP picks clocks in hardware and
 	 * emits no cpu_frequency events. */
 	if (!strcmp(drv, "intel_pstate") && !strcmp(status, "active") &&
-	    lw_sysfs_exists(root, "sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference")) {
+	    lw_sysfs_exists(root,
+			    "sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference")) {
 		if (aperf_mperf_open(f)) {
 			f->source = LW_FREQ_APERF_MPERF;
 			lw_freq_sample(f, NULL, NULL); /* prime the counters */
@@ -145,8 +147,9 @@ void lw_freq_sample(struct lw_freq *f, lw_freq_inject_fn inject, void *ctx)
 		__u32 khz = 0;
 
 		if (f->source == LW_FREQ_SYSFS_POLL) {
-			if (lw_sysfs_read_long(f->root, &v,
-					       "sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", c))
+			if (lw_sysfs_read_long(
+				    f->root, &v,
+				    "sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", c))
 				continue;
 			khz = (__u32)v;
 		} else if (f->source == LW_FREQ_APERF_MPERF) {

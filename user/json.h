@@ -17,7 +17,7 @@
 
 struct lw_json {
 	FILE *f;
-	bool pretty;	/* newline + two spaces per level */
+	bool pretty; /* newline + two spaces per level */
 	int depth;
 	bool first[LW_JSON_MAX_DEPTH]; /* no element written yet at this level */
 	bool after_key;		       /* a key was written, its value is next */

@@ -16,7 +16,7 @@ int lw_parse_duration(const char *s, __u64 *ns)
 		const char *suffix;
 		double mult;
 	} units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "m", 60e9 }, { "h", 3600e9 },
+		{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9},
 	};
 	char *end;
 	double v;
@@ -144,17 +144,17 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 {
 	enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST, OPT_SKIP };
 	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "slow", required_argument, NULL, OPT_SLOW },
-		{ "ref-mhz", required_argument, NULL, OPT_REF },
-		{ "request", required_argument, NULL, OPT_REQUEST },
-		{ "skip", required_argument, NULL, OPT_SKIP },
-		{ "json", no_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+		{"pid", required_argument, NULL, 'p'},
+		{"duration", required_argument, NULL, 'd'},
+		{"slow", required_argument, NULL, OPT_SLOW},
+		{"ref-mhz", required_argument, NULL, OPT_REF},
+		{"request", required_argument, NULL, OPT_REQUEST},
+		{"skip", required_argument, NULL, OPT_SKIP},
+		{"json", no_argument, NULL, 'j'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"interval", required_argument, NULL, 'i'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
 		{},
 	};
 	char *end;
@@ -175,7 +175,8 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 			break;
 		case 'd':
 			if (lw_parse_duration(optarg, &o->duration_ns) || !o->duration_ns) {
-				snprintf(err, errlen, "invalid duration '%s' (examples: 500ms, 10s, 2m)",
+				snprintf(err, errlen,
+					 "invalid duration '%s' (examples: 500ms, 10s, 2m)",
 					 optarg);
 				return -EINVAL;
 			}
@@ -183,7 +184,8 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 		case 'i':
 			if (lw_parse_duration(optarg, &o->interval_ns) ||
 			    o->interval_ns < 100000000ULL) {
-				snprintf(err, errlen, "invalid interval '%s' (at least 100ms)", optarg);
+				snprintf(err, errlen, "invalid interval '%s' (at least 100ms)",
+					 optarg);
 				return -EINVAL;
 			}
 			break;
@@ -229,7 +231,8 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 			/* a long option is the previous word; a short one may sit
 			 * inside a group (-jp), so name it by optopt */
 			if (!strncmp(argv[optind - 1], "--", 2))
-				snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+				snprintf(err, errlen, "option '%s' needs a value",
+					 argv[optind - 1]);
 			else
 				snprintf(err, errlen, "option '-%c' needs a value", optopt);
 			return -EINVAL;

@@ -65,10 +65,13 @@ void lw_render_start(struct lw_render *r, int pid, const char *comm, __u32 flags
 	missing_causes(flags, miss, sizeof(miss));
 	/* stderr: stdout may be NDJSON */
 	fprintf(stderr, "latwhy: tracing pid %d (%s), slow = %s%s. Ctrl-C to stop.\n", pid, comm,
-		slow_ns ? "> " : "above the running p99", slow_ns ? lw_fmt_ns(d, sizeof(d), slow_ns) : "");
+		slow_ns ? "> " : "above the running p99",
+		slow_ns ? lw_fmt_ns(d, sizeof(d), slow_ns) : "");
 	if (*miss)
-		fprintf(stderr, "latwhy: not attached (skipped or missing from this kernel):%s; "
-				"those causes are not measured\n", miss);
+		fprintf(stderr,
+			"latwhy: not attached (skipped or missing from this kernel):%s; "
+			"those causes are not measured\n",
+			miss);
 }
 
 static bool cause_measured(const struct lw_summary *s, int c);
@@ -118,11 +121,12 @@ static void fmt_clock(char *buf, size_t len, const struct lw_summary *s)
 	if (!s->freq_measured)
 		snprintf(buf, len, "no frequency data");
 	else if (s->freq_min_khz == s->freq_max_khz)
-		snprintf(buf, len, "%u MHz of %u MHz (%s)", s->freq_min_khz / 1000, s->ref_khz / 1000,
-			 lw_freq_source_name(s->freq_source));
+		snprintf(buf, len, "%u MHz of %u MHz (%s)", s->freq_min_khz / 1000,
+			 s->ref_khz / 1000, lw_freq_source_name(s->freq_source));
 	else
 		snprintf(buf, len, "%u-%u MHz of %u MHz (%s)", s->freq_min_khz / 1000,
-			 s->freq_max_khz / 1000, s->ref_khz / 1000, lw_freq_source_name(s->freq_source));
+			 s->freq_max_khz / 1000, s->ref_khz / 1000,
+			 lw_freq_source_name(s->freq_source));
 }
 
 void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struct lw_tick_rec *t,
@@ -140,14 +144,16 @@ void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struc
 	else
 		lw_fmt_ns(th, sizeof(th), t->threshold_ns);
 	fprintf(f, "pid %d (%s)  req/s %.0f  p50 %s  p99 %s  slow %llu (> %s)\n", s->pid, s->comm,
-		(double)t->requests * 1e9 / (double)interval_ns, lw_fmt_ns(p50, sizeof(p50), t->p50_ns),
-		lw_fmt_ns(p99, sizeof(p99), t->p99_ns), (unsigned long long)s->slow_requests, th);
-	fprintf(f, "  slow-request time: frequency %s  irq %s  thp %s  sched %s\n", sh[LW_CAUSE_FREQ],
-		sh[LW_CAUSE_IRQ], sh[LW_CAUSE_THP], sh[LW_CAUSE_SCHED]);
+		(double)t->requests * 1e9 / (double)interval_ns,
+		lw_fmt_ns(p50, sizeof(p50), t->p50_ns), lw_fmt_ns(p99, sizeof(p99), t->p99_ns),
+		(unsigned long long)s->slow_requests, th);
+	fprintf(f, "  slow-request time: frequency %s  irq %s  thp %s  sched %s\n",
+		sh[LW_CAUSE_FREQ], sh[LW_CAUSE_IRQ], sh[LW_CAUSE_THP], sh[LW_CAUSE_SCHED]);
 	live_irqs(f, s);
 	fmt_clock(clock, sizeof(clock), s);
 	fprintf(f, "  thp: %llu collapses of its memory, %llu compactions   clock: %s\n",
-		(unsigned long long)s->thp.collapses, (unsigned long long)s->thp.compactions, clock);
+		(unsigned long long)s->thp.collapses, (unsigned long long)s->thp.compactions,
+		clock);
 	fflush(f);
 }
 
@@ -248,9 +254,11 @@ static void json_missing(struct lw_json *j, __u32 flags)
 		__u32 flag;
 		const char *name;
 	} m[] = {
-		{ LW_META_NO_IRQ, "irq" },	       { LW_META_NO_SOFTIRQ, "softirq" },
-		{ LW_META_NO_THP, "khugepaged" },      { LW_META_NO_COMPACT, "compaction" },
-		{ LW_META_NO_FREQ, "cpu_frequency" },
+		{LW_META_NO_IRQ, "irq"},
+		{LW_META_NO_SOFTIRQ, "softirq"},
+		{LW_META_NO_THP, "khugepaged"},
+		{LW_META_NO_COMPACT, "compaction"},
+		{LW_META_NO_FREQ, "cpu_frequency"},
 	};
 
 	lw_json_key(j, "not_attached");
@@ -409,7 +417,8 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 		fprintf(f, "\n");
 	}
 	fmt_share(sh, sizeof(sh),
-		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_RUN] / s->slow_latency_ns : 0, true);
+		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_RUN] / s->slow_latency_ns : 0,
+		  true);
 	fprintf(f, "  (running %s", sh);
 	fmt_share(sh, sizeof(sh),
 		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_BLOCKED] / s->slow_latency_ns : 0,
@@ -423,8 +432,9 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 
 	fprintf(f, "Evidence:\n");
 	for (size_t i = 0; i < s->nr_preempt && i < 3; i++)
-		fprintf(f, "  ran instead of it: %s (pid %u) %s over %llu waits\n", s->preempt[i].comm,
-			s->preempt[i].pid, lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
+		fprintf(f, "  ran instead of it: %s (pid %u) %s over %llu waits\n",
+			s->preempt[i].comm, s->preempt[i].pid,
+			lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
 			(unsigned long long)s->preempt[i].count);
 	for (size_t i = 0; i < s->nr_irqs && i < 3; i++)
 		fprintf(f, "  IRQ %u (%s) on CPU %u: %s in %llu interrupts\n", s->irqs[i].irq,
@@ -435,8 +445,9 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 			lw_softirq_name(s->softirqs[i].vec), s->softirqs[i].cpu,
 			lw_fmt_ns(d, sizeof(d), s->softirqs[i].ns),
 			(unsigned long long)s->softirqs[i].count);
-	fprintf(f, "  THP: %llu collapses (%llu failed) and %llu khugepaged scans of its memory, "
-		   "%llu direct compactions (%s)\n",
+	fprintf(f,
+		"  THP: %llu collapses (%llu failed) and %llu khugepaged scans of its memory, "
+		"%llu direct compactions (%s)\n",
 		(unsigned long long)s->thp.collapses, (unsigned long long)s->thp.collapse_fail,
 		(unsigned long long)s->thp.scans, (unsigned long long)s->thp.compactions,
 		lw_fmt_ns(d, sizeof(d), s->thp.compact_ns));
@@ -461,8 +472,8 @@ static void text_findings(FILE *f, const struct lw_findings *fs)
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct lw_finding *x = &fs->v[i];
 
-		fprintf(f, "  [%s] %s: %s\n", lw_severity_name(x->severity), lw_cause_name(x->cause),
-			x->seen ? x->seen : "");
+		fprintf(f, "  [%s] %s: %s\n", lw_severity_name(x->severity),
+			lw_cause_name(x->cause), x->seen ? x->seen : "");
 		if (x->why)
 			fprintf(f, "    why:      %s\n", x->why);
 		if (x->evidence)
@@ -498,12 +509,14 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 		s->threshold_fixed ? "" : ", running p99", (unsigned long long)s->slow_requests);
 	if (!s->slow_requests) {
 		fprintf(f, "No slow requests were seen%s.\n",
-			s->requests ? "" : ": no requests were detected (is it a request/response "
-					   "server? try --request uprobe:BINARY:SYMBOL)");
+			s->requests ? ""
+				    : ": no requests were detected (is it a request/response "
+				      "server? try --request uprobe:BINARY:SYMBOL)");
 	} else {
 		text_causes(f, s);
 		if (s->dominant == LW_CAUSE_NONE)
-			fprintf(f, "Verdict: no kernel cause reaches 10%% of the slow requests' time.\n");
+			fprintf(f, "Verdict: no kernel cause reaches 10%% of the slow requests' "
+				   "time.\n");
 		else
 			fprintf(f, "Verdict: %s (%.0f%% of the slow requests' time).\n",
 				lw_cause_name(s->dominant), s->cause[s->dominant].share * 100);
@@ -511,14 +524,16 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 	}
 	text_findings(f, fs);
 	if (s->dropped)
-		fprintf(f, "Dropped: %llu slow-request records were lost (ring buffer full); the "
-			   "shares above are over the records received.\n",
+		fprintf(f,
+			"Dropped: %llu slow-request records were lost (ring buffer full); the "
+			"shares above are over the records received.\n",
 			(unsigned long long)s->dropped);
 	else
 		fprintf(f, "Dropped: 0 records.\n");
 	if (s->incomplete)
-		fprintf(f, "Incomplete: %llu scheduler events were missed during requests; the "
-			   "requests they touched are marked and their split is estimated.\n",
+		fprintf(f,
+			"Incomplete: %llu scheduler events were missed during requests; the "
+			"requests they touched are marked and their split is estimated.\n",
 			(unsigned long long)s->incomplete);
 	fflush(f);
 }

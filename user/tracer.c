@@ -102,7 +102,8 @@ static int check_skip_list(const char *list, const struct tp_prog *progs, size_t
 			if (!strcmp(progs[i].tp, name))
 				break;
 		if (i == n) {
-			fprintf(stderr, "latwhy: --skip: '%s' is not a tracepoint latwhy uses\n", name);
+			fprintf(stderr, "latwhy: --skip: '%s' is not a tracepoint latwhy uses\n",
+				name);
 			return -EINVAL;
 		}
 	}
@@ -116,19 +117,19 @@ static int tracer_probe(struct lw_tracer *t)
 {
 	struct latwhy_bpf *s = t->skel;
 	const struct tp_prog progs[] = {
-		{ s->progs.lw_sched_switch, "sched_switch", 0 },
-		{ s->progs.lw_sched_wakeup, "sched_wakeup", 0 },
-		{ s->progs.lw_irq_entry, "irq_handler_entry", LW_META_NO_IRQ },
-		{ s->progs.lw_irq_exit, "irq_handler_exit", LW_META_NO_IRQ },
-		{ s->progs.lw_softirq_entry, "softirq_entry", LW_META_NO_SOFTIRQ },
-		{ s->progs.lw_softirq_exit, "softirq_exit", LW_META_NO_SOFTIRQ },
-		{ s->progs.lw_cpu_freq, "cpu_frequency", LW_META_NO_FREQ },
-		{ s->progs.lw_khugepaged_scan, "mm_khugepaged_scan_pmd", LW_META_NO_THP },
-		{ s->progs.lw_collapse, "mm_collapse_huge_page", LW_META_NO_THP },
-		{ s->progs.lw_compact_begin, "mm_compaction_begin", LW_META_NO_COMPACT },
-		{ s->progs.lw_compact_end, "mm_compaction_end", LW_META_NO_COMPACT },
-		{ s->progs.lw_sys_enter, "sys_enter", 0 },
-		{ s->progs.lw_sys_exit, "sys_exit", 0 },
+		{s->progs.lw_sched_switch, "sched_switch", 0},
+		{s->progs.lw_sched_wakeup, "sched_wakeup", 0},
+		{s->progs.lw_irq_entry, "irq_handler_entry", LW_META_NO_IRQ},
+		{s->progs.lw_irq_exit, "irq_handler_exit", LW_META_NO_IRQ},
+		{s->progs.lw_softirq_entry, "softirq_entry", LW_META_NO_SOFTIRQ},
+		{s->progs.lw_softirq_exit, "softirq_exit", LW_META_NO_SOFTIRQ},
+		{s->progs.lw_cpu_freq, "cpu_frequency", LW_META_NO_FREQ},
+		{s->progs.lw_khugepaged_scan, "mm_khugepaged_scan_pmd", LW_META_NO_THP},
+		{s->progs.lw_collapse, "mm_collapse_huge_page", LW_META_NO_THP},
+		{s->progs.lw_compact_begin, "mm_compaction_begin", LW_META_NO_COMPACT},
+		{s->progs.lw_compact_end, "mm_compaction_end", LW_META_NO_COMPACT},
+		{s->progs.lw_sys_enter, "sys_enter", 0},
+		{s->progs.lw_sys_exit, "sys_exit", 0},
 	};
 	struct btf *vmlinux;
 	int err = 0;
@@ -154,9 +155,10 @@ static int tracer_probe(struct lw_tracer *t)
 		if (!skip && lw_probe_tracepoint(vmlinux, progs[i].tp))
 			continue;
 		if (!progs[i].flag) {
-			fprintf(stderr, skip ? "latwhy: cannot skip %s: latwhy needs it\n"
-					     : "latwhy: this kernel has no %s tracepoint, which latwhy "
-					       "needs\n",
+			fprintf(stderr,
+				skip ? "latwhy: cannot skip %s: latwhy needs it\n"
+				     : "latwhy: this kernel has no %s tracepoint, which latwhy "
+				       "needs\n",
 				progs[i].tp);
 			err = -EOPNOTSUPP;
 			goto cleanup;
@@ -176,7 +178,7 @@ cleanup:
 static void inject_freq(void *ctx, int cpu, __u32 khz)
 {
 	struct lw_tracer *t = ctx;
-	__u64 args[2] = { khz, (__u64)cpu };
+	__u64 args[2] = {khz, (__u64)cpu};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args),
 		    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
 
@@ -263,7 +265,7 @@ static void snapshot_irqs(struct lw_tracer *t)
 	struct lw_count c;
 
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		struct lw_irq_rec r = { .type = LW_REC_IRQ, .irq = key.irq, .cpu = key.cpu };
+		struct lw_irq_rec r = {.type = LW_REC_IRQ, .irq = key.irq, .cpu = key.cpu};
 
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &c))
@@ -277,7 +279,7 @@ static void snapshot_irqs(struct lw_tracer *t)
 	fd = bpf_map__fd(t->skel->maps.softirq_ev);
 	prev = NULL;
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		struct lw_softirq_rec r = { .type = LW_REC_SOFTIRQ, .vec = key.irq, .cpu = key.cpu };
+		struct lw_softirq_rec r = {.type = LW_REC_SOFTIRQ, .vec = key.irq, .cpu = key.cpu};
 
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &c))
@@ -295,7 +297,7 @@ static void snapshot_preempt(struct lw_tracer *t)
 	struct lw_preempt_val v;
 
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		struct lw_preempt_rec r = { .type = LW_REC_PREEMPT, .pid = key };
+		struct lw_preempt_rec r = {.type = LW_REC_PREEMPT, .pid = key};
 
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &v))
@@ -313,7 +315,7 @@ static void snapshot_cpus(struct lw_tracer *t)
 	int fd = bpf_map__fd(t->skel->maps.cpus);
 
 	for (int c = 0; c < t->nr_cpus && c < LW_MAX_CPUS; c++) {
-		struct lw_cpu_rec r = { .type = LW_REC_CPU, .cpu = c };
+		struct lw_cpu_rec r = {.type = LW_REC_CPU, .cpu = c};
 		struct lw_cpu_state cs;
 		__u32 key = c;
 
@@ -328,7 +330,7 @@ static void snapshot_cpus(struct lw_tracer *t)
 
 static void snapshot(struct lw_tracer *t)
 {
-	struct lw_thp_rec thp = { .type = LW_REC_THP };
+	struct lw_thp_rec thp = {.type = LW_REC_THP};
 
 	snapshot_irqs(t);
 	snapshot_preempt(t);
@@ -394,7 +396,7 @@ static void tracer_tick(struct lw_tracer *t)
 	struct lw_meta_rec m;
 	__u64 b[LW_HIST_BUCKETS];
 	__u64 count = read_hist(t, b);
-	struct lw_tick_rec tick = { .type = LW_REC_TICK, .ts_ns = now_ns() };
+	struct lw_tick_rec tick = {.type = LW_REC_TICK, .ts_ns = now_ns()};
 
 	tick.requests = count - t->hist_count;
 	t->hist_count = count;
@@ -477,7 +479,8 @@ static int tracer_open(struct lw_tracer *t)
 		return err;
 	err = latwhy_bpf__load(t->skel);
 	if (err) {
-		fprintf(stderr, "latwhy: cannot load BPF programs: %s (run with -v for the verifier log)\n",
+		fprintf(stderr,
+			"latwhy: cannot load BPF programs: %s (run with -v for the verifier log)\n",
 			strerror(-err));
 		return err;
 	}
@@ -508,7 +511,7 @@ static int tracer_open(struct lw_tracer *t)
 
 int lw_trace_run(const struct lw_opts *o)
 {
-	struct lw_tracer t = { .o = o };
+	struct lw_tracer t = {.o = o};
 	struct lw_findings fs = {};
 	struct lw_summary s;
 	int err, ret = 1;

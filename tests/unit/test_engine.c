@@ -50,8 +50,8 @@ static void feed_req(struct lw_engine *e, struct lw_request r)
 static void feed_irq(struct lw_engine *e, __u32 irq, __u32 cpu, const char *name, __u64 ns,
 		     __u64 count)
 {
-	struct lw_irq_rec r = { .type = LW_REC_IRQ, .irq = irq, .cpu = cpu, .ns = ns,
-				.count = count };
+	struct lw_irq_rec r = {
+		.type = LW_REC_IRQ, .irq = irq, .cpu = cpu, .ns = ns, .count = count};
 
 	snprintf(r.name, sizeof(r.name), "%s", name);
 	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
@@ -59,16 +59,15 @@ static void feed_irq(struct lw_engine *e, __u32 irq, __u32 cpu, const char *name
 
 static void feed_softirq(struct lw_engine *e, __u32 vec, __u32 cpu, __u64 ns, __u64 count)
 {
-	struct lw_softirq_rec r = { .type = LW_REC_SOFTIRQ, .vec = vec, .cpu = cpu, .ns = ns,
-				    .count = count };
+	struct lw_softirq_rec r = {
+		.type = LW_REC_SOFTIRQ, .vec = vec, .cpu = cpu, .ns = ns, .count = count};
 
 	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
 }
 
-static void feed_preempt(struct lw_engine *e, __u32 pid, const char *comm, __u64 ns,
-			 __u64 count)
+static void feed_preempt(struct lw_engine *e, __u32 pid, const char *comm, __u64 ns, __u64 count)
 {
-	struct lw_preempt_rec r = { .type = LW_REC_PREEMPT, .pid = pid, .ns = ns, .count = count };
+	struct lw_preempt_rec r = {.type = LW_REC_PREEMPT, .pid = pid, .ns = ns, .count = count};
 
 	snprintf(r.comm, sizeof(r.comm), "%s", comm);
 	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
@@ -76,18 +75,25 @@ static void feed_preempt(struct lw_engine *e, __u32 pid, const char *comm, __u64
 
 static void feed_cpu(struct lw_engine *e, __u32 cpu, __u32 khz, __u32 ref_khz)
 {
-	struct lw_cpu_rec r = { .type = LW_REC_CPU, .cpu = cpu, .khz = khz, .ref_khz = ref_khz,
-				.events = 1 };
+	struct lw_cpu_rec r = {
+		.type = LW_REC_CPU, .cpu = cpu, .khz = khz, .ref_khz = ref_khz, .events = 1};
 
 	assert_int_equal(lw_engine_feed(e, &r, sizeof(r)), 0);
 }
 
 static void feed_meta(struct lw_engine *e, enum lw_freq_source src, __u64 threshold)
 {
-	struct lw_meta_rec m = { .type = LW_REC_META, .pid = 4242, .flags = LW_META_NO_THP,
-				 .freq_source = src, .nr_cpus = 4, .ref_khz = 3000000,
-				 .start_ns = 1000, .duration_ns = 30000000000ULL,
-				 .threshold_ns = threshold, .dropped = 7, .requests = 0 };
+	struct lw_meta_rec m = {.type = LW_REC_META,
+				.pid = 4242,
+				.flags = LW_META_NO_THP,
+				.freq_source = src,
+				.nr_cpus = 4,
+				.ref_khz = 3000000,
+				.start_ns = 1000,
+				.duration_ns = 30000000000ULL,
+				.threshold_ns = threshold,
+				.dropped = 7,
+				.requests = 0};
 
 	strcpy(m.comm, "server");
 	assert_int_equal(lw_engine_feed(e, &m, sizeof(m)), 0);
@@ -96,8 +102,12 @@ static void feed_meta(struct lw_engine *e, enum lw_freq_source src, __u64 thresh
 static void feed_tick(struct lw_engine *e, __u64 ts, __u64 requests, __u64 p50, __u64 p99,
 		      __u64 threshold)
 {
-	struct lw_tick_rec t = { .type = LW_REC_TICK, .ts_ns = ts, .requests = requests,
-				 .p50_ns = p50, .p99_ns = p99, .threshold_ns = threshold };
+	struct lw_tick_rec t = {.type = LW_REC_TICK,
+				.ts_ns = ts,
+				.requests = requests,
+				.p50_ns = p50,
+				.p99_ns = p99,
+				.threshold_ns = threshold};
 
 	assert_int_equal(lw_engine_feed(e, &t, sizeof(t)), 0);
 }
@@ -317,14 +327,14 @@ static void test_cause_request_counts(void **state)
 	struct lw_engine *e = *state;
 	struct lw_summary s;
 
-	feed_req(e, req(0, 1000, 1000, 0, 0, 0, 0, 0, 0));	   /* none */
-	feed_req(e, req(0, 1000, 500, 0, 0, 0, 0, 0, 500));	   /* none */
-	feed_req(e, req(0, 1000, 500, 300, 100, 0, 0, 0, 400));	   /* freq */
-	feed_req(e, req(0, 1000, 500, 0, 100, 100, 0, 0, 300));	   /* irq */
-	feed_req(e, req(0, 1000, 500, 0, 0, 0, 100, 0, 400));	   /* thp */
-	feed_req(e, req(0, 1000, 500, 0, 0, 0, 100, 200, 200));	   /* sched */
-	feed_req(e, req(0, 1000, 500, 0, 0, 0, 0, 300, 200));	   /* sched */
-	feed_req(e, req(0, 1000, 500, 0, 0, 0, 0, 400, 100));	   /* sched */
+	feed_req(e, req(0, 1000, 1000, 0, 0, 0, 0, 0, 0));	/* none */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 0, 0, 500));	/* none */
+	feed_req(e, req(0, 1000, 500, 300, 100, 0, 0, 0, 400)); /* freq */
+	feed_req(e, req(0, 1000, 500, 0, 100, 100, 0, 0, 300)); /* irq */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 100, 0, 400));	/* thp */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 100, 200, 200)); /* sched */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 0, 300, 200));	/* sched */
+	feed_req(e, req(0, 1000, 500, 0, 0, 0, 0, 400, 100));	/* sched */
 	lw_engine_summarize(e, &s);
 	assert_int_equal(s.slow_requests, 8);
 	assert_int_equal(s.cause[LW_CAUSE_NONE].requests, 2);
@@ -383,7 +393,7 @@ static void test_irq_top_capped(void **state)
 	struct lw_engine *e = *state;
 	struct lw_summary s;
 	/* 12 keys, fed in a scrambled order */
-	static const unsigned order[12] = { 5, 11, 0, 7, 3, 9, 1, 10, 6, 2, 8, 4 };
+	static const unsigned order[12] = {5, 11, 0, 7, 3, 9, 1, 10, 6, 2, 8, 4};
 
 	for (int i = 0; i < 12; i++)
 		feed_irq(e, 100 + order[i], order[i] % 4, "dev", 1000 * (order[i] + 1), order[i]);
@@ -453,10 +463,14 @@ static void test_preempt_top(void **state)
 static void test_thp_replaced(void **state)
 {
 	struct lw_engine *e = *state;
-	struct lw_thp_rec t = { .type = LW_REC_THP,
-				.s = { .scans = 10, .collapses = 2, .collapse_fail = 1,
-				       .compactions = 3, .compact_ns = 4000,
-				       .khugepaged_wake_ns = 5, .khugepaged_run_ns = 6 } };
+	struct lw_thp_rec t = {.type = LW_REC_THP,
+			       .s = {.scans = 10,
+				     .collapses = 2,
+				     .collapse_fail = 1,
+				     .compactions = 3,
+				     .compact_ns = 4000,
+				     .khugepaged_wake_ns = 5,
+				     .khugepaged_run_ns = 6}};
 	struct lw_summary s;
 
 	assert_int_equal(lw_engine_feed(e, &t, sizeof(t)), 0);
@@ -506,7 +520,7 @@ static void test_cpu_measured(void **state)
 	struct lw_summary s;
 
 	feed_meta(e, LW_FREQ_TRACEPOINT, LW_THRESH_UNKNOWN);
-	feed_cpu(e, 0, 800000, 3000000);  /* no slow request here: ignored */
+	feed_cpu(e, 0, 800000, 3000000); /* no slow request here: ignored */
 	feed_cpu(e, 1, 1200000, 3000000);
 	feed_cpu(e, 2, 2400000, 3000000);
 	feed_cpu(e, 3, 3500000, 3500000); /* no slow request here: ignored */
@@ -570,8 +584,10 @@ static void test_meta(void **state)
 
 	/* meta.requests, when set, wins over the tick sum */
 	{
-		struct lw_meta_rec m = { .type = LW_REC_META, .pid = 9, .requests = 12345,
-					 .threshold_ns = LW_THRESH_UNKNOWN };
+		struct lw_meta_rec m = {.type = LW_REC_META,
+					.pid = 9,
+					.requests = 12345,
+					.threshold_ns = LW_THRESH_UNKNOWN};
 
 		assert_int_equal(lw_engine_feed(e, &m, sizeof(m)), 0);
 	}
@@ -615,11 +631,11 @@ static void test_feed_errors(void **state)
 {
 	struct lw_engine *e = *state;
 	struct lw_request r = req(0, 1000, 1000, 0, 0, 0, 0, 0, 0);
-	struct lw_irq_rec irq = { .type = LW_REC_IRQ, .irq = 1, .ns = 5 };
-	struct lw_meta_rec m = { .type = LW_REC_META };
-	struct lw_cpu_rec c = { .type = LW_REC_CPU, .cpu = LW_MAX_CPUS, .khz = 1, .ref_khz = 1 };
+	struct lw_irq_rec irq = {.type = LW_REC_IRQ, .irq = 1, .ns = 5};
+	struct lw_meta_rec m = {.type = LW_REC_META};
+	struct lw_cpu_rec c = {.type = LW_REC_CPU, .cpu = LW_MAX_CPUS, .khz = 1, .ref_khz = 1};
 	__u32 t;
-	__u8 big[512] = { 0 };
+	__u8 big[512] = {0};
 	struct lw_summary s;
 
 	assert_int_equal(lw_engine_feed(e, &r, 0), -EINVAL);
@@ -653,7 +669,7 @@ static void test_feed_errors(void **state)
 
 	/* a longer buffer than the record is fine */
 	{
-		__u8 buf[sizeof(r) + 16] = { 0 };
+		__u8 buf[sizeof(r) + 16] = {0};
 
 		memcpy(buf, &r, sizeof(r));
 		assert_int_equal(lw_engine_feed(e, buf, sizeof(buf)), 0);
@@ -725,10 +741,27 @@ static void check_bucket(__u64 v)
 static void test_hist_bucket(void **state)
 {
 	static const __u64 vals[] = {
-		8,	 9,	     15,	 16,	     17,	31,	       32,
-		100,	 1000,	     1023,	 1024,	     65535,	65536,	       123456789,
-		1ULL << 32, (1ULL << 32) - 1, (1ULL << 40) + 5, UINT64_MAX / 3,
-		1ULL << 62, (1ULL << 63) - 1, 1ULL << 63,
+		8,
+		9,
+		15,
+		16,
+		17,
+		31,
+		32,
+		100,
+		1000,
+		1023,
+		1024,
+		65535,
+		65536,
+		123456789,
+		1ULL << 32,
+		(1ULL << 32) - 1,
+		(1ULL << 40) + 5,
+		UINT64_MAX / 3,
+		1ULL << 62,
+		(1ULL << 63) - 1,
+		1ULL << 63,
 	};
 
 	for (__u64 v = 0; v < 8; v++) {
@@ -798,8 +831,7 @@ static void test_hist_quantile(void **state)
 	assert_true(fabs((double)p99 - 990000.0) <= 0.125 * 990000.0);
 	assert_true(p50 < p99);
 	/* p100 is at most the top of the last bucket */
-	assert_true(lw_hist_quantile(b, 1000, 1.0) <=
-		    lw_hist_lower(lw_hist_bucket(1000000) + 1));
+	assert_true(lw_hist_quantile(b, 1000, 1.0) <= lw_hist_lower(lw_hist_bucket(1000000) + 1));
 	assert_true(lw_hist_quantile(b, 1000, 1.0) >= 1000000 * 7 / 8);
 
 	/* one value: every quantile is inside its bucket */

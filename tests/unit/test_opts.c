@@ -106,8 +106,8 @@ static int parse(struct lw_opts *o, int argc, char **argv)
 static void test_parse_full(void **state)
 {
 	struct lw_opts o;
-	char *argv[] = { "latwhy", "-p", "4242", "-d", "30s", "--slow", "2ms", "--ref-mhz", "2400",
-			 "-j", NULL };
+	char *argv[] = {"latwhy", "-p",	       "4242", "-d", "30s", "--slow",
+			"2ms",	  "--ref-mhz", "2400", "-j", NULL};
 
 	assert_int_equal(parse(&o, ARGC(argv), argv), 0);
 	assert_string_equal(err, "");
@@ -125,10 +125,11 @@ static void test_parse_full(void **state)
 static void test_parse_defaults_and_long(void **state)
 {
 	struct lw_opts o;
-	char *a1[] = { "latwhy", "-p", "7", NULL };
-	char *a2[] = { "latwhy", "--pid", "8", "--duration", "2m", "--json", "--quiet",
-		       "--verbose", "--interval", "500ms", "--request", "syscall", NULL };
-	char *a3[] = { "latwhy", "--pid=9", "--slow=500us", "-qv", NULL };
+	char *a1[] = {"latwhy", "-p", "7", NULL};
+	char *a2[] = {"latwhy",	   "--pid",   "8",	   "--duration", "2m",
+		      "--json",	   "--quiet", "--verbose", "--interval", "500ms",
+		      "--request", "syscall", NULL};
+	char *a3[] = {"latwhy", "--pid=9", "--slow=500us", "-qv", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
 	assert_int_equal(o.pid, 7);
@@ -159,11 +160,11 @@ static void test_parse_defaults_and_long(void **state)
 static void test_parse_uprobe(void **state)
 {
 	struct lw_opts o;
-	char *a1[] = { "latwhy", "-p", "1", "--request", "uprobe:/usr/bin/foo:handle", NULL };
-	char *a2[] = { "latwhy", "-p", "1", "--request", "uprobe:/x", NULL };
-	char *a3[] = { "latwhy", "-p", "1", "--request", "uprobe:/x:", NULL };
-	char *a4[] = { "latwhy", "-p", "1", "--request", "uprobe::handle", NULL };
-	char *a5[] = { "latwhy", "-p", "1", "--request", "kprobe:foo", NULL };
+	char *a1[] = {"latwhy", "-p", "1", "--request", "uprobe:/usr/bin/foo:handle", NULL};
+	char *a2[] = {"latwhy", "-p", "1", "--request", "uprobe:/x", NULL};
+	char *a3[] = {"latwhy", "-p", "1", "--request", "uprobe:/x:", NULL};
+	char *a4[] = {"latwhy", "-p", "1", "--request", "uprobe::handle", NULL};
+	char *a5[] = {"latwhy", "-p", "1", "--request", "kprobe:foo", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
 	assert_int_equal(o.req_mode, LW_REQ_UPROBE);
@@ -171,28 +172,29 @@ static void test_parse_uprobe(void **state)
 	assert_string_equal(o.uprobe_sym, "handle");
 
 	assert_int_equal(parse(&o, ARGC(a2), a2), -EINVAL);
-	assert_string_equal(err,
-			    "invalid --request 'uprobe:/x': expected syscall or uprobe:BINARY:SYMBOL");
+	assert_string_equal(
+		err, "invalid --request 'uprobe:/x': expected syscall or uprobe:BINARY:SYMBOL");
 	assert_int_equal(parse(&o, ARGC(a3), a3), -EINVAL);
-	assert_string_equal(err,
-			    "invalid --request 'uprobe:/x:': expected syscall or uprobe:BINARY:SYMBOL");
+	assert_string_equal(
+		err, "invalid --request 'uprobe:/x:': expected syscall or uprobe:BINARY:SYMBOL");
 	assert_int_equal(parse(&o, ARGC(a4), a4), -EINVAL);
 	assert_string_equal(
-		err, "invalid --request 'uprobe::handle': expected syscall or uprobe:BINARY:SYMBOL");
+		err,
+		"invalid --request 'uprobe::handle': expected syscall or uprobe:BINARY:SYMBOL");
 	assert_int_equal(parse(&o, ARGC(a5), a5), -EINVAL);
-	assert_string_equal(err,
-			    "invalid --request 'kprobe:foo': expected syscall or uprobe:BINARY:SYMBOL");
+	assert_string_equal(
+		err, "invalid --request 'kprobe:foo': expected syscall or uprobe:BINARY:SYMBOL");
 }
 
 static void test_parse_bad_values(void **state)
 {
 	struct lw_opts o;
-	char *a1[] = { "latwhy", "-p", "1", "-d", "10x", NULL };
-	char *a2[] = { "latwhy", "-p", "1", "-d", "0s", NULL };
-	char *a3[] = { "latwhy", "-p", "1", "--slow", "fast", NULL };
-	char *a4[] = { "latwhy", "-p", "1", "--ref-mhz", "0", NULL };
-	char *a5[] = { "latwhy", "-p", "1", "--ref-mhz", "2.4", NULL };
-	char *a6[] = { "latwhy", "-p", "1", "-i", "50ms", NULL };
+	char *a1[] = {"latwhy", "-p", "1", "-d", "10x", NULL};
+	char *a2[] = {"latwhy", "-p", "1", "-d", "0s", NULL};
+	char *a3[] = {"latwhy", "-p", "1", "--slow", "fast", NULL};
+	char *a4[] = {"latwhy", "-p", "1", "--ref-mhz", "0", NULL};
+	char *a5[] = {"latwhy", "-p", "1", "--ref-mhz", "2.4", NULL};
+	char *a6[] = {"latwhy", "-p", "1", "-i", "50ms", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), -EINVAL);
 	assert_string_equal(err, "invalid duration '10x' (examples: 500ms, 10s, 2m)");
@@ -211,13 +213,13 @@ static void test_parse_bad_values(void **state)
 static void test_parse_pid(void **state)
 {
 	struct lw_opts o;
-	char *a0[] = { "latwhy", NULL };
-	char *a1[] = { "latwhy", "-j", "-d", "10s", NULL };
-	char *a2[] = { "latwhy", "-p", "0", NULL };
-	char *a3[] = { "latwhy", "-p", "abc", NULL };
-	char *a4[] = { "latwhy", "-p", "-5", NULL };
-	char *a5[] = { "latwhy", "-p", "12abc", NULL };
-	char *a6[] = { "latwhy", "-p", "99999999999", NULL };
+	char *a0[] = {"latwhy", NULL};
+	char *a1[] = {"latwhy", "-j", "-d", "10s", NULL};
+	char *a2[] = {"latwhy", "-p", "0", NULL};
+	char *a3[] = {"latwhy", "-p", "abc", NULL};
+	char *a4[] = {"latwhy", "-p", "-5", NULL};
+	char *a5[] = {"latwhy", "-p", "12abc", NULL};
+	char *a6[] = {"latwhy", "-p", "99999999999", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a0), a0), -EINVAL);
 	assert_string_equal(err, "a target is needed: -p PID");
@@ -238,13 +240,13 @@ static void test_parse_pid(void **state)
 static void test_parse_unknown_missing(void **state)
 {
 	struct lw_opts o;
-	char *a1[] = { "latwhy", "-p", "1", "-x", NULL };
-	char *a2[] = { "latwhy", "-p", "1", "--bogus", NULL };
-	char *a3[] = { "latwhy", "-p", NULL };
-	char *a4[] = { "latwhy", "-p", "1", "--slow", NULL };
-	char *a5[] = { "latwhy", "-p", "1", "-d", NULL };
-	char *a6[] = { "latwhy", "-p", "1", "extra", NULL };
-	char *a7[] = { "latwhy", "extra", "-p", "1", NULL };
+	char *a1[] = {"latwhy", "-p", "1", "-x", NULL};
+	char *a2[] = {"latwhy", "-p", "1", "--bogus", NULL};
+	char *a3[] = {"latwhy", "-p", NULL};
+	char *a4[] = {"latwhy", "-p", "1", "--slow", NULL};
+	char *a5[] = {"latwhy", "-p", "1", "-d", NULL};
+	char *a6[] = {"latwhy", "-p", "1", "extra", NULL};
+	char *a7[] = {"latwhy", "extra", "-p", "1", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), -EINVAL);
 	assert_string_equal(err, "unknown option '-x'");
@@ -268,7 +270,7 @@ static void test_parse_unknown_missing(void **state)
 static void test_parse_unknown_in_group(void **state)
 {
 	struct lw_opts o;
-	char *a1[] = { "latwhy", "-p", "1", "-xj", NULL };
+	char *a1[] = {"latwhy", "-p", "1", "-xj", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), -EINVAL);
 	assert_string_equal(err, "unknown option '-x'");
@@ -277,8 +279,8 @@ static void test_parse_unknown_in_group(void **state)
 static void test_parse_help(void **state)
 {
 	struct lw_opts o;
-	char *a1[] = { "latwhy", "-h", NULL };
-	char *a2[] = { "latwhy", "-p", "1", "--help", NULL };
+	char *a1[] = {"latwhy", "-h", NULL};
+	char *a2[] = {"latwhy", "-p", "1", "--help", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), 1);
 	assert_int_equal(parse(&o, ARGC(a2), a2), 1);
@@ -287,9 +289,9 @@ static void test_parse_help(void **state)
 static void test_parse_twice(void **state)
 {
 	struct lw_opts o;
-	char *a1[] = { "latwhy", "-p", "11", "-j", "-d", "5s", NULL };
-	char *a2[] = { "latwhy", "-q", "-p", "22", NULL };
-	char *a3[] = { "latwhy", "-p", "11", "-x", NULL };
+	char *a1[] = {"latwhy", "-p", "11", "-j", "-d", "5s", NULL};
+	char *a2[] = {"latwhy", "-q", "-p", "22", NULL};
+	char *a3[] = {"latwhy", "-p", "11", "-x", NULL};
 
 	for (int round = 0; round < 3; round++) {
 		assert_int_equal(parse(&o, ARGC(a1), a1), 0);

@@ -125,19 +125,25 @@ static void build_summary(struct lw_summary *s, enum lw_freq_source src, __u64 t
 			  const char *comm)
 {
 	struct lw_engine *e = lw_engine_new();
-	struct lw_meta_rec m = { .type = LW_REC_META, .pid = 4242, .freq_source = src,
-				 .nr_cpus = 4, .duration_ns = 30000000000ULL,
-				 .threshold_ns = threshold, .dropped = 7 };
-	struct lw_tick_rec t = { .type = LW_REC_TICK, .ts_ns = 1000000000ULL, .requests = 5000,
-				 .p50_ns = 50000, .p99_ns = 900000, .threshold_ns = 900000 };
-	struct lw_cpu_rec c1 = { .type = LW_REC_CPU, .cpu = 1, .khz = 1200000,
-				 .ref_khz = 3000000 };
-	struct lw_cpu_rec c2 = { .type = LW_REC_CPU, .cpu = 2, .khz = 2400000,
-				 .ref_khz = 3000000 };
-	struct lw_irq_rec irq = { .type = LW_REC_IRQ, .irq = 36, .cpu = 1, .name = "eth0",
-				  .ns = 250, .count = 3 };
-	struct lw_preempt_rec pr = { .type = LW_REC_PREEMPT, .pid = 777, .comm = "hog",
-				     .ns = 800, .count = 2 };
+	struct lw_meta_rec m = {.type = LW_REC_META,
+				.pid = 4242,
+				.freq_source = src,
+				.nr_cpus = 4,
+				.duration_ns = 30000000000ULL,
+				.threshold_ns = threshold,
+				.dropped = 7};
+	struct lw_tick_rec t = {.type = LW_REC_TICK,
+				.ts_ns = 1000000000ULL,
+				.requests = 5000,
+				.p50_ns = 50000,
+				.p99_ns = 900000,
+				.threshold_ns = 900000};
+	struct lw_cpu_rec c1 = {.type = LW_REC_CPU, .cpu = 1, .khz = 1200000, .ref_khz = 3000000};
+	struct lw_cpu_rec c2 = {.type = LW_REC_CPU, .cpu = 2, .khz = 2400000, .ref_khz = 3000000};
+	struct lw_irq_rec irq = {
+		.type = LW_REC_IRQ, .irq = 36, .cpu = 1, .name = "eth0", .ns = 250, .count = 3};
+	struct lw_preempt_rec pr = {
+		.type = LW_REC_PREEMPT, .pid = 777, .comm = "hog", .ns = 800, .count = 2};
 	struct lw_request a = req(1, 1000, 400, 100, 100, 50, 0, 300, 150);
 	struct lw_request b = req(2, 3000, 1000, 0, 0, 0, 1500, 500, 0);
 
@@ -280,11 +286,12 @@ static void test_summary_json(void **state)
 	lw_render_summary(o.r, &sum, &fs);
 	s = out_close(&o);
 	assert_one_line(s);
-	assert_has(s, "{\"type\":\"summary\",\"pid\":4242,\"comm\":\"server\","
-		      "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
-		      "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
-		      "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
-		      "\"dropped\":7,\"incomplete\":0,\"target_exited\":false,\"dominant\":\"thp\",");
+	assert_has(s,
+		   "{\"type\":\"summary\",\"pid\":4242,\"comm\":\"server\","
+		   "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
+		   "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
+		   "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
+		   "\"dropped\":7,\"incomplete\":0,\"target_exited\":false,\"dominant\":\"thp\",");
 	assert_has(s, "\"causes\":{\"frequency\":{\"ns\":100,\"share\":0.025,\"requests\":0},"
 		      "\"irq\":{\"ns\":150,\"share\":0.0375,\"requests\":0},"
 		      "\"thp\":{\"ns\":1500,\"share\":0.375,\"requests\":1},"
@@ -294,28 +301,30 @@ static void test_summary_json(void **state)
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
 	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"comm\":\"hog\",\"ns\":800,\"count\":2}]");
 	assert_has(s, "\"clock\":{\"min_khz\":1200000,\"max_khz\":2400000,\"ref_khz\":3000000}");
-	assert_has(s, "\"findings\":[{\"cause\":\"thp\",\"severity\":\"warn\","
-		      "\"seen\":\"THP always\",\"why\":\"khugepaged collapses stall the target\","
-		      "\"evidence\":\"THP: 38% of the slow requests' time\","
-		      "\"fix\":[\"echo never > /sys/kernel/mm/transparent_hugepage/enabled\","
-		      "\"echo \\\"a\\\\b\\\"\"],\"persist\":[\"transparent_hugepage=never\"],"
-		      "\"rollback\":[\"echo always > /sys/kernel/mm/transparent_hugepage/enabled\"],"
-		      "\"verify\":[],\"cost\":null}]}\n");
-	assert_json(s,
-		    "d['type'] == 'summary' and d['duration_ns'] == 30000000000 and "
-		    "d['requests'] == 5000 and d['slow_requests'] == 2 and "
-		    "d['threshold_ns'] == 2000000 and d['freq_source'] == 'cpu_frequency tracepoint' "
-		    "and d['dropped'] == 0 + 7 and list(d['causes']) == "
-		    "['frequency','irq','thp','sched'] and "
-		    "all(set(v) >= {'ns','share'} for v in d['causes'].values()) and "
-		    "d['causes']['thp']['ns'] == 1500 and d['causes']['thp']['share'] == 0.375 and "
-		    "d['causes']['frequency'] == {'ns': 100, 'share': 0.025, 'requests': 0} and "
-		    "abs(sum(v['share'] for v in d['causes'].values()) - 0.6375) < 1e-12 and "
-		    "len(d['findings']) == 1 and d['findings'][0]['cause'] == 'thp' and "
-		    "d['findings'][0]['fix'][1] == 'echo \"a\\\\b\"' and "
-		    "d['findings'][0]['verify'] == [] and "
-		    "all(isinstance(d['findings'][0][k], list) for k in "
-		    "('fix','persist','rollback','verify'))");
+	assert_has(s,
+		   "\"findings\":[{\"cause\":\"thp\",\"severity\":\"warn\","
+		   "\"seen\":\"THP always\",\"why\":\"khugepaged collapses stall the target\","
+		   "\"evidence\":\"THP: 38% of the slow requests' time\","
+		   "\"fix\":[\"echo never > /sys/kernel/mm/transparent_hugepage/enabled\","
+		   "\"echo \\\"a\\\\b\\\"\"],\"persist\":[\"transparent_hugepage=never\"],"
+		   "\"rollback\":[\"echo always > /sys/kernel/mm/transparent_hugepage/enabled\"],"
+		   "\"verify\":[],\"cost\":null}]}\n");
+	assert_json(
+		s,
+		"d['type'] == 'summary' and d['duration_ns'] == 30000000000 and "
+		"d['requests'] == 5000 and d['slow_requests'] == 2 and "
+		"d['threshold_ns'] == 2000000 and d['freq_source'] == 'cpu_frequency tracepoint' "
+		"and d['dropped'] == 0 + 7 and list(d['causes']) == "
+		"['frequency','irq','thp','sched'] and "
+		"all(set(v) >= {'ns','share'} for v in d['causes'].values()) and "
+		"d['causes']['thp']['ns'] == 1500 and d['causes']['thp']['share'] == 0.375 and "
+		"d['causes']['frequency'] == {'ns': 100, 'share': 0.025, 'requests': 0} and "
+		"abs(sum(v['share'] for v in d['causes'].values()) - 0.6375) < 1e-12 and "
+		"len(d['findings']) == 1 and d['findings'][0]['cause'] == 'thp' and "
+		"d['findings'][0]['fix'][1] == 'echo \"a\\\\b\"' and "
+		"d['findings'][0]['verify'] == [] and "
+		"all(isinstance(d['findings'][0][k], list) for k in "
+		"('fix','persist','rollback','verify'))");
 	out_free(&o);
 	lw_findings_free(&fs);
 }
@@ -350,7 +359,7 @@ static void test_summary_json_threshold_unknown(void **state)
 {
 	struct lw_engine *e = lw_engine_new();
 	struct lw_summary sum;
-	struct lw_findings fs = { 0 };
+	struct lw_findings fs = {0};
 	struct out o;
 	const char *s;
 
