@@ -28,6 +28,22 @@ static __always_inline long lw_task_state(struct task_struct *t)
 }
 
 /*
+ * The CPU a task is on (or queued on, at wake-up). x86 moved it from
+ * task_struct into thread_info in 5.16, commit bcf9033e5449 ("sched: move
+ * CPU field back into thread_info if THREAD_INFO_IN_TASK=y").
+ */
+struct task_struct___pre516 {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 lw_task_cpu(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->thread_info.cpu))
+		return BPF_CORE_READ(t, thread_info.cpu);
+	return BPF_CORE_READ((struct task_struct___pre516 *)t, cpu);
+}
+
+/*
  * Syscall number and first argument at sys_exit. The entry registers stay in
  * pt_regs for the whole syscall, but the return value overwrites the first
  * argument register on arm64, which keeps a copy in orig_x0.

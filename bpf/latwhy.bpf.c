@@ -84,6 +84,11 @@ struct thread_state {
 	char waiter_comm[LW_COMM_LEN];
 	__u32 top_pid;	 /* longest single wait of this request */
 	__u32 req_flags; /* enum lw_req_flags */
+	/* runqueue wait: the CPU queued on and its IRQ counters then */
+	__u32 wait_cpu;
+	__u32 waiting; /* counted in that CPU's waiters */
+	__u64 wait_irq;
+	__u64 wait_softirq;
 	__u64 top_ns;
 	char top_comm[LW_COMM_LEN];
 };
@@ -242,6 +247,51 @@ static __always_inline struct thread_state *thread_get(struct task_struct *t)
 	return bpf_task_storage_get(&threads, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
+/* A runqueue wait starts on cpu: interrupts handled there while we wait
+ * delayed us as much as the task they interrupted. */
+static __always_inline void wait_start(struct thread_state *ts, __u32 cpu)
+{
+	struct lw_cpu_state *cs = cpu_state_get(cpu);
+
+	ts->wait_cpu = cpu;
+	ts->wait_irq = cs ? cs->irq_ns : 0;
+	ts->wait_softirq = cs ? cs->softirq_ns : 0;
+	/* IRQs there are evidence while a request waits on it */
+	if (cs && ts->in_req && !ts->waiting) {
+		__sync_fetch_and_add(&cs->waiters, 1);
+		ts->waiting = 1;
+	}
+}
+
+static __always_inline void wait_end(struct thread_state *ts)
+{
+	struct lw_cpu_state *cs;
+
+	if (!ts->waiting)
+		return;
+	ts->waiting = 0;
+	cs = cpu_state_get(ts->wait_cpu);
+	if (cs)
+		__sync_fetch_and_add(&cs->waiters, -1);
+}
+
+/* Split a runqueue wait on cs's CPU into interrupt time and the rest. */
+static __always_inline __u64 wait_irqs(struct thread_state *ts, struct lw_cpu_state *cs, __u32 cpu,
+				       __u64 delta)
+{
+	__u64 irq, soft;
+
+	if (cpu != ts->wait_cpu)
+		return delta; /* migrated: the other CPU's counters don't apply */
+	irq = cs->irq_ns - ts->wait_irq;
+	soft = cs->softirq_ns - ts->wait_softirq;
+	if (irq + soft > delta)
+		return delta;
+	ts->ns[LW_B_IRQ] += irq;
+	ts->ns[LW_B_SOFTIRQ] += soft;
+	return delta - irq - soft;
+}
+
 /*
  * A scheduler transition was missed (seen rarely under load: about 0.1% of
  * requests on 6.18 with a CPU hog). Charge the gap to the state we last knew,
@@ -271,6 +321,7 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 		return NULL;
 	if (ts->state != TS_RUNNING) {
 		charge_gap(ts, now); /* we missed its switch-in */
+		wait_end(ts);
 		ts->state = TS_RUNNING;
 		snap_cpu(ts, cs, now);
 		cs->target_cur = LW_CUR_TARGET | (ts->in_req ? LW_CUR_IN_REQ : 0);
@@ -399,10 +450,14 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 		return;
 	if (ts->state == TS_RUNNING)
 		charge_run(ts, cs, now);
+	else
+		charge_gap(ts, now); /* we missed its switch-in */
+	wait_end(ts);
 	ts->last_ts = now;
 	/* A preempted task stays runnable whatever its state word says. */
 	if (preempt || lw_task_state(prev) == 0) {
 		ts->state = TS_RUNNABLE;
+		wait_start(ts, bpf_get_smp_processor_id());
 		ts->waiter_pid = next->pid;
 		bpf_probe_read_kernel(ts->waiter_comm, LW_COMM_LEN, next->comm);
 	} else {
@@ -414,7 +469,7 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 }
 
 static __always_inline void switch_in(struct task_struct *next, struct task_struct *prev,
-				      struct lw_cpu_state *cs, __u64 now)
+				      struct lw_cpu_state *cs, __u32 cpu, __u64 now)
 {
 	struct thread_state *ts = thread_get(next);
 	__u64 delta;
@@ -426,6 +481,8 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		/* Blame the task that took the CPU from us, or for a wake-up
 		 * wait the one that ran last before us. */
 		bool thp_kt = is_thp_kthread(prev);
+
+		delta = wait_irqs(ts, cs, cpu, delta);
 
 		if (ts->waiter_pid) {
 			wait_credit(ts, ts->waiter_pid, ts->waiter_comm, delta);
@@ -448,6 +505,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 	} else if (ts->state == TS_RUNNING) {
 		charge_gap(ts, now); /* we missed its switch-out */
 	}
+	wait_end(ts);
 	ts->state = TS_RUNNING;
 	ts->waiter_pid = 0;
 	snap_cpu(ts, cs, now);
@@ -466,7 +524,7 @@ int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (is_target(prev))
 		switch_out(prev, next, preempt, cs, now);
 	if (is_target(next))
-		switch_in(next, prev, cs, now);
+		switch_in(next, prev, cs, bpf_get_smp_processor_id(), now);
 	else
 		cs->target_cur = 0;
 	return 0;
@@ -501,6 +559,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	ts->state = TS_RUNNABLE;
 	ts->waiter_pid = 0;
 	ts->last_ts = now;
+	wait_start(ts, lw_task_cpu(p));
 	return 0;
 }
 
@@ -559,7 +618,7 @@ int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
 	delta = bpf_ktime_get_ns() - cs->irq_start;
 	cs->irq_start = 0;
 	cs->irq_ns += delta;
-	if (!(cs->target_cur & LW_CUR_IN_REQ))
+	if (!(cs->target_cur & LW_CUR_IN_REQ) && !cs->waiters)
 		return 0;
 	count_add(&irq_ev, &key, delta, BPF_CORE_READ(action, next) ? 0 : 1, &created);
 	if (created) {
@@ -600,7 +659,7 @@ int BPF_PROG(lw_softirq_exit, unsigned int vec)
 	delta = delta > nested ? delta - nested : 0;
 	cs->softirq_start = 0;
 	cs->softirq_ns += delta;
-	if (cs->target_cur & LW_CUR_IN_REQ)
+	if ((cs->target_cur & LW_CUR_IN_REQ) || cs->waiters)
 		count_add(&softirq_ev, &key, delta, 1, &created);
 	return 0;
 }

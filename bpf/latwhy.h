@@ -211,6 +211,7 @@ struct lw_cpu_state {
 	__u32 ref_khz; /* reference clock, 0 = unknown */
 	__u32 softirq_vec;
 	__u32 target_cur; /* LW_CUR_* flags of the task now on this CPU */
+	__u32 waiters;	  /* target threads in a request queued on this CPU */
 } __attribute__((aligned(64)));
 
 #define LW_CUR_TARGET 1
