@@ -80,6 +80,8 @@ struct thread_state {
 	__u64 ns[LW_B_MAX];
 	__u32 in_compact;
 	__u32 waiter_pid; /* who took the CPU when we were preempted */
+	__u32 waiter_tgid;
+	__u32 pad3;
 	__u64 compact_start;
 	char waiter_comm[LW_COMM_LEN];
 	__u32 top_pid;	 /* longest single wait of this request */
@@ -419,8 +421,8 @@ static __always_inline void request_end(__u64 now)
 
 /* ---- scheduler ---------------------------------------------------------- */
 
-static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, const char *comm,
-					__u64 delta)
+static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u32 tgid,
+					const char *comm, __u64 delta)
 {
 	struct lw_preempt_val zero = {}, *v;
 
@@ -432,6 +434,7 @@ static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, cons
 	v = bpf_map_lookup_elem(&preempt_ev, &pid);
 	if (!v) {
 		__builtin_memcpy(zero.comm, comm, LW_COMM_LEN);
+		zero.tgid = tgid;
 		bpf_map_update_elem(&preempt_ev, &pid, &zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&preempt_ev, &pid);
 		if (!v)
@@ -459,6 +462,7 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 		ts->state = TS_RUNNABLE;
 		wait_start(ts, bpf_get_smp_processor_id());
 		ts->waiter_pid = next->pid;
+		ts->waiter_tgid = next->tgid;
 		bpf_probe_read_kernel(ts->waiter_comm, LW_COMM_LEN, next->comm);
 	} else {
 		ts->state = TS_SLEEPING;
@@ -485,12 +489,12 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		delta = wait_irqs(ts, cs, cpu, delta);
 
 		if (ts->waiter_pid) {
-			wait_credit(ts, ts->waiter_pid, ts->waiter_comm, delta);
+			wait_credit(ts, ts->waiter_pid, ts->waiter_tgid, ts->waiter_comm, delta);
 		} else {
 			char comm[LW_COMM_LEN];
 
 			bpf_probe_read_kernel(comm, LW_COMM_LEN, prev->comm);
-			wait_credit(ts, prev->pid, comm, delta);
+			wait_credit(ts, prev->pid, prev->tgid, comm, delta);
 		}
 		if (thp_kt || ts->in_compact) {
 			ts->ns[LW_B_THP] += delta;

@@ -115,6 +115,8 @@ struct lw_preempt_val {
 	char comm[LW_COMM_LEN];
 	__u64 ns;
 	__u64 count;
+	__u32 tgid; /* its process: the target's own threads compete too */
+	__u32 pad;
 };
 
 struct lw_preempt_rec {
@@ -123,6 +125,8 @@ struct lw_preempt_rec {
 	char comm[LW_COMM_LEN];
 	__u64 ns;
 	__u64 count;
+	__u32 tgid;
+	__u32 pad;
 };
 
 /* THP counters for the target's mm, kept in BPF .bss. */

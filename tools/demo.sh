@@ -4,7 +4,8 @@
 #
 #   DEMO_CAUSE    sched (default), irq, softirq or thp: the tools/inject.sh KIND
 #   DEMO_SECONDS  how long latwhy traces (default 10)
-#   DEMO_CONNS    client connections (default 2)
+#   DEMO_CONNS    client connections (default 1: one server thread, so the only
+#                 competition for its CPU is the injected one)
 #   LATWHY        the tracer to run (default ./latwhy)
 #
 # The server runs on the last CPU (for irq: the CPU the disk IRQ lands on),
@@ -16,7 +17,7 @@ T=build/tools
 LATWHY=${LATWHY:-./latwhy}
 CAUSE=${DEMO_CAUSE:-sched}
 SECS=${DEMO_SECONDS:-10}
-CONNS=${DEMO_CONNS:-2}
+CONNS=${DEMO_CONNS:-1}
 WORK=
 SERVER_PID=
 CLIENT_PID=
@@ -28,33 +29,45 @@ die() {
 	exit 1
 }
 
-# stop PID SIGNAL: signal a child and reap it; nothing if it is already gone.
-stop() {
-	[ -n "$1" ] || return 0
-	kill -"$2" "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
+# Has our child $1 exited? A zombie counts, and so does a pid that is no
+# longer our child (bash reaped it already; the number may even be reused).
+gone() {
+	local stat ppid
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
+	stat=${stat##*) }
+	read -r _ ppid _ <<<"$stat"
+	[ "${stat%% *}" = Z ] || [ "$ppid" != $$ ]
 }
 
-# On a signal latwhy still gets to print what it saw; after 5 s it is killed.
-stop_latwhy() {
+# stop PID: SIGTERM a child, SIGKILL it after 5 s, reap it. Polls instead of a
+# bare `wait`: in a trap that interrupted `wait`, bash can block in `wait` on a
+# child it has already reaped until some other child exits.
+stop() {
 	local i
-	[ -n "$LATWHY_PID" ] || return 0
-	kill -TERM "$LATWHY_PID" 2>/dev/null
+	[ -n "$1" ] || return 0
+	gone "$1" || kill -TERM "$1" 2>/dev/null
 	for ((i = 0; i < 50; i++)); do
-		kill -0 "$LATWHY_PID" 2>/dev/null || break
+		gone "$1" && break
 		sleep 0.1
 	done
-	kill -KILL "$LATWHY_PID" 2>/dev/null
-	wait "$LATWHY_PID" 2>/dev/null
-	LATWHY_PID=
+	gone "$1" || kill -KILL "$1" 2>/dev/null
+	while ! gone "$1"; do
+		sleep 0.1
+	done
+	[ -e "/proc/$1" ] && wait "$1" 2>/dev/null
+	return 0
 }
 
-# The injector first after latwhy: it restores the system settings it changed.
+# latwhy first, so it prints what it saw; then the injector, which restores
+# the system settings it changed.
 cleanup() {
-	stop_latwhy
-	stop "$INJECT_PID" TERM
-	stop "$CLIENT_PID" TERM
-	stop "$SERVER_PID" TERM
+	# A second Ctrl-C must not leave the injector's settings behind.
+	trap '' INT TERM
+	stop "$LATWHY_PID"
+	stop "$INJECT_PID"
+	stop "$CLIENT_PID"
+	stop "$SERVER_PID"
+	LATWHY_PID=
 	INJECT_PID=
 	CLIENT_PID=
 	SERVER_PID=
@@ -69,10 +82,10 @@ wait_for() {
 	local i
 	for ((i = 0; i < 100; i++)); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
+		gone "$3" && break
 		sleep 0.1
 	done
-	return 1
+	grep -q "$2" "$1" 2>/dev/null
 }
 
 last_cpu() {
@@ -96,16 +109,15 @@ start_client() {
 	CLIENT_PID=$!
 	echo "demo: lat_client $CONNS connection(s) on CPU $CLI_CPU"
 	sleep 1
-	kill -0 "$CLIENT_PID" 2>/dev/null || die "client failed: $(tail -1 "$WORK/client.out")"
+	! gone "$CLIENT_PID" || die "client failed: $(tail -1 "$WORK/client.out")"
 }
 
-# Outlasts latwhy's start-up and run; stopped explicitly afterwards.
+# Outlasts latwhy's start-up and run; stopped explicitly afterwards. Its
+# line ends in "for Ns" once the interference runs; errors do not.
 start_injector() {
 	tools/inject.sh "$CAUSE" "$SRV_CPU" $((SECS + 60)) >"$WORK/inject.out" 2>&1 &
 	INJECT_PID=$!
-	wait_for "$WORK/inject.out" '^inject.sh: ' "$INJECT_PID" ||
-		die "injector failed: $(tail -1 "$WORK/inject.out")"
-	grep -q '^inject.sh: [a-z]*: ' "$WORK/inject.out" ||
+	wait_for "$WORK/inject.out" '^inject.sh: .* for [0-9]*s$' "$INJECT_PID" ||
 		die "injector failed: $(tail -1 "$WORK/inject.out")"
 	echo "demo: $(head -1 "$WORK/inject.out")"
 }
@@ -125,11 +137,11 @@ run_demo() {
 	wait "$LATWHY_PID"
 	rc=$?
 	LATWHY_PID=
-	stop "$CLIENT_PID" TERM
+	stop "$CLIENT_PID"
 	CLIENT_PID=
-	stop "$INJECT_PID" TERM
+	stop "$INJECT_PID"
 	INJECT_PID=
-	stop "$SERVER_PID" TERM
+	stop "$SERVER_PID"
 	SERVER_PID=
 	echo "demo: client: $(grep '^requests=' "$WORK/client.out" || tail -1 "$WORK/client.out")"
 	return "$rc"

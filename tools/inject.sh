@@ -39,11 +39,13 @@ usage() {
 
 cleanup() {
 	local i p
+	# A second Ctrl-C must not cut the restoring short.
+	trap '' INT TERM
 	for p in "${PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null
+		gone "$p" || kill -TERM "$p" 2>/dev/null
 	done
 	for p in "${PIDS[@]}"; do
-		wait "$p" 2>/dev/null
+		reap "$p"
 	done
 	PIDS=()
 	# Newest first, so a knob changed twice ends at its original value.
@@ -126,24 +128,56 @@ cpu_mask() {
 	echo "$out"
 }
 
-# wait_helpers SECONDS: sleep, but stop early with an error if a helper fails.
+# Has our child $1 exited? A zombie counts, and so does a pid that is no
+# longer our child (bash reaped it already; the number may even be reused).
+# Reads /proc without forking: it is polled often.
+gone() {
+	local stat ppid
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
+	stat=${stat##*) }
+	read -r _ ppid _ <<<"$stat"
+	[ "${stat%% *}" = Z ] || [ "$ppid" != $$ ]
+}
+
+# reap PID: wait for a signalled child, SIGKILL after 5 s. Never a bare
+# `wait` on a child that may be reaped already: inside a trap bash can then
+# block until some other child exits.
+reap() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		gone "$1" && break
+		sleep 0.1
+	done
+	gone "$1" || kill -KILL "$1" 2>/dev/null
+	while ! gone "$1"; do
+		sleep 0.1
+	done
+	[ -e "/proc/$1" ] && wait "$1" 2>/dev/null
+	return 0
+}
+
+# wait_helpers SECONDS: let the helpers run; stop early if one fails. Polls
+# with short sleeps instead of one long `wait -n`: bash can defer a trap that
+# lands just before a blocking wait until that wait ends, which could hold a
+# SIGTERM for the whole run.
 wait_helpers() {
-	local sleeper done_pid rc p
+	local end p rc
 	local -a left
-	sleep "$1" &
-	sleeper=$!
-	PIDS+=("$sleeper")
-	while :; do
-		wait -n -p done_pid "$sleeper" "${PIDS[@]}"
-		rc=$?
-		[ "${done_pid:-}" = "$sleeper" ] && return 0
-		[ -z "${done_pid:-}" ] && return 0
-		[ "$rc" -ne 0 ] && die "helper pid $done_pid failed (exit $rc)"
+	end=$((${EPOCHREALTIME//[!0-9]/} + $1 * 1000000))
+	while [ "${EPOCHREALTIME//[!0-9]/}" -lt "$end" ]; do
 		left=()
 		for p in "${PIDS[@]}"; do
-			[ "$p" != "$done_pid" ] && left+=("$p")
+			if gone "$p"; then
+				wait "$p"
+				rc=$?
+				[ "$rc" -eq 0 ] || die "helper pid $p failed (exit $rc)"
+			else
+				left+=("$p")
+			fi
 		done
 		PIDS=("${left[@]}")
+		sleep 0.2 &
+		wait "$!"
 	done
 }
 

@@ -1581,7 +1581,14 @@ static void trace_sched(struct adv *a, const struct lw_trace_facts *t, const str
 
 		tx(&x, "%s%s (pid %u) ran %s in %llu slices while the target waited", i ? "; " : "",
 		   p->comm, p->pid, fmt_ns(p->ns, b, sizeof(b)), p->count);
-		if (why) {
+		if (p->own) {
+			/* taskset -a on its tid would move the target itself */
+			add(a, &a->f->fix,
+			    "# %s (tid %u) is one of the target's own threads: its threads "
+			    "outnumber "
+			    "CPUs %s; run fewer workers, or widen the target: taskset -apc CPUS %d",
+			    p->comm, p->pid, on_s, t->pid);
+		} else if (why) {
 			add(a, &a->f->fix, "# %s (pid %u) is %s", p->comm, p->pid, why);
 		} else if (lw_cpuset_empty(&others)) {
 			add(a, &a->f->fix, "# no CPU outside the target's to move %s (pid %u) to",

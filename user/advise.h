@@ -43,6 +43,7 @@ struct lw_trace_facts {
 		unsigned pid;
 		char comm[16];
 		unsigned long long ns, count;
+		int own; /* a thread of the target itself */
 	} preempt[8];
 	size_t nr_preempt;
 	unsigned long long thp_collapses, thp_scans, compactions;

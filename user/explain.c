@@ -41,6 +41,7 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 		snprintf(p->comm, sizeof(p->comm), "%s", s->preempt[i].comm);
 		p->ns = s->preempt[i].ns;
 		p->count = s->preempt[i].count;
+		p->own = s->preempt[i].tgid == (__u32)s->pid;
 	}
 	f->thp_collapses = s->thp.collapses;
 	f->thp_scans = s->thp.scans;

@@ -327,6 +327,7 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 	for (size_t i = 0; i < s->nr_preempt; i++) {
 		lw_json_begin_object(j);
 		lw_json_ku64(j, "pid", s->preempt[i].pid);
+		lw_json_ku64(j, "tgid", s->preempt[i].tgid);
 		lw_json_kstr(j, "comm", s->preempt[i].comm);
 		lw_json_ku64(j, "ns", s->preempt[i].ns);
 		lw_json_ku64(j, "count", s->preempt[i].count);
@@ -432,9 +433,10 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 
 	fprintf(f, "Evidence:\n");
 	for (size_t i = 0; i < s->nr_preempt && i < 3; i++)
-		fprintf(f, "  ran instead of it: %s (pid %u) %s over %llu waits\n",
-			s->preempt[i].comm, s->preempt[i].pid,
-			lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
+		fprintf(f, "  ran instead of it: %s (%s %u) %s over %llu waits\n",
+			s->preempt[i].comm,
+			s->preempt[i].tgid == (__u32)s->pid ? "its own thread" : "pid",
+			s->preempt[i].pid, lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
 			(unsigned long long)s->preempt[i].count);
 	for (size_t i = 0; i < s->nr_irqs && i < 3; i++)
 		fprintf(f, "  IRQ %u (%s) on CPU %u: %s in %llu interrupts\n", s->irqs[i].irq,

@@ -306,6 +306,7 @@ static void snapshot_preempt(struct lw_tracer *t)
 		r.comm[sizeof(r.comm) - 1] = '\0';
 		r.ns = v.ns;
 		r.count = v.count;
+		r.tgid = v.tgid;
 		lw_engine_feed(t->eng, &r, sizeof(r));
 	}
 }

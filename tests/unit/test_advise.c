@@ -365,8 +365,9 @@ static void test_trace_acpi(void **state)
 			 {.irq = 83, .cpu = 2, .name = "nvme0q3", .ns = 300000, .count = 900}},
 		.nr_irqs = 2,
 		.preempt = {{.pid = 900, .comm = "fluent-bit", .ns = 3000000, .count = 40},
-			    {.pid = 27, .comm = "ksoftirqd/2", .ns = 500000, .count = 12}},
-		.nr_preempt = 2,
+			    {.pid = 27, .comm = "ksoftirqd/2", .ns = 500000, .count = 12},
+			    {.pid = 4250, .comm = "worker", .ns = 400000, .count = 9, .own = 1}},
+		.nr_preempt = 3,
 		.thp_collapses = 12,
 		.thp_scans = 340,
 		.compactions = 3,
@@ -417,6 +418,9 @@ static void test_trace_acpi(void **state)
 	assert_has(&f->fix, "taskset -apc 0-1 900");
 	assert_has(&f->fix, "ksoftirqd/2 (pid 27) is a per-CPU kernel thread");
 	assert_hasnt(&f->fix, "taskset -apc 0-1 27");
+	/* the target's own thread: never taskset -a its tid (that moves the target) */
+	assert_has(&f->fix, "worker (tid 4250) is one of the target's own threads");
+	assert_hasnt(&f->fix, "taskset -apc 0-1 4250");
 	assert_has(&f->rollback, "taskset -apc 0-3 900");
 	lw_findings_free(&c.fs);
 

@@ -299,7 +299,8 @@ static void test_summary_json(void **state)
 	assert_has(s, "\"ns\":{\"run\":1400,\"frequency\":100,\"irq\":100,\"softirq\":50,"
 		      "\"thp\":1500,\"sched\":800,\"blocked\":150}");
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
-	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"comm\":\"hog\",\"ns\":800,\"count\":2}]");
+	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\",\"ns\":800,"
+		      "\"count\":2}]");
 	assert_has(s, "\"clock\":{\"min_khz\":1200000,\"max_khz\":2400000,\"ref_khz\":3000000}");
 	assert_has(s,
 		   "\"findings\":[{\"cause\":\"thp\",\"severity\":\"warn\","
