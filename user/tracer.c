@@ -38,6 +38,7 @@ struct lw_tracer {
 	int nr_cpus;
 	__u32 flags;
 	__u64 start_ns;
+	__u64 last_tick_ns;
 	__u64 hist_count; /* requests counted at the previous tick */
 	__u64 slow_in_tick;
 	__u64 *hist_buf; /* per-CPU values of lat_hist */
@@ -392,13 +393,16 @@ static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
 	m->requests = t->hist_count;
 }
 
-static void tracer_tick(struct lw_tracer *t)
+/* One interval: histogram, threshold, snapshots; the live view if live. */
+static void tracer_tick(struct lw_tracer *t, bool live)
 {
 	struct lw_meta_rec m;
 	__u64 b[LW_HIST_BUCKETS];
 	__u64 count = read_hist(t, b);
 	struct lw_tick_rec tick = {.type = LW_REC_TICK, .ts_ns = now_ns()};
+	__u64 elapsed = tick.ts_ns - (t->last_tick_ns ? t->last_tick_ns : t->start_ns);
 
+	t->last_tick_ns = tick.ts_ns;
 	tick.requests = count - t->hist_count;
 	t->hist_count = count;
 	tick.slow = t->slow_in_tick;
@@ -413,18 +417,18 @@ static void tracer_tick(struct lw_tracer *t)
 	snapshot(t);
 	tracer_meta(t, &m); /* a cumulative snapshot like the others */
 	lw_engine_feed(t->eng, &m, sizeof(m));
-	if (!t->o->json && !t->o->quiet) {
+	if (live && !t->o->json && !t->o->quiet) {
 		struct lw_summary s;
 
 		lw_engine_summarize(t->eng, &s);
-		lw_render_live(t->out, &s, &tick, t->o->interval_ns);
+		lw_render_live(t->out, &s, &tick, elapsed);
 	}
 }
 
 static void tracer_finish(struct lw_tracer *t)
 {
 	ring_buffer__consume(t->rb);
-	tracer_tick(t); /* last snapshot, META included */
+	tracer_tick(t, false); /* last snapshot, META included */
 }
 
 static int tracer_loop(struct lw_tracer *t)
@@ -447,7 +451,7 @@ static int tracer_loop(struct lw_tracer *t)
 			next_freq = now + 100000000ULL;
 		}
 		if (now >= next_tick) {
-			tracer_tick(t);
+			tracer_tick(t, true);
 			next_tick += t->o->interval_ns;
 			if (!target_alive(t->o->pid)) {
 				t->target_exited = true;
