@@ -290,8 +290,12 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 	lw_json_end_object(j);
 	lw_json_key(j, "ns");
 	lw_json_begin_object(j);
-	for (int b = 0; b < LW_B_MAX; b++)
-		lw_json_ku64(j, lw_bucket_name(b), s->bucket_ns[b]);
+	for (int b = 0; b < LW_B_MAX; b++) {
+		if (b == LW_B_FREQ && !s->freq_measured)
+			lw_json_knull(j, lw_bucket_name(b)); /* not measured is not 0 */
+		else
+			lw_json_ku64(j, lw_bucket_name(b), s->bucket_ns[b]);
+	}
 	lw_json_end_object(j);
 }
 

@@ -348,6 +348,7 @@ static void test_summary_json_no_freq(void **state)
 		      "\"irq\":{\"ns\":150,\"share\":0.0375,");
 	assert_has(s, "\"threshold_ns\":900000,\"threshold_kind\":\"p99\"");
 	assert_has(s, "\"clock\":{\"min_khz\":null,\"max_khz\":null,\"ref_khz\":null}");
+	assert_has(s, "\"frequency\":null,\"irq\":"); /* bucket totals: null, not 0 */
 	assert_has(s, "\"findings\":[]}\n");
 	assert_json(s, "d['freq_source'] == 'no frequency data' and "
 		       "d['causes']['frequency']['ns'] is None and "
