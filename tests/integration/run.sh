@@ -179,8 +179,9 @@ test_sched() {
 assert summ["slow_requests"] > 0, "no slow requests"
 assert summ["dominant"] == "sched", "dominant is %s" % summ["dominant"]
 assert summ["causes"]["sched"]["share"] > 0.3, summ["causes"]
-top = summ["evidence"]["preempted_by"][0]
-assert top["comm"] == "lw_hog", "top preemptor %s" % top
+# other load on a shared machine may also preempt; the hog must be named
+top = [p["comm"] for p in summ["evidence"]["preempted_by"][:3]]
+assert "lw_hog" in top, "lw_hog not among the top preemptors: %s" % top
 right = sum(1 for r in reqs if r["cause"] == "sched")
 assert right >= 0.9 * len(reqs), "only %d of %d requests blamed on sched" % (right, len(reqs))
 '
@@ -259,7 +260,9 @@ assert summ['evidence']['clock']['ref_khz'] == 2000000
 test_thp() {
 	[ -w /sys/kernel/mm/transparent_hugepage/enabled ] ||
 		{ skip thp "THP settings not writable"; return; }
-	start_server "$SRV_CPU" -m 512 -P 256 --thp || { fail thp "server did not start"; cleanup; return; }
+	# -R: the server frees heap pages like an allocator purging, so
+	# khugepaged has ranges to collapse back while it serves
+	start_server "$SRV_CPU" -m 512 -P 256 --thp -R 200 || { fail thp "server did not start"; cleanup; return; }
 	start_client 14
 	tools/inject.sh thp "$SRV_CPU" 14 >"$OUT/inject.out" 2>&1 &
 	PIDS+=("$!")
@@ -267,7 +270,7 @@ test_thp() {
 	./latwhy -p "$SPID" -d 10s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	check thp '
 thp = summ["evidence"]["thp"]
-assert thp["collapses"] + thp["scans"] > 0, "khugepaged never touched the target: %s" % thp
+assert thp["collapses"] > 0, "no collapse of the target memory: %s" % thp
 assert summ["causes"]["thp"]["ns"] > 0, "no THP time: %s" % summ["causes"]
 '
 	cleanup
