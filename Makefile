@@ -59,7 +59,7 @@ latwhy: $(BUILD)/main.o $(BUILD)/liblatwhy.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liblatwhy.a | $(BUILD)/tests
 	$(CC) $(CFLAGS) $< $(BUILD)/liblatwhy.a $(LDLIBS) -lcmocka -o $@
 
-$(BUILD)/tools/%: tools/%.c | $(BUILD)/tools
+$(BUILD)/tools/%: tools/%.c tools/lab.h | $(BUILD)/tools
 	$(CC) $(CFLAGS) -pthread $< -lm $(TOOL_LIBS) -o $@
 
 # drives latwhy's loaded cpu_frequency program with BPF_PROG_TEST_RUN

@@ -18,6 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define LAB_PROG "fragment"
+#include "lab.h"
+
 #define PAGE_SZ 4096UL
 
 static void usage(void)
@@ -25,39 +28,6 @@ static void usage(void)
 	printf("usage: fragment [-m MB] -d SECONDS\n"
 	       "  touch MB MiB (default 512) in 4 KiB pages, free every other page,\n"
 	       "  hold the rest for SECONDS\n");
-}
-
-static void bad_opt(const char *msg, const char *arg)
-{
-	fprintf(stderr, "fragment: %s: '%s' (see -h)\n", msg, arg);
-	exit(2);
-}
-
-/* One line for an unknown option or a missing value, not getopt's plus usage. */
-static void bad_option(int o, char **argv)
-{
-	char opt[3] = {'-', (char)optopt, 0};
-
-	bad_opt(o == ':' ? "option needs a value" : "unknown option",
-		optopt ? opt : argv[optind - 1]);
-}
-
-static long parse_long(const char *s, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	return (errno || end == s || *end || v < 0 || v > max) ? -1 : v;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int fragment(size_t len)
@@ -86,20 +56,10 @@ int main(int argc, char **argv)
 	while ((o = getopt(argc, argv, ":m:d:h")) != -1) {
 		switch (o) {
 		case 'm':
-			mb = parse_long(optarg, 1L << 20);
-			if (mb <= 0)
-				bad_opt("bad size", optarg);
+			mb = lab_opt_long(optarg, 1, 1L << 20, "bad size");
 			break;
-		case 'd':
-			secs = parse_long(optarg, 86400);
-			if (secs <= 0)
-				bad_opt("bad duration", optarg);
-			break;
-		case 'h':
-			usage();
-			return 0;
 		default:
-			bad_option(o, argv);
+			lab_secs_or_other_opt(o, argv, usage, &secs);
 		}
 	}
 	if (secs <= 0 || optind < argc) {

@@ -24,6 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define LAB_PROG "lat_client"
+#include "lab.h"
+
 #define MSG_SIZE	64
 #define DEFAULT_SECONDS 10
 #define NSEC_PER_SEC	1000000000ULL
@@ -74,21 +77,6 @@ static void usage(void)
 	       DEFAULT_SECONDS);
 }
 
-static void bad_opt(const char *msg, const char *arg)
-{
-	fprintf(stderr, "lat_client: %s: '%s' (see -h)\n", msg, arg);
-	exit(2);
-}
-
-/* One line for an unknown option or a missing value, not getopt's plus usage. */
-static void bad_option(int o, char **argv)
-{
-	char opt[3] = {'-', (char)optopt, 0};
-
-	bad_opt(o == ':' ? "option needs a value" : "unknown option",
-		optopt ? opt : argv[optind - 1]);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -104,36 +92,6 @@ static int parse_num(const char *s, double *out)
 	errno = 0;
 	*out = strtod(s, &end);
 	return (errno || end == s || *end || !isfinite(*out) || *out < 0) ? -1 : 0;
-}
-
-/* "1", "0-1", "0,2-3" into a cpu_set_t; -1 on syntax errors. */
-static int parse_cpulist(const char *s, cpu_set_t *set)
-{
-	CPU_ZERO(set);
-	while (*s) {
-		char *end;
-		long lo = strtol(s, &end, 10), hi;
-
-		if (end == s || lo < 0)
-			return -1;
-		hi = lo;
-		if (*end == '-') {
-			s = end + 1;
-			hi = strtol(s, &end, 10);
-			if (end == s || hi < lo)
-				return -1;
-		}
-		if (hi >= CPU_SETSIZE)
-			return -1;
-		for (long c = lo; c <= hi; c++)
-			CPU_SET(c, set);
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		s = end;
-	}
-	return CPU_COUNT(set) ? 0 : -1;
 }
 
 static void parse_args(int argc, char **argv)
@@ -163,8 +121,7 @@ static void parse_args(int argc, char **argv)
 			cfg.total = (unsigned long long)v;
 			break;
 		case 'C':
-			if (parse_cpulist(optarg, &cfg.cpus))
-				bad_opt("bad CPU list", optarg);
+			lab_opt_cpulist(optarg, &cfg.cpus);
 			cfg.have_cpus = 1;
 			cfg.cpu_arg = optarg;
 			break;
@@ -178,26 +135,18 @@ static void parse_args(int argc, char **argv)
 		case 'q':
 			cfg.quiet = 1;
 			break;
-		case 'h':
-			usage();
-			exit(0);
 		default:
-			bad_option(o, argv);
+			lab_other_opt(o, argv, usage);
 		}
 	}
-	if (optind < argc)
-		bad_opt("unexpected argument", argv[optind]);
+	lab_no_operands(argc, argv);
 	if (!cfg.seconds && !cfg.total)
 		cfg.seconds = DEFAULT_SECONDS;
 }
 
 static int connect_server(void)
 {
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET,
-		.sin_port = htons(cfg.port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
+	struct sockaddr_in sa = lab_loopback(cfg.port);
 	int one = 1;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 

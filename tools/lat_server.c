@@ -26,6 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define LAB_PROG "lat_server"
+#include "lab.h"
+
 #define MSG_SIZE 64
 #define PAGE_SZ	 4096UL
 #define HPAGE_SZ (2UL << 20)
@@ -73,27 +76,6 @@ static void usage(void)
 	       DEFAULT_ITERS);
 }
 
-static void die(const char *what)
-{
-	fprintf(stderr, "lat_server: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void bad_opt(const char *msg, const char *arg)
-{
-	fprintf(stderr, "lat_server: %s: '%s' (see -h)\n", msg, arg);
-	exit(2);
-}
-
-/* One line for an unknown option or a missing value, not getopt's plus usage. */
-static void bad_option(int o, char **argv)
-{
-	char opt[3] = {'-', (char)optopt, 0};
-
-	bad_opt(o == ':' ? "option needs a value" : "unknown option",
-		optopt ? opt : argv[optind - 1]);
-}
-
 static int parse_ulong(const char *s, unsigned long *out)
 {
 	char *end;
@@ -101,36 +83,6 @@ static int parse_ulong(const char *s, unsigned long *out)
 	errno = 0;
 	*out = strtoul(s, &end, 10);
 	return (errno || end == s || *end || *s == '-') ? -1 : 0;
-}
-
-/* "1", "0-1", "0,2-3" into a cpu_set_t; -1 on syntax errors. */
-static int parse_cpulist(const char *s, cpu_set_t *set)
-{
-	CPU_ZERO(set);
-	while (*s) {
-		char *end;
-		long lo = strtol(s, &end, 10), hi;
-
-		if (end == s || lo < 0)
-			return -1;
-		hi = lo;
-		if (*end == '-') {
-			s = end + 1;
-			hi = strtol(s, &end, 10);
-			if (end == s || hi < lo)
-				return -1;
-		}
-		if (hi >= CPU_SETSIZE)
-			return -1;
-		for (long c = lo; c <= hi; c++)
-			CPU_SET(c, set);
-		if (*end == ',')
-			end++;
-		else if (*end)
-			return -1;
-		s = end;
-	}
-	return CPU_COUNT(set) ? 0 : -1;
 }
 
 static void parse_args(int argc, char **argv)
@@ -151,8 +103,7 @@ static void parse_args(int argc, char **argv)
 			cfg.port = (int)v;
 			break;
 		case 'c':
-			if (parse_cpulist(optarg, &cfg.cpus))
-				bad_opt("bad CPU list", optarg);
+			lab_opt_cpulist(optarg, &cfg.cpus);
 			cfg.have_cpus = 1;
 			break;
 		case 'w':
@@ -174,15 +125,11 @@ static void parse_args(int argc, char **argv)
 			if (parse_ulong(optarg, &cfg.release_rate) || cfg.release_rate > 1000000)
 				bad_opt("bad release rate", optarg);
 			break;
-		case 'h':
-			usage();
-			exit(0);
 		default:
-			bad_option(o, argv);
+			lab_other_opt(o, argv, usage);
 		}
 	}
-	if (optind < argc)
-		bad_opt("unexpected argument", argv[optind]);
+	lab_no_operands(argc, argv);
 }
 
 /*
@@ -325,11 +272,7 @@ static void *worker(void *arg)
 
 static int listen_socket(void)
 {
-	struct sockaddr_in sa = {
-		.sin_family = AF_INET,
-		.sin_port = htons(cfg.port),
-		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-	};
+	struct sockaddr_in sa = lab_loopback(cfg.port);
 	socklen_t slen = sizeof(sa);
 	int one = 1;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

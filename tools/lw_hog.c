@@ -17,43 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#define LAB_PROG "lw_hog"
+#include "lab.h"
+
 static void usage(void)
 {
 	printf("usage: lw_hog -C CPU -d SECONDS\n"
 	       "  busy-loop pinned to CPU at nice 0 for SECONDS (comm lw_hog)\n");
-}
-
-static void bad_opt(const char *msg, const char *arg)
-{
-	fprintf(stderr, "lw_hog: %s: '%s' (see -h)\n", msg, arg);
-	exit(2);
-}
-
-/* One line for an unknown option or a missing value, not getopt's plus usage. */
-static void bad_option(int o, char **argv)
-{
-	char opt[3] = {'-', (char)optopt, 0};
-
-	bad_opt(o == ':' ? "option needs a value" : "unknown option",
-		optopt ? opt : argv[optind - 1]);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static long parse_long(const char *s, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	return (errno || end == s || *end || v < 0 || v > max) ? -1 : v;
 }
 
 int main(int argc, char **argv)
@@ -66,20 +36,10 @@ int main(int argc, char **argv)
 	while ((o = getopt(argc, argv, ":C:d:h")) != -1) {
 		switch (o) {
 		case 'C':
-			cpu = parse_long(optarg, CPU_SETSIZE - 1);
-			if (cpu < 0)
-				bad_opt("bad CPU", optarg);
+			cpu = lab_opt_long(optarg, 0, CPU_SETSIZE - 1, "bad CPU");
 			break;
-		case 'd':
-			secs = parse_long(optarg, 86400);
-			if (secs <= 0)
-				bad_opt("bad duration", optarg);
-			break;
-		case 'h':
-			usage();
-			return 0;
 		default:
-			bad_option(o, argv);
+			lab_secs_or_other_opt(o, argv, usage, &secs);
 		}
 	}
 	if (cpu < 0 || secs <= 0 || optind < argc) {

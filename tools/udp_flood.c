@@ -21,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define LAB_PROG "udp_flood"
+#include "lab.h"
+
 #define DGRAM_SIZE 64
 #define BATCH	   64
 
@@ -31,48 +34,7 @@ static void usage(void)
 	       "  the current CPU(s); a receiver thread pinned to CPU drains them\n");
 }
 
-static void bad_opt(const char *msg, const char *arg)
-{
-	fprintf(stderr, "udp_flood: %s: '%s' (see -h)\n", msg, arg);
-	exit(2);
-}
-
-/* One line for an unknown option or a missing value, not getopt's plus usage. */
-static void bad_option(int o, char **argv)
-{
-	char opt[3] = {'-', (char)optopt, 0};
-
-	bad_opt(o == ':' ? "option needs a value" : "unknown option",
-		optopt ? opt : argv[optind - 1]);
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "udp_flood: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static long parse_long(const char *s, long max)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	return (errno || end == s || *end || v < 0 || v > max) ? -1 : v;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static struct sockaddr_in dst = {
-	.sin_family = AF_INET,
-};
+static struct sockaddr_in dst;
 
 static int rx_fd;
 static long rx_cpu;
@@ -135,33 +97,20 @@ int main(int argc, char **argv)
 	while ((o = getopt(argc, argv, ":p:C:d:h")) != -1) {
 		switch (o) {
 		case 'p':
-			port = parse_long(optarg, 65535);
-			if (port < 0)
-				bad_opt("bad port", optarg);
+			port = lab_opt_long(optarg, 0, 65535, "bad port");
 			break;
 		case 'C':
-			rx_cpu = parse_long(optarg, CPU_SETSIZE - 1);
-			if (rx_cpu < 0)
-				bad_opt("bad CPU", optarg);
+			rx_cpu = lab_opt_long(optarg, 0, CPU_SETSIZE - 1, "bad CPU");
 			break;
-		case 'd':
-			secs = parse_long(optarg, 86400);
-			if (secs <= 0)
-				bad_opt("bad duration", optarg);
-			break;
-		case 'h':
-			usage();
-			return 0;
 		default:
-			bad_option(o, argv);
+			lab_secs_or_other_opt(o, argv, usage, &secs);
 		}
 	}
 	if (port < 0 || rx_cpu < 0 || secs <= 0 || optind < argc) {
 		fprintf(stderr, "udp_flood: -p PORT, -C CPU and -d SECONDS are needed (see -h)\n");
 		return 2;
 	}
-	dst.sin_port = htons(port);
-	dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	dst = lab_loopback(port);
 
 	rx_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (rx_fd < 0)
