@@ -174,7 +174,7 @@ static __always_inline bool is_thp_kthread(struct task_struct *t)
 
 	if (!(t->flags & PF_KTHREAD))
 		return false;
-	bpf_probe_read_kernel(&head, sizeof(head), t->comm);
+	__builtin_memcpy(&head, t->comm, sizeof(head)); /* direct BTF load */
 	return head == khugepag || head == kcompact;
 }
 
@@ -463,7 +463,7 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 		wait_start(ts, bpf_get_smp_processor_id());
 		ts->waiter_pid = next->pid;
 		ts->waiter_tgid = next->tgid;
-		bpf_probe_read_kernel(ts->waiter_comm, LW_COMM_LEN, next->comm);
+		__builtin_memcpy(ts->waiter_comm, next->comm, LW_COMM_LEN);
 	} else {
 		ts->state = TS_SLEEPING;
 		ts->waiter_pid = 0;
@@ -493,7 +493,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		} else {
 			char comm[LW_COMM_LEN];
 
-			bpf_probe_read_kernel(comm, LW_COMM_LEN, prev->comm);
+			__builtin_memcpy(comm, prev->comm, LW_COMM_LEN);
 			wait_credit(ts, prev->pid, prev->tgid, comm, delta);
 		}
 		if (thp_kt || ts->in_compact) {
@@ -575,12 +575,22 @@ int BPF_PROG(lw_sched_wakeup, struct task_struct *p)
 
 /* ---- interrupts --------------------------------------------------------- */
 
+/*
+ * Interrupt time matters only while a request runs or waits on this CPU: the
+ * per-CPU counters are read as deltas over exactly those spans. Elsewhere the
+ * handlers return before reading the clock, which is most of their cost.
+ */
+static __always_inline bool cpu_watched(struct lw_cpu_state *cs)
+{
+	return (cs->target_cur & LW_CUR_IN_REQ) || cs->waiters;
+}
+
 SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(lw_irq_entry, int irq, struct irqaction *action)
 {
 	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
 
-	if (cs)
+	if (cs && cpu_watched(cs))
 		cs->irq_start = bpf_ktime_get_ns();
 	return 0;
 }
@@ -598,8 +608,9 @@ static __always_inline void count_add(void *map, struct lw_irq_key *key, __u64 n
 			return;
 		*created = true;
 	}
-	__sync_fetch_and_add(&c->ns, ns);
-	__sync_fetch_and_add(&c->count, n);
+	/* keys carry the CPU and handlers do not nest: no other writer */
+	c->ns += ns;
+	c->count += n;
 }
 
 /*
@@ -622,9 +633,7 @@ int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
 	delta = bpf_ktime_get_ns() - cs->irq_start;
 	cs->irq_start = 0;
 	cs->irq_ns += delta;
-	if (!(cs->target_cur & LW_CUR_IN_REQ) && !cs->waiters)
-		return 0;
-	count_add(&irq_ev, &key, delta, BPF_CORE_READ(action, next) ? 0 : 1, &created);
+	count_add(&irq_ev, &key, delta, action->next ? 0 : 1, &created);
 	if (created) {
 		char name[LW_IRQ_NAME_LEN] = {};
 
@@ -639,7 +648,7 @@ int BPF_PROG(lw_softirq_entry, unsigned int vec)
 {
 	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
 
-	if (!cs)
+	if (!cs || !cpu_watched(cs))
 		return 0;
 	cs->softirq_start = bpf_ktime_get_ns();
 	cs->softirq_irq_snap = cs->irq_ns;
@@ -663,8 +672,7 @@ int BPF_PROG(lw_softirq_exit, unsigned int vec)
 	delta = delta > nested ? delta - nested : 0;
 	cs->softirq_start = 0;
 	cs->softirq_ns += delta;
-	if ((cs->target_cur & LW_CUR_IN_REQ) || cs->waiters)
-		count_add(&softirq_ev, &key, delta, 1, &created);
+	count_add(&softirq_ev, &key, delta, 1, &created);
 	return 0;
 }
 
