@@ -87,6 +87,10 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@tools/bench/run.sh
 
+accuracy: deps
+	@$(MAKE) --no-print-directory all
+	@tools/accuracy/run.sh --out tools/accuracy/last-run.txt
+
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
 
