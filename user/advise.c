@@ -787,38 +787,63 @@ static void fill_thp_enabled(struct adv *a)
 	    "P50 for Go)");
 }
 
+/*
+ * A sysfs setting persisted by a tmpfiles.d "w" line: the shape shared by
+ * every THP knob that has no kernel command-line form.
+ */
+struct tmpfiles_knob {
+	const char *path;   /* below THP_DIR */
+	const char *value;  /* the fix */
+	const char *old;    /* today's value, for the rollback */
+	const char *conf;   /* /etc/tmpfiles.d/<conf>.conf */
+	const char *vmstat; /* counters to watch, and how */
+	const char *cost;
+};
+
+static void fill_tmpfiles_knob(struct adv *a, const struct tmpfiles_knob *k)
+{
+	add(a, &a->f->fix, "echo %s > " THP_DIR "/%s", k->value, k->path);
+	add(a, &a->f->persist,
+	    "cat > /etc/tmpfiles.d/%s.conf <<'EOF'\nw " THP_DIR "/%s - - - - %s\nEOF", k->conf,
+	    k->path, k->value);
+	add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/%s.conf", k->conf);
+	add(a, &a->f->rollback, "echo %s > " THP_DIR "/%s", k->old, k->path);
+	add(a, &a->f->verify, "cat " THP_DIR "/%s  # %s", k->path,
+	    strcmp(k->value, "madvise") ? k->value : "[madvise]");
+	add(a, &a->f->verify, "%s", k->vmstat);
+	put(a, &a->f->cost, "%s", k->cost);
+}
+
 static void fill_thp_defrag(struct adv *a)
 {
-	add(a, &a->f->fix, "echo madvise > " THP_DIR "/defrag");
-	add(a, &a->f->persist,
-	    "cat > /etc/tmpfiles.d/latwhy-thp-defrag.conf <<'EOF'\nw " THP_DIR
-	    "/defrag - - - - madvise\nEOF");
-	add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-thp-defrag.conf");
-	add(a, &a->f->rollback, "echo %s > " THP_DIR "/defrag", a->n->thp.defrag);
-	add(a, &a->f->verify, "cat " THP_DIR "/defrag  # [madvise]");
-	add(a, &a->f->verify,
-	    "grep -E 'compact_stall|thp_fault_alloc' /proc/vmstat  # compact_stall "
-	    "stops growing");
-	put(a, &a->f->cost,
-	    "fewer huge pages right after allocation for regions that do not "
-	    "madvise");
+	const struct tmpfiles_knob k = {
+		.path = "defrag",
+		.value = "madvise",
+		.old = a->n->thp.defrag,
+		.conf = "latwhy-thp-defrag",
+		.vmstat = "grep -E 'compact_stall|thp_fault_alloc' /proc/vmstat  # compact_stall "
+			  "stops growing",
+		.cost = "fewer huge pages right after allocation for regions that do not madvise",
+	};
+
+	fill_tmpfiles_knob(a, &k);
 }
 
 static void fill_khugepaged(struct adv *a)
 {
-	add(a, &a->f->fix, "echo 0 > " THP_DIR "/khugepaged/defrag");
-	add(a, &a->f->persist,
-	    "cat > /etc/tmpfiles.d/latwhy-khugepaged.conf <<'EOF'\nw " THP_DIR
-	    "/khugepaged/defrag - - - - 0\nEOF");
-	add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-khugepaged.conf");
-	add(a, &a->f->rollback, "echo %d > " THP_DIR "/khugepaged/defrag", a->n->thp.kh_defrag);
-	add(a, &a->f->verify, "cat " THP_DIR "/khugepaged/defrag  # 0");
-	add(a, &a->f->verify,
-	    "grep -E 'thp_collapse_alloc|compact_stall' /proc/vmstat  # grows "
-	    "slower");
-	put(a, &a->f->cost,
-	    "khugepaged no longer compacts memory to build huge pages: fewer "
-	    "regions get collapsed");
+	char old[16];
+	const struct tmpfiles_knob k = {
+		.path = "khugepaged/defrag",
+		.value = "0",
+		.old = old,
+		.conf = "latwhy-khugepaged",
+		.vmstat = "grep -E 'thp_collapse_alloc|compact_stall' /proc/vmstat  # grows slower",
+		.cost = "khugepaged no longer compacts memory to build huge pages: fewer regions "
+			"get collapsed",
+	};
+
+	snprintf(old, sizeof(old), "%d", a->n->thp.kh_defrag);
+	fill_tmpfiles_knob(a, &k);
 }
 
 static enum lw_severity thp_sev(const struct lw_node *n, enum lw_severity s)
