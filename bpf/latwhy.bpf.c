@@ -109,6 +109,9 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* mmapable arrays start page-aligned: with the value's 64-byte
+	 * alignment every CPU gets its own cache lines */
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, LW_MAX_CPUS);
 	__type(key, __u32);
 	__type(value, struct lw_cpu_state);
@@ -398,7 +401,11 @@ static __always_inline void request_emit(struct thread_state *ts, __u64 now, __u
 	r->flags = ts->req_flags;
 	__builtin_memcpy(r->preempt_comm, ts->top_comm, sizeof(r->preempt_comm));
 	r->preempt_ns = ts->top_ns;
-	bpf_ringbuf_submit(r, 0);
+	/* userspace drains every 100 ms anyway: wake it only when filling up,
+	 * so a busy server does not pay a wake-up per slow request */
+	bpf_ringbuf_submit(r, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > LW_RINGBUF_BYTES / 2
+				      ? BPF_RB_FORCE_WAKEUP
+				      : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline void request_end(__u64 now)
@@ -514,21 +521,31 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 	ts->waiter_pid = 0;
 	snap_cpu(ts, cs, now);
 	cs->target_cur = LW_CUR_TARGET | (ts->in_req ? LW_CUR_IN_REQ : 0);
-	targ_mm = (__u64)next->mm;
+	if (targ_mm != (__u64)next->mm) /* written once: khugepaged reads it */
+		targ_mm = (__u64)next->mm;
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
+	bool out = is_target(prev), in = is_target(next);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct lw_cpu_state *cs = cpu_state_get(cpu);
+	__u64 now;
 
 	if (!cs)
 		return 0;
-	if (is_target(prev))
+	/* Most switches involve no target: no clock read, no store. */
+	if (!out && !in) {
+		if (cs->target_cur)
+			cs->target_cur = 0;
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	if (out)
 		switch_out(prev, next, preempt, cs, now);
-	if (is_target(next))
-		switch_in(next, prev, cs, bpf_get_smp_processor_id(), now);
+	if (in)
+		switch_in(next, prev, cs, cpu, now);
 	else
 		cs->target_cur = 0;
 	return 0;

@@ -200,7 +200,8 @@ struct lw_meta_rec {
 /*
  * Per-CPU state, an ARRAY map indexed by CPU. Userspace seeds khz, ref_khz
  * and freq_ts before attaching and reads it for the clock evidence; the BPF
- * side keeps the counters. One cache line per CPU: no false sharing.
+ * side keeps the counters. 64-byte aligned in an mmapable (page-aligned)
+ * array: each CPU's state starts its own cache line.
  */
 struct lw_cpu_state {
 	__u64 irq_ns;	  /* cumulative hard-IRQ handler time */

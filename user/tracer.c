@@ -441,6 +441,9 @@ static int tracer_loop(struct lw_tracer *t)
 		__u64 now;
 		int err = ring_buffer__poll(t->rb, 100);
 
+		/* records are submitted without a wake-up: drain on the timeout */
+		if (err >= 0)
+			err = ring_buffer__consume(t->rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "latwhy: ring buffer: %s\n", strerror(-err));
 			return err;
