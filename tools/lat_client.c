@@ -304,7 +304,7 @@ static int write_latencies(const uint64_t *v, size_t n)
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++)
-		printf("%llu\n", (unsigned long long)v[i]);
+		fprintf(f, "%llu\n", (unsigned long long)v[i]);
 	if (fclose(f)) {
 		fprintf(stderr, "lat_client: %s: %s\n", cfg.out, strerror(errno));
 		return -1;

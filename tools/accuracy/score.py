@@ -1,0 +1,504 @@
+#!/usr/bin/env python3
+"""score.py - score latwhy's attribution against the lab's ground truth.
+
+    score.py quantiles FILE         print "n p50_ns p99_ns p999_ns" of a latency file
+    score.py wrkhist                a wrk Lua script that dumps wrk's latency histogram
+    score.py cpusnap PID            CPU time so far of every task outside PID's tree
+    score.py table [--keep-going] DIR...
+                                    one row per scenario directory; exit 1 when a
+                                    scenario with a bar misses it
+
+A scenario directory (written by tools/accuracy/run.sh) holds:
+
+    meta        key=value lines: name, inject (e.g. "sched,irq" or "-"), kind
+                (lab, freq, redis, nginx), slow_ns (the --slow given to latwhy),
+                baseline (the baseline scenario's directory), bar (single, baseline
+                or none), note (free text)
+    lat         the client's latencies, ns, one per line (non-numeric lines are
+                ignored, so lat_client's stdout can be used as is); or
+    hist        "latency_ns count" lines (wrk's histogram); or
+    redis.out   redis-benchmark's output (its percentile distribution is used)
+    trace.json  latwhy's NDJSON (-j): slow requests, then one summary line
+    freq.log    for kind=freq: lw_freqinject's "injected cpu=C khz=K ts_ns=T" lines,
+                and a "ref_khz=K" line
+    cpu.before, cpu.after
+                cpusnap around the client run: CPU time that processes outside
+                the lab used meanwhile is reported as noise
+
+Ground truth, measured by the client, never by latwhy:
+
+    slow requests    the client's requests slower than slow_ns, the threshold
+                     latwhy was given (slow_ns = 1.5 x the baseline's p99)
+    extra latency    sum over the slow requests of (latency - baseline median)
+
+For kind=freq the clock is injected into latwhy only (no cpufreq driver), so
+nothing is really slower: the requests scored are latwhy's requests that lie
+wholly inside one injected low-clock step, and the ground truth is
+sum(run x (1 - f/f_ref)) over them, from latwhy's measured run time.
+
+latwhy's side, from its NDJSON over its slow requests:
+
+    share[c]     cause c's ns over the slow requests' total latency (as latwhy's
+                 summary computes it; irq includes softirq)
+    explained    ns of the injected cause(s) / ground-truth extra, capped at 100%
+    wrong        ns of the other causes / ground-truth extra
+    cause ok     fraction of latwhy's slow requests whose "cause" is injected
+
+The bar (single-cause scenarios): cause ok >= 90%, explained >= 80%, wrong <=
+10%. Baseline: no cause above 10% of the slow requests' latency.
+
+Under the table, per scenario: requests seen by latwhy and by the client (a
+detection check), "visible" (the slow requests' server-side latency above the
+baseline's server median, over the ground-truth extra: the part of the extra
+latency that lies inside latwhy's request windows at all), the slow requests'
+bucket totals, the top preemptors, the causes named, and how much CPU time
+processes outside the lab used during the run (noise from other users).
+"""
+import json
+import math
+import os
+import re
+import sys
+
+CAUSES = ("frequency", "irq", "thp", "sched")
+# injector -> the cause latwhy should name
+INJECT_CAUSE = {"sched": "sched", "irq": "irq", "softirq": "irq", "thp": "thp", "freq": "frequency"}
+BAR_CAUSE_OK = 0.90
+BAR_EXPLAINED = 0.80
+BAR_WRONG = 0.10
+BAR_BASELINE_SHARE = 0.10
+
+WRK_LUA = """-- written by tools/accuracy/score.py wrkhist: wrk's latency distribution
+-- (1 us resolution) as "latency_ns weight" lines into $WRK_HIST at the end,
+-- sampled from latency:percentile() ever finer towards the tail (this wrk
+-- build does not index the histogram itself).
+done = function(summary, latency, requests)
+  local f = assert(io.open(os.getenv("WRK_HIST"), "w"))
+  local n = summary.requests
+  local function emit(lo, hi, step)
+    local k = 1
+    while lo + k * step <= hi + step / 2 do
+      local p = lo + k * step
+      local v = p >= 100 - step / 2 and latency.max or latency:percentile(p)
+      f:write(string.format("%d %.6f\\n", v * 1000, n * step / 100))
+      k = k + 1
+    end
+  end
+  emit(0, 90, 0.5)
+  emit(90, 99, 0.05)
+  emit(99, 99.9, 0.005)
+  emit(99.9, 100, 0.0005)
+  f:close()
+end
+"""
+
+
+def read_meta(d):
+    meta = {}
+    with open(os.path.join(d, "meta")) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if "=" in line:
+                k, v = line.split("=", 1)
+                meta[k] = v
+    return meta
+
+
+def read_lat(path):
+    """Latencies in ns, one per line; anything else (a summary line) skipped."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            s = line.strip()
+            if s.isdigit():
+                out.append(int(s))
+    return out
+
+
+def read_hist(path):
+    """(latency_ns, weight) lines; a weight may be fractional (sampled quantiles)."""
+    hist = []
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            try:
+                if len(p) == 2:
+                    hist.append((int(p[0]), float(p[1])))
+            except ValueError:
+                continue
+    return hist
+
+
+def redis_hist(path):
+    """redis-benchmark's "Latency by percentile distribution": cumulative counts
+    at latency marks (ms, HdrHistogram). Requests between two marks are put at
+    the midpoint; the first mark's at the mark."""
+    hist = []
+    section = False
+    prev_v, prev_c = None, 0
+    pat = re.compile(r"^\s*([0-9.]+)% <= ([0-9.]+) milliseconds \(cumulative count (\d+)\)")
+    with open(path) as f:
+        for line in f:
+            if line.startswith("Latency by percentile distribution"):
+                section = True
+                continue
+            if section and not line.strip():
+                if hist:
+                    break
+                continue
+            m = pat.match(line) if section else None
+            if not m:
+                continue
+            v = float(m.group(2)) * 1e6
+            c = int(m.group(3))
+            if c > prev_c:
+                at = v if prev_v is None else (prev_v + v) / 2
+                hist.append((int(at), c - prev_c))
+            prev_v, prev_c = v, c
+    return hist
+
+
+def load_client(d):
+    """The client's latencies as (value_ns, count) pairs."""
+    p = os.path.join(d, "lat")
+    if os.path.exists(p):
+        vals = read_lat(p)
+        return [(v, 1) for v in vals]
+    p = os.path.join(d, "hist")
+    if os.path.exists(p):
+        return read_hist(p)
+    p = os.path.join(d, "redis.out")
+    if os.path.exists(p):
+        return redis_hist(p)
+    return []
+
+
+def quantile(hist, q):
+    """Nearest-rank quantile of (value, count) pairs."""
+    hs = sorted(hist)
+    n = sum(c for _, c in hs)
+    if not n:
+        return 0
+    rank = max(1, math.ceil(q * n))
+    acc = 0
+    for v, c in hs:
+        acc += c
+        if acc >= rank:
+            return v
+    return hs[-1][0]
+
+
+def load_trace(d):
+    reqs, summ = [], None
+    p = os.path.join(d, "trace.json")
+    if not os.path.exists(p):
+        return reqs, summ
+    with open(p) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            try:
+                o = json.loads(line)
+            except ValueError:
+                continue
+            if o.get("type") == "request":
+                reqs.append(o)
+            elif o.get("type") == "summary":
+                summ = o
+    return reqs, summ
+
+
+def cause_ns(r, c):
+    ns = r["ns"]
+    if c == "irq":
+        return (ns.get("irq") or 0) + (ns.get("softirq") or 0)
+    return ns.get(c) or 0
+
+
+def freq_windows(d):
+    """[(t0, t1, khz)] of the injected clocks, and the reference kHz."""
+    events, ref = [], None
+    with open(os.path.join(d, "freq.log")) as f:
+        for line in f:
+            m = re.search(r"khz=(\d+) ts_ns=(\d+)", line)
+            if m:
+                events.append((int(m.group(2)), int(m.group(1))))
+            m = re.match(r"ref_khz=(\d+)", line)
+            if m:
+                ref = int(m.group(1))
+    events.sort()
+    wins = []
+    for (t0, khz), (t1, _) in zip(events, events[1:]):
+        wins.append((t0, t1, khz))
+    return wins, ref
+
+
+def score(d, cache):
+    meta = read_meta(d)
+    row = {"name": meta.get("name", os.path.basename(d)), "meta": meta, "dir": d}
+    inject = [k for k in meta.get("inject", "-").split(",") if k and k != "-"]
+    right = sorted({INJECT_CAUSE[k] for k in inject if k in INJECT_CAUSE})
+    row["inject"] = "+".join(inject) or "-"
+    row["right"] = right
+    row["bar"] = meta.get("bar", "none")
+    reqs, summ = load_trace(d)
+    row["summ"] = summ
+    if summ is None:
+        row["error"] = "latwhy wrote no summary"
+        return row
+    row["requests"] = summ.get("requests", 0)
+    slow_ns = int(meta.get("slow_ns", "0") or 0)
+    row["slow_ns"] = slow_ns
+
+    base = meta.get("baseline")
+    med = None
+    if base:
+        if base not in cache:
+            cache[base] = load_client(base)
+        med = quantile(cache[base], 0.5) if cache[base] else None
+    row["median"] = med
+
+    background = {c: 0.0 for c in CAUSES}
+    if meta.get("kind") == "freq":
+        wins, ref = freq_windows(d)
+        sel, full, expected = [], [], 0.0
+        for r in reqs:
+            if r.get("incomplete") or r["ns"].get("frequency") is None:
+                continue
+            s, e = r["start_ns"], r["start_ns"] + r["latency_ns"]
+            for t0, t1, khz in wins:
+                if s > t0 and e < t1:
+                    if khz < ref:
+                        sel.append(r)
+                        expected += r["ns"]["run"] * (1 - khz / ref)
+                    else:
+                        full.append(r)
+                    break
+        slow = sel
+        row["gt_slow"] = len(sel)
+        row["extra"] = expected
+        # Every request is scored here, not only slow ones: what the other
+        # causes cost a request at the reference clock (same run) is their
+        # background, not blame for the clock's penalty.
+        if full:
+            for c in CAUSES:
+                if c != "frequency":
+                    background[c] = len(sel) * sum(cause_ns(r, c) for r in full) / len(full)
+    else:
+        hist = load_client(d)
+        if not hist:
+            row["error"] = "no client latencies"
+            return row
+        row["gt_n"] = sum(c for _, c in hist)
+        gslow = [(v, c) for v, c in hist if v > slow_ns]
+        row["gt_slow"] = sum(c for _, c in gslow)
+        row["extra"] = sum((v - med) * c for v, c in gslow) if med is not None else None
+        slow = [r for r in reqs if r["latency_ns"] > slow_ns]
+    row["lw_slow"] = len(slow)
+    tot_lat = sum(r["latency_ns"] for r in slow)
+    per = {c: sum(cause_ns(r, c) for r in slow) for c in CAUSES}
+    row["cause_ns"] = per
+    row["share"] = {c: (per[c] / tot_lat if tot_lat else 0.0) for c in CAUSES}
+    row["buckets"] = {b: sum((r["ns"].get(b) or 0) for r in slow)
+                      for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "blocked")}
+    row["tot_lat"] = tot_lat
+    # How much of the ground truth lies inside latwhy's requests at all: the
+    # slow requests' server-side latency above the baseline's server median.
+    row["visible"] = None
+    if meta.get("kind") != "freq" and base and row.get("extra"):
+        _, bsumm = load_trace(base)
+        if bsumm and bsumm.get("p50_ns"):
+            row["visible"] = sum(max(0, r["latency_ns"] - bsumm["p50_ns"]) for r in slow) / row["extra"]
+    pre = {}
+    for r in slow:
+        p = r.get("preempted_by")
+        if p:
+            pre[p["comm"]] = pre.get(p["comm"], 0) + p["ns"]
+    row["preemptors"] = sorted(pre.items(), key=lambda kv: -kv[1])[:3]
+    causes = {}
+    for r in slow:
+        causes[r["cause"]] = causes.get(r["cause"], 0) + 1
+    row["causes"] = causes
+    if right:
+        extra = row["extra"] or 0
+        rn = sum(per[c] for c in right)
+        wn = sum(max(0.0, per[c] - background[c]) for c in CAUSES if c not in right)
+        row["explained"] = min(1.0, rn / extra) if extra > 0 else None
+        row["wrong"] = wn / extra if extra > 0 else None
+        row["cause_ok"] = (sum(1 for r in slow if r["cause"] in right) / len(slow)) if slow else None
+    verdict(row)
+    return row
+
+
+def verdict(row):
+    bar = row["bar"]
+    if bar == "baseline":
+        top = max(row["share"].values()) if row["share"] else 0.0
+        row["pass"] = top <= BAR_BASELINE_SHARE
+        if not row["pass"]:
+            c = max(row["share"], key=row["share"].get)
+            row["why"] = "%s has %.0f%% of slow-request latency" % (c, 100 * row["share"][c])
+    elif bar == "single":
+        why = []
+        if not row.get("lw_slow"):
+            why.append("latwhy saw no slow request")
+        if row.get("cause_ok") is None or row["cause_ok"] < BAR_CAUSE_OK:
+            why.append("cause ok < 90%")
+        if row.get("explained") is None or row["explained"] < BAR_EXPLAINED:
+            why.append("explained < 80%")
+        if row.get("wrong") is None or row["wrong"] > BAR_WRONG:
+            why.append("wrong > 10%")
+        row["pass"] = not why
+        row["why"] = ", ".join(why)
+
+
+def pct(x):
+    return "n/a" if x is None else "%.0f%%" % (100 * x)
+
+
+def ms(x):
+    return "n/a" if x is None else "%.1f" % (x / 1e6)
+
+
+def table(rows):
+    hdr = ("scenario", "injected", "slow>", "slow gt/lw", "extra ms", "freq", "irq", "thp",
+           "sched", "explained", "wrong", "cause ok", "bar")
+    lines = []
+    for r in rows:
+        if "error" in r:
+            lines.append((r["name"], r["inject"], "", "", "", "", "", "", "", "", "", "",
+                          "ERROR: " + r["error"]))
+            continue
+        sh = r["share"]
+        bar = "-"
+        if "pass" in r:
+            bar = "PASS" if r["pass"] else "MISS (%s)" % r["why"]
+        slow = "%d/%d" % (r["gt_slow"], r["lw_slow"])
+        thr = "run" if r["meta"].get("kind") == "freq" else "%.0fus" % (r["slow_ns"] / 1e3)
+        lines.append((r["name"], r["inject"], thr, slow, ms(r["extra"]),
+                      pct(sh["frequency"]), pct(sh["irq"]), pct(sh["thp"]), pct(sh["sched"]),
+                      pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
+    w = [max(len(str(x[i])) for x in [hdr] + lines) for i in range(len(hdr))]
+    out = []
+    fmt = lambda t: "  ".join(str(x).ljust(w[i]) for i, x in enumerate(t)).rstrip()
+    out.append(fmt(hdr))
+    out.append(fmt(tuple("-" * n for n in w)))
+    for t in lines:
+        out.append(fmt(t))
+    return out
+
+
+def details(rows):
+    out = []
+    for r in rows:
+        if "error" in r:
+            continue
+        b = r["buckets"]
+        reqs = "%d" % r.get("requests", 0)
+        if r.get("gt_n"):
+            reqs += "/%d" % r["gt_n"]
+        line = "%-17s requests latwhy/client %s, visible %s; slow-request buckets ms: run %s (freq %s) " \
+               "irq %s softirq %s thp %s sched %s blocked %s" % (
+                   r["name"], reqs, pct(r.get("visible")), ms(b["run"]), ms(b["frequency"]), ms(b["irq"]),
+                   ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["blocked"]))
+        if r["preemptors"]:
+            line += "; preempted by " + ", ".join("%s %s" % (c, ms(n)) for c, n in r["preemptors"])
+        if r["causes"]:
+            line += "; causes " + ", ".join("%s %d" % kv for kv in sorted(r["causes"].items()))
+        nz, top = noise(r["dir"])
+        if nz:
+            line += "; other processes ran %.0f ms (%s)" % (
+                nz, ", ".join("%s %.0f" % kv for kv in top))
+        note = r["meta"].get("note")
+        if note:
+            line += "; " + note
+        out.append(line)
+    return out
+
+
+def cpusnap(root):
+    """pid, kernel thread?, ticks, comm of every task outside root's tree."""
+    procs = {}
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % e) as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm = st[st.index("(") + 1:st.rindex(")")]
+        f = st[st.rindex(")") + 2:].split()
+        # fields after comm: state ppid ... flags(7) ... utime(12) stime(13)
+        procs[int(e)] = (int(f[1]), int(f[6]), int(f[11]) + int(f[12]), comm)
+    mine = {root}
+    changed = True
+    while changed:
+        changed = False
+        for pid, (ppid, _, _, _) in procs.items():
+            if ppid in mine and pid not in mine:
+                mine.add(pid)
+                changed = True
+    for pid, (ppid, flags, ticks, comm) in sorted(procs.items()):
+        if pid not in mine:
+            print(pid, 1 if flags & 0x200000 else 0, ticks, comm.replace(" ", "_"))
+
+
+def noise(d):
+    """User-space CPU ms outside the lab during the client run, and the top users."""
+    try:
+        with open(os.path.join(d, "cpu.before")) as f:
+            a = {l.split()[0]: l.split() for l in f if l.strip()}
+        with open(os.path.join(d, "cpu.after")) as f:
+            b = {l.split()[0]: l.split() for l in f if l.strip()}
+    except OSError:
+        return None, []
+    hz = os.sysconf("SC_CLK_TCK")
+    per = {}
+    for pid, v in b.items():
+        if v[1] != "0":
+            continue
+        t0 = int(a[pid][2]) if pid in a and a[pid][3] == v[3] else 0
+        dt = (int(v[2]) - t0) * 1000 / hz
+        if dt > 0:
+            per[v[3]] = per.get(v[3], 0) + dt
+    top = sorted(per.items(), key=lambda kv: -kv[1])[:2]
+    return sum(per.values()), top
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[1] == "quantiles" and len(argv) == 3:
+        hist = [(v, 1) for v in read_lat(argv[2])]
+        n = len(hist)
+        print(n, quantile(hist, 0.5), quantile(hist, 0.99), quantile(hist, 0.999))
+        return 0 if n else 1
+    if len(argv) >= 2 and argv[1] == "hquantiles" and len(argv) == 3:
+        d = argv[2]
+        hist = load_client(d)
+        n = round(sum(c for _, c in hist))
+        print(n, quantile(hist, 0.5), quantile(hist, 0.99), quantile(hist, 0.999))
+        return 0 if n else 1
+    if len(argv) == 3 and argv[1] == "cpusnap":
+        cpusnap(int(argv[2]))
+        return 0
+    if len(argv) == 2 and argv[1] == "wrkhist":
+        sys.stdout.write(WRK_LUA)
+        return 0
+    if len(argv) >= 3 and argv[1] == "table":
+        cache = {}
+        rows = [score(d, cache) for d in argv[2:]]
+        for line in table(rows):
+            print(line)
+        print()
+        print("ms over latwhy's slow requests (for freq: requests inside a low-clock step):")
+        for line in details(rows):
+            print("  " + line)
+        missed = [r["name"] for r in rows if r.get("pass") is False or "error" in r]
+        return 1 if missed else 0
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
