@@ -218,16 +218,18 @@ static int tracer_attach(struct lw_tracer *t)
 		return err;
 	}
 	if (t->o->req_mode == LW_REQ_UPROBE) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = t->o->uprobe_sym);
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = t->o->uprobe_sym, .retprobe = true);
 
-		t->skel->links.lw_req_entry = bpf_program__attach_uprobe_opts(
-			t->skel->progs.lw_req_entry, t->o->pid, t->o->uprobe_bin, 0, &uo);
-		if (!t->skel->links.lw_req_entry)
-			goto uprobe_err;
-		uo.retprobe = true;
+		/* Return probe first: a call in flight when the entry probe
+		 * lands would otherwise leave its nesting depth at 1 forever. */
 		t->skel->links.lw_req_return = bpf_program__attach_uprobe_opts(
 			t->skel->progs.lw_req_return, t->o->pid, t->o->uprobe_bin, 0, &uo);
 		if (!t->skel->links.lw_req_return)
+			goto uprobe_err;
+		uo.retprobe = false;
+		t->skel->links.lw_req_entry = bpf_program__attach_uprobe_opts(
+			t->skel->progs.lw_req_entry, t->o->pid, t->o->uprobe_bin, 0, &uo);
+		if (!t->skel->links.lw_req_entry)
 			goto uprobe_err;
 	}
 	return 0;
