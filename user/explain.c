@@ -32,7 +32,8 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 
 		/* Only the preemptors that matter get a fix: at least a tenth of
 		 * the top one's time, and never latwhy itself. */
-		if (s->preempt[i].pid == (unsigned)getpid() ||
+		/* pid 0 is the idle task: a wake-up latency, not a task to move */
+		if (!s->preempt[i].pid || s->preempt[i].pid == (unsigned)getpid() ||
 		    s->preempt[i].ns * 10 < s->preempt[0].ns)
 			continue;
 		p = &f->preempt[f->nr_preempt++];

@@ -436,12 +436,21 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 	char d[32], clock[96];
 
 	fprintf(f, "Evidence:\n");
-	for (size_t i = 0; i < s->nr_preempt && i < 3; i++)
+	for (size_t i = 0; i < s->nr_preempt && i < 3; i++) {
+		if (!s->preempt[i].pid) { /* the idle task: nothing ran */
+			fprintf(f,
+				"  CPU idle while it waited: %s over %llu wake-ups (idle exit "
+				"and wake-up IPI latency)\n",
+				lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
+				(unsigned long long)s->preempt[i].count);
+			continue;
+		}
 		fprintf(f, "  ran instead of it: %s (%s %u) %s over %llu waits\n",
 			s->preempt[i].comm,
 			s->preempt[i].tgid == (__u32)s->pid ? "its own thread" : "pid",
 			s->preempt[i].pid, lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
 			(unsigned long long)s->preempt[i].count);
+	}
 	for (size_t i = 0; i < s->nr_irqs && i < 3; i++)
 		fprintf(f, "  IRQ %u (%s) on CPU %u: %s in %llu interrupts\n", s->irqs[i].irq,
 			s->irqs[i].name, s->irqs[i].cpu, lw_fmt_ns(d, sizeof(d), s->irqs[i].ns),

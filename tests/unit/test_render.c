@@ -425,6 +425,30 @@ static void test_summary_text_no_freq(void **state)
 	out_free(&o);
 }
 
+/* pid 0 is the idle task: the wait was a wake-up latency, not a preemptor */
+static void test_summary_text_idle_wait(void **state)
+{
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_NONE, 2000000, "server");
+	sum.preempt[1] = sum.preempt[0];
+	sum.preempt[0].pid = 0;
+	sum.preempt[0].tgid = 0;
+	snprintf(sum.preempt[0].comm, sizeof(sum.preempt[0].comm), "swapper/1");
+	sum.preempt[0].ns = 5000;
+	sum.preempt[0].count = 4;
+	sum.nr_preempt = 2;
+	out_open(&o, false);
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_has(s, "CPU idle while it waited: 5.0 us over 4 wake-ups");
+	assert_lacks(s, "swapper/1");
+	assert_has(s, "ran instead of it: hog (pid 777) 800 ns over 2 waits");
+	out_free(&o);
+}
+
 static void test_summary_text_freq(void **state)
 {
 	struct lw_summary sum;
@@ -460,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_summary_json_threshold_unknown),
 		cmocka_unit_test(test_summary_json_escape),
 		cmocka_unit_test(test_summary_text_no_freq),
+		cmocka_unit_test(test_summary_text_idle_wait),
 		cmocka_unit_test(test_summary_text_freq),
 	};
 
