@@ -39,7 +39,7 @@ static int msr_event(const char *root, const char *name, __u64 *config)
 	char buf[64];
 	unsigned long v;
 
-	if (lw_sysfs_read(root, buf, sizeof(buf), "sys/bus/event_source/devices/msr/events/%s",
+	if (lw_sysfs_read(root, buf, sizeof(buf), "/sys/bus/event_source/devices/msr/events/%s",
 			  name))
 		return -ENOENT;
 	if (sscanf(buf, "event=%lx", &v) != 1)
@@ -51,9 +51,9 @@ static int msr_event(const char *root, const char *name, __u64 *config)
 static bool aperf_mperf_open(struct lw_freq *f)
 {
 	__u64 c_aperf, c_mperf, c_tsc;
-	long type;
+	long long type;
 
-	if (lw_sysfs_read_long(f->root, &type, "sys/bus/event_source/devices/msr/type") ||
+	if (lw_sysfs_read_ll(f->root, &type, "/sys/bus/event_source/devices/msr/type") ||
 	    msr_event(f->root, "aperf", &c_aperf) || msr_event(f->root, "mperf", &c_mperf) ||
 	    msr_event(f->root, "tsc", &c_tsc))
 		return false;
@@ -70,7 +70,7 @@ static bool aperf_mperf_open(struct lw_freq *f)
 int lw_freq_init(struct lw_freq *f, const char *root, int nr_cpus, __u32 ref_override_khz)
 {
 	char drv[64] = "", status[32] = "";
-	long v;
+	long long v;
 
 	memset(f, 0, sizeof(*f));
 	for (int c = 0; c < LW_MAX_CPUS; c++)
@@ -78,26 +78,26 @@ int lw_freq_init(struct lw_freq *f, const char *root, int nr_cpus, __u32 ref_ove
 	snprintf(f->root, sizeof(f->root), "%s", root);
 	f->nr_cpus = nr_cpus > LW_MAX_CPUS ? LW_MAX_CPUS : nr_cpus;
 	for (int c = 0; c < f->nr_cpus; c++) {
-		if (!lw_sysfs_read_long(root, &v,
-					"sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", c))
+		if (!lw_sysfs_read_ll(root, &v,
+				      "/sys/devices/system/cpu/cpu%d/cpufreq/cpuinfo_max_freq", c))
 			f->ref_khz[c] = (__u32)v;
 		if (ref_override_khz)
 			f->ref_khz[c] = ref_override_khz;
-		if (!lw_sysfs_read_long(root, &v,
-					"sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", c))
+		if (!lw_sysfs_read_ll(root, &v,
+				      "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", c))
 			f->cur_khz[c] = (__u32)v;
 	}
 	if (lw_sysfs_read(root, drv, sizeof(drv),
-			  "sys/devices/system/cpu/cpu0/cpufreq/scaling_driver")) {
+			  "/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver")) {
 		f->source = LW_FREQ_NONE; /* no cpufreq: a VM, or a disabled driver */
 		return 0;
 	}
-	lw_sysfs_read(root, status, sizeof(status), "sys/devices/system/cpu/intel_pstate/status");
+	lw_sysfs_read(root, status, sizeof(status), "/sys/devices/system/cpu/intel_pstate/status");
 	/* intel_pstate in active mode with HWP picks clocks in hardware and
 	 * emits no cpu_frequency events. */
 	if (!strcmp(drv, "intel_pstate") && !strcmp(status, "active") &&
 	    lw_sysfs_exists(root,
-			    "sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference")) {
+			    "/sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference")) {
 		if (aperf_mperf_open(f)) {
 			f->source = LW_FREQ_APERF_MPERF;
 			lw_freq_sample(f, NULL, NULL); /* prime the counters */
@@ -137,7 +137,7 @@ void lw_freq_sample(struct lw_freq *f, lw_freq_inject_fn inject, void *ctx)
 {
 	struct timespec ts;
 	__u64 now, dt;
-	long v;
+	long long v;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
@@ -147,9 +147,9 @@ void lw_freq_sample(struct lw_freq *f, lw_freq_inject_fn inject, void *ctx)
 		__u32 khz = 0;
 
 		if (f->source == LW_FREQ_SYSFS_POLL) {
-			if (lw_sysfs_read_long(
+			if (lw_sysfs_read_ll(
 				    f->root, &v,
-				    "sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", c))
+				    "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", c))
 				continue;
 			khz = (__u32)v;
 		} else if (f->source == LW_FREQ_APERF_MPERF) {

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "node.h"
+#include "sysfs.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
 #define SYS_THP "/sys/kernel/mm/transparent_hugepage"
@@ -181,86 +182,13 @@ void lw_cpuset_or(struct lw_cpuset *dst, const struct lw_cpuset *a, const struct
 
 /* ---- file helpers ---- */
 
-static int vpath(char *buf, size_t len, const char *root, const char *fmt, va_list ap)
-{
-	int a = snprintf(buf, len, "%s", root);
-	int b;
-
-	if (a < 0 || (size_t)a >= len)
-		return -ENAMETOOLONG;
-	b = vsnprintf(buf + a, len - a, fmt, ap);
-	if (b < 0 || (size_t)b >= len - a)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-static __attribute__((format(printf, 4, 5))) int mkpath(char *buf, size_t len, const char *root,
-							const char *fmt, ...)
-{
-	va_list ap;
-	int err;
-
-	va_start(ap, fmt);
-	err = vpath(buf, len, root, fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-static void rtrim(char *s)
-{
-	size_t l = strlen(s);
-
-	while (l && isspace((unsigned char)s[l - 1]))
-		s[--l] = '\0';
-}
-
-/* First line of root+path, without trailing whitespace. "" and an error if unreadable. */
-static __attribute__((format(printf, 4, 5))) int read_line(const char *root, char *buf, size_t len,
-							   const char *fmt, ...)
-{
-	char path[PATH_MAX];
-	va_list ap;
-	FILE *f;
-	int err;
-
-	buf[0] = '\0';
-	va_start(ap, fmt);
-	err = vpath(path, sizeof(path), root, fmt, ap);
-	va_end(ap);
-	if (err)
-		return err;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f)) {
-		err = ferror(f) ? -EIO : -ENODATA;
-		buf[0] = '\0';
-	}
-	fclose(f);
-	rtrim(buf);
-	return err;
-}
-
-static int parse_ll(const char *s, long long *v)
-{
-	char *end;
-
-	if (!*s)
-		return -EINVAL;
-	errno = 0;
-	*v = strtoll(s, &end, 10);
-	if (errno || end == s || (*end && !isspace((unsigned char)*end)))
-		return -EINVAL;
-	return 0;
-}
-
 #define READ_NUM(root, out, absent, ...)                                                           \
 	({                                                                                         \
 		char _b[64];                                                                       \
 		long long _v;                                                                      \
-		int _e = read_line(root, _b, sizeof(_b), __VA_ARGS__);                             \
+		int _e = lw_sysfs_read(root, _b, sizeof(_b), __VA_ARGS__);                         \
 		if (!_e)                                                                           \
-			_e = parse_ll(_b, &_v);                                                    \
+			_e = lw_parse_ll(_b, &_v);                                                 \
 		(out) = _e ? (absent) : (__typeof__(out))_v;                                       \
 		_e;                                                                                \
 	})
@@ -289,7 +217,7 @@ static bool path_exists(const char *root, const char *path)
 	char p[PATH_MAX];
 	struct stat st;
 
-	if (mkpath(p, sizeof(p), root, "%s", path))
+	if (lw_sysfs_path(p, sizeof(p), root, "%s", path))
 		return false;
 	return stat(p, &st) == 0;
 }
@@ -313,7 +241,7 @@ static int read_cpus(struct lw_node *n)
 	int max = -1;
 	DIR *d;
 
-	if (mkpath(p, sizeof(p), n->root, SYS_CPU))
+	if (lw_sysfs_path(p, sizeof(p), n->root, SYS_CPU))
 		return -ENAMETOOLONG;
 	d = opendir(p);
 	if (!d)
@@ -334,7 +262,7 @@ static int read_cpus(struct lw_node *n)
 	n->cpus = calloc(n->nr_cpus, sizeof(*n->cpus));
 	if (!n->cpus)
 		return -ENOMEM;
-	if (read_line(n->root, line, sizeof(line), SYS_CPU "/online") ||
+	if (lw_sysfs_read(n->root, line, sizeof(line), SYS_CPU "/online") ||
 	    lw_cpuset_parse_list(&n->online, line)) {
 		for (int c = 0; c < n->nr_cpus; c++)
 			lw_cpuset_set(&n->online, c);
@@ -348,8 +276,8 @@ static int read_cpus(struct lw_node *n)
 	for (int i = 0; i < 2; i++) {
 		struct lw_cpuset s;
 
-		if (!read_line(n->root, line, sizeof(line), SYS_CPU "/%s",
-			       i ? "nohz_full" : "isolated") &&
+		if (!lw_sysfs_read(n->root, line, sizeof(line), SYS_CPU "/%s",
+				   i ? "nohz_full" : "isolated") &&
 		    !lw_cpuset_parse_list(&s, line))
 			lw_cpuset_or(&n->isolated, &n->isolated, &s);
 	}
@@ -363,7 +291,7 @@ static int read_numa(struct lw_node *n)
 	DIR *d;
 	int err = 0;
 
-	if (mkpath(p, sizeof(p), n->root, "/sys/devices/system/node"))
+	if (lw_sysfs_path(p, sizeof(p), n->root, "/sys/devices/system/node"))
 		return -ENAMETOOLONG;
 	d = opendir(p);
 	if (!d)
@@ -382,8 +310,8 @@ static int read_numa(struct lw_node *n)
 		nn = &n->numa[n->nr_numa++];
 		memset(nn, 0, sizeof(*nn));
 		nn->id = atoi(de->d_name + 4);
-		if (!read_line(n->root, line, sizeof(line), "/sys/devices/system/node/%s/cpulist",
-			       de->d_name))
+		if (!lw_sysfs_read(n->root, line, sizeof(line),
+				   "/sys/devices/system/node/%s/cpulist", de->d_name))
 			lw_cpuset_parse_list(&nn->cpus, line);
 		for (int c = 0; c < n->nr_cpus; c++)
 			if (lw_cpuset_test(&nn->cpus, c))
@@ -441,9 +369,9 @@ static void read_cpu_freq(struct lw_node *n, struct lw_cpu *cpu)
 	int c = cpu->id;
 	char b[64];
 
-	if (read_line(r, cpu->governor, sizeof(cpu->governor),
-		      SYS_CPU "/cpu%d/cpufreq/scaling_governor", c) &&
-	    read_line(r, b, sizeof(b), SYS_CPU "/cpu%d/cpufreq/scaling_driver", c))
+	if (lw_sysfs_read(r, cpu->governor, sizeof(cpu->governor),
+			  SYS_CPU "/cpu%d/cpufreq/scaling_governor", c) &&
+	    lw_sysfs_read(r, b, sizeof(b), SYS_CPU "/cpu%d/cpufreq/scaling_driver", c))
 		return; /* no policy for this CPU */
 	cpu->has_freq = true;
 	READ_NUM(r, cpu->cur_khz, 0, SYS_CPU "/cpu%d/cpufreq/scaling_cur_freq", c);
@@ -452,11 +380,11 @@ static void read_cpu_freq(struct lw_node *n, struct lw_cpu *cpu)
 	READ_NUM(r, cpu->hw_min_khz, 0, SYS_CPU "/cpu%d/cpufreq/cpuinfo_min_freq", c);
 	READ_NUM(r, cpu->hw_max_khz, 0, SYS_CPU "/cpu%d/cpufreq/cpuinfo_max_freq", c);
 	READ_NUM(r, cpu->base_khz, 0, SYS_CPU "/cpu%d/cpufreq/base_frequency", c);
-	read_line(r, cpu->epp, sizeof(cpu->epp),
-		  SYS_CPU "/cpu%d/cpufreq/energy_performance_preference", c);
+	lw_sysfs_read(r, cpu->epp, sizeof(cpu->epp),
+		      SYS_CPU "/cpu%d/cpufreq/energy_performance_preference", c);
 	if (!n->freq.driver[0])
-		read_line(r, n->freq.driver, sizeof(n->freq.driver),
-			  SYS_CPU "/cpu%d/cpufreq/scaling_driver", c);
+		lw_sysfs_read(r, n->freq.driver, sizeof(n->freq.driver),
+			      SYS_CPU "/cpu%d/cpufreq/scaling_driver", c);
 }
 
 static void read_freq(struct lw_node *n)
@@ -473,10 +401,10 @@ static void read_freq(struct lw_node *n)
 	f->boost = -1;
 	READ_NUM(n->root, f->no_turbo, -1, SYS_CPU "/intel_pstate/no_turbo");
 	READ_NUM(n->root, f->boost, -1, SYS_CPU "/cpufreq/boost");
-	if (read_line(n->root, f->pstate_status, sizeof(f->pstate_status),
-		      SYS_CPU "/intel_pstate/status"))
-		read_line(n->root, f->pstate_status, sizeof(f->pstate_status),
-			  SYS_CPU "/amd_pstate/status");
+	if (lw_sysfs_read(n->root, f->pstate_status, sizeof(f->pstate_status),
+			  SYS_CPU "/intel_pstate/status"))
+		lw_sysfs_read(n->root, f->pstate_status, sizeof(f->pstate_status),
+			      SYS_CPU "/amd_pstate/status");
 	/* HWP: intel_pstate in active mode exposes EPP only when HWP is on. */
 	f->hwp = f->drv == LW_DRV_INTEL_PSTATE && !strcmp(f->pstate_status, "active") && epp;
 }
@@ -491,8 +419,8 @@ static void read_cpu_idle(struct lw_node *n, struct lw_cpu *cpu)
 	for (int s = 0; s < LW_MAX_IDLE_STATES; s++) {
 		struct lw_idle_state *st = &cpu->idle[cpu->nr_idle];
 
-		if (read_line(r, st->name, sizeof(st->name), SYS_CPU "/cpu%d/cpuidle/state%d/name",
-			      c, s))
+		if (lw_sysfs_read(r, st->name, sizeof(st->name),
+				  SYS_CPU "/cpu%d/cpuidle/state%d/name", c, s))
 			break;
 		READ_NUM(r, st->latency_us, 0, SYS_CPU "/cpu%d/cpuidle/state%d/latency", c, s);
 		READ_NUM(r, st->usage, 0, SYS_CPU "/cpu%d/cpuidle/state%d/usage", c, s);
@@ -500,18 +428,18 @@ static void read_cpu_idle(struct lw_node *n, struct lw_cpu *cpu)
 		READ_NUM(r, st->disable, 0, SYS_CPU "/cpu%d/cpuidle/state%d/disable", c, s);
 		cpu->nr_idle++;
 	}
-	read_line(r, cpu->pm_qos, sizeof(cpu->pm_qos),
-		  SYS_CPU "/cpu%d/power/pm_qos_resume_latency_us", c);
+	lw_sysfs_read(r, cpu->pm_qos, sizeof(cpu->pm_qos),
+		      SYS_CPU "/cpu%d/power/pm_qos_resume_latency_us", c);
 }
 
 static void read_idle(struct lw_node *n)
 {
-	read_line(n->root, n->idle.driver, sizeof(n->idle.driver),
-		  SYS_CPU "/cpuidle/current_driver");
-	if (read_line(n->root, n->idle.governor, sizeof(n->idle.governor),
-		      SYS_CPU "/cpuidle/current_governor_ro"))
-		read_line(n->root, n->idle.governor, sizeof(n->idle.governor),
-			  SYS_CPU "/cpuidle/current_governor");
+	lw_sysfs_read(n->root, n->idle.driver, sizeof(n->idle.driver),
+		      SYS_CPU "/cpuidle/current_driver");
+	if (lw_sysfs_read(n->root, n->idle.governor, sizeof(n->idle.governor),
+			  SYS_CPU "/cpuidle/current_governor_ro"))
+		lw_sysfs_read(n->root, n->idle.governor, sizeof(n->idle.governor),
+			      SYS_CPU "/cpuidle/current_governor");
 	for (int c = 0; c < n->nr_cpus; c++)
 		read_cpu_idle(n, &n->cpus[c]);
 }
@@ -525,11 +453,11 @@ static void read_thp(struct lw_node *n)
 
 	t->kh_defrag = -1;
 	t->pages_to_scan = t->scan_sleep_ms = t->alloc_sleep_ms = -1;
-	if (read_line(n->root, b, sizeof(b), SYS_THP "/enabled"))
+	if (lw_sysfs_read(n->root, b, sizeof(b), SYS_THP "/enabled"))
 		return;
 	t->present = true;
 	selected_word(b, t->enabled, sizeof(t->enabled));
-	if (!read_line(n->root, b, sizeof(b), SYS_THP "/defrag"))
+	if (!lw_sysfs_read(n->root, b, sizeof(b), SYS_THP "/defrag"))
 		selected_word(b, t->defrag, sizeof(t->defrag));
 	READ_NUM(n->root, t->kh_defrag, -1, SYS_THP "/khugepaged/defrag");
 	READ_NUM(n->root, t->pages_to_scan, -1, SYS_THP "/khugepaged/pages_to_scan");
@@ -621,7 +549,7 @@ static void parse_tail(char *p, char *chip, size_t clen, char *name, size_t nlen
 	while (isspace((unsigned char)*p))
 		p++;
 	snprintf(name, nlen, "%s", p);
-	rtrim(name);
+	lw_rtrim(name);
 }
 
 static struct lw_irq *irq_add(struct lw_node *n, unsigned irq)
@@ -707,7 +635,7 @@ static int read_interrupts(struct lw_node *n, bool sample)
 	int cols = -1, err = 0;
 	FILE *f;
 
-	if (mkpath(path, sizeof(path), n->root, "/proc/interrupts"))
+	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/interrupts"))
 		return -ENAMETOOLONG;
 	f = fopen(path, "re");
 	if (!f)
@@ -750,7 +678,8 @@ static bool affinity_read_only(const char *root, unsigned irq)
 	char p[PATH_MAX];
 	struct stat st;
 
-	if (mkpath(p, sizeof(p), root, "/proc/irq/%u/smp_affinity_list", irq) || stat(p, &st))
+	if (lw_sysfs_path(p, sizeof(p), root, "/proc/irq/%u/smp_affinity_list", irq) ||
+	    stat(p, &st))
 		return false;
 	return !(st.st_mode & S_IWUSR);
 }
@@ -759,11 +688,11 @@ static void read_irq_proc(struct lw_node *n, struct lw_irq *q)
 {
 	const char *r = n->root;
 
-	if (!read_line(r, q->affinity, sizeof(q->affinity), "/proc/irq/%u/smp_affinity_list",
-		       q->irq))
+	if (!lw_sysfs_read(r, q->affinity, sizeof(q->affinity), "/proc/irq/%u/smp_affinity_list",
+			   q->irq))
 		lw_cpuset_parse_list(&q->aff, q->affinity);
-	if (!read_line(r, q->effective, sizeof(q->effective),
-		       "/proc/irq/%u/effective_affinity_list", q->irq))
+	if (!lw_sysfs_read(r, q->effective, sizeof(q->effective),
+			   "/proc/irq/%u/effective_affinity_list", q->irq))
 		lw_cpuset_parse_list(&q->eff, q->effective);
 	else
 		q->eff = q->aff;
@@ -795,7 +724,7 @@ static void banned_from_var(struct lw_irqbalance *b, const char *var, const char
 	size_t l;
 
 	snprintf(v, sizeof(v), "%s", val);
-	rtrim(v);
+	lw_rtrim(v);
 	l = strlen(v);
 	if (l >= 2 && (v[0] == '"' || v[0] == '\'') && v[l - 1] == v[0]) {
 		v[l - 1] = '\0';
@@ -827,7 +756,7 @@ static void banned_from_file(struct lw_node *n, const char *file)
 	size_t cap = 0;
 	FILE *f;
 
-	if (mkpath(path, sizeof(path), n->root, "%s", file))
+	if (lw_sysfs_path(path, sizeof(path), n->root, "%s", file))
 		return;
 	f = fopen(path, "re");
 	if (!f)
@@ -856,7 +785,7 @@ static void banned_from_environ(struct lw_node *n, int pid)
 	size_t len;
 	FILE *f;
 
-	if (mkpath(path, sizeof(path), n->root, "/proc/%d/environ", pid))
+	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/%d/environ", pid))
 		return;
 	f = fopen(path, "re");
 	if (!f)
@@ -881,7 +810,7 @@ static int find_comm(struct lw_node *n, const char *comm)
 	int pid = 0;
 	DIR *d;
 
-	if (mkpath(p, sizeof(p), n->root, "/proc"))
+	if (lw_sysfs_path(p, sizeof(p), n->root, "/proc"))
 		return 0;
 	d = opendir(p);
 	if (!d)
@@ -889,7 +818,7 @@ static int find_comm(struct lw_node *n, const char *comm)
 	while ((de = readdir(d))) {
 		if (!is_number(de->d_name))
 			continue;
-		if (!read_line(n->root, c, sizeof(c), "/proc/%s/comm", de->d_name) &&
+		if (!lw_sysfs_read(n->root, c, sizeof(c), "/proc/%s/comm", de->d_name) &&
 		    !strcmp(c, comm)) {
 			pid = atoi(de->d_name);
 			break;
@@ -920,7 +849,7 @@ static int nic_dir(struct lw_node *n, const char *dev, const char *what, char *o
 	struct stat st;
 
 	for (size_t i = 0; i < 2; i++) {
-		if (mkpath(out, len, n->root, "/sys/class/net/%s/%s/%s", dev, rel[i], what))
+		if (lw_sysfs_path(out, len, n->root, "/sys/class/net/%s/%s/%s", dev, rel[i], what))
 			return -ENAMETOOLONG;
 		if (!stat(out, &st))
 			return 0;
@@ -982,7 +911,7 @@ static int read_nics(struct lw_node *n)
 	int err = 0;
 	DIR *d;
 
-	if (mkpath(p, sizeof(p), n->root, "/sys/class/net"))
+	if (lw_sysfs_path(p, sizeof(p), n->root, "/sys/class/net"))
 		return -ENAMETOOLONG;
 	d = opendir(p);
 	if (!d)
@@ -995,7 +924,8 @@ static int read_nics(struct lw_node *n)
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(nic->name))
 			continue;
 		/* Virtual devices (lo, bridges, ifb) have no device link. */
-		if (mkpath(dev, sizeof(dev), n->root, "/sys/class/net/%s/device", de->d_name) ||
+		if (lw_sysfs_path(dev, sizeof(dev), n->root, "/sys/class/net/%s/device",
+				  de->d_name) ||
 		    stat(dev, &st))
 			continue;
 		v = realloc(n->nics, (n->nr_nics + 1) * sizeof(*v));
@@ -1009,7 +939,7 @@ static int read_nics(struct lw_node *n)
 		snprintf(nic->name, sizeof(nic->name), "%.31s", de->d_name);
 		nic->numa_node = -1;
 		if (!nic_dir(n, nic->name, "numa_node", dev, sizeof(dev)) &&
-		    !read_line("", b, sizeof(b), "%s", dev))
+		    !lw_sysfs_read("", b, sizeof(b), "%s", dev))
 			nic->numa_node = atoi(b);
 		err = nic_read_irqs(n, nic);
 	}
@@ -1033,7 +963,7 @@ static int read_status(struct lw_node *n, struct lw_target *t)
 	size_t cap = 0;
 	FILE *f;
 
-	if (mkpath(path, sizeof(path), n->root, "/proc/%d/status", t->pid))
+	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/%d/status", t->pid))
 		return -ENAMETOOLONG;
 	f = fopen(path, "re");
 	if (!f)
@@ -1046,7 +976,7 @@ static int read_status(struct lw_node *n, struct lw_target *t)
 		*v++ = '\0';
 		while (isspace((unsigned char)*v))
 			v++;
-		rtrim(v);
+		lw_rtrim(v);
 		if (!strcmp(line, "Name"))
 			snprintf(t->comm, sizeof(t->comm), "%s", v);
 		else if (!strcmp(line, "Cpus_allowed_list"))
@@ -1069,7 +999,7 @@ static void read_smaps(struct lw_node *n, struct lw_target *t)
 	size_t cap = 0;
 	FILE *f;
 
-	if (mkpath(path, sizeof(path), n->root, "/proc/%d/smaps", t->pid))
+	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/%d/smaps", t->pid))
 		return;
 	f = fopen(path, "re");
 	if (!f)
@@ -1102,7 +1032,7 @@ static void read_cgroup_paths(struct lw_node *n, struct lw_target *t, char *v1cp
 	size_t cap = 0;
 	FILE *f;
 
-	if (mkpath(path, sizeof(path), n->root, "/proc/%d/cgroup", t->pid))
+	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/%d/cgroup", t->pid))
 		return;
 	f = fopen(path, "re");
 	if (!f)
@@ -1115,7 +1045,7 @@ static void read_cgroup_paths(struct lw_node *n, struct lw_target *t, char *v1cp
 			continue;
 		*p++ = '\0';
 		ctl++;
-		rtrim(p);
+		lw_rtrim(p);
 		if (!*ctl) {
 			snprintf(t->cgroup, sizeof(t->cgroup), "%s", p);
 			continue;
@@ -1138,7 +1068,7 @@ static void read_cpu_stat(struct lw_node *n, struct lw_target *t, const char *di
 	size_t cap = 0;
 	FILE *f;
 
-	if (mkpath(path, sizeof(path), n->root, "%s/cpu.stat", dir))
+	if (lw_sysfs_path(path, sizeof(path), n->root, "%s/cpu.stat", dir))
 		return;
 	f = fopen(path, "re");
 	if (!f)
@@ -1173,7 +1103,7 @@ static void read_quota_v2(struct lw_node *n, struct lw_target *t, const char *di
 		t->cpu_max_path[0] = '\0';
 		return;
 	}
-	if (read_line(n->root, t->cpu_max, sizeof(t->cpu_max), "%s", t->cpu_max_path)) {
+	if (lw_sysfs_read(n->root, t->cpu_max, sizeof(t->cpu_max), "%s", t->cpu_max_path)) {
 		t->cpu_max_path[0] = '\0';
 		return;
 	}
@@ -1190,7 +1120,7 @@ static void read_quota_v1(struct lw_node *n, struct lw_target *t, const char *di
 		t->cpu_max_path[0] = '\0';
 		return;
 	}
-	if (read_line(n->root, t->cpu_max, sizeof(t->cpu_max), "%s", t->cpu_max_path) ||
+	if (lw_sysfs_read(n->root, t->cpu_max, sizeof(t->cpu_max), "%s", t->cpu_max_path) ||
 	    READ_NUM(n->root, t->quota_us, -1, "%s", t->cpu_max_path)) {
 		t->cpu_max_path[0] = '\0';
 		t->quota_us = -1;
@@ -1214,7 +1144,8 @@ static void read_cgroup(struct lw_node *n, struct lw_target *t)
 		snprintf(dir, sizeof(dir), "%s%s", base, strcmp(t->cgroup, "/") ? t->cgroup : "");
 		read_quota_v2(n, t, dir);
 		read_cpu_stat(n, t, dir, false);
-		read_line(n->root, t->cpuset, sizeof(t->cpuset), "%s/cpuset.cpus.effective", dir);
+		lw_sysfs_read(n->root, t->cpuset, sizeof(t->cpuset), "%s/cpuset.cpus.effective",
+			      dir);
 		return;
 	}
 	if (v1cpu[0]) {
@@ -1229,9 +1160,9 @@ static void read_cgroup(struct lw_node *n, struct lw_target *t)
 		read_cpu_stat(n, t, dir, true);
 	}
 	if (v1cpuset[0])
-		read_line(n->root, t->cpuset, sizeof(t->cpuset),
-			  "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus",
-			  strcmp(v1cpuset, "/") ? v1cpuset : "");
+		lw_sysfs_read(n->root, t->cpuset, sizeof(t->cpuset),
+			      "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus",
+			      strcmp(v1cpuset, "/") ? v1cpuset : "");
 }
 
 static int read_target(struct lw_node *n, int pid)

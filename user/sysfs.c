@@ -1,90 +1,117 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* sysfs.c - small-file readers rooted at a directory, for fixture tests. */
+#include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include "sysfs.h"
 
-static int vpath(char *path, size_t len, const char *root, const char *fmt, va_list ap)
+static int vpath(char *buf, size_t len, const char *root, const char *fmt, va_list ap)
 {
-	char rel[1024];
-	int n;
+	int a = snprintf(buf, len, "%s", root);
+	int b;
 
-	n = vsnprintf(rel, sizeof(rel), fmt, ap);
-	if (n < 0 || (size_t)n >= sizeof(rel))
+	if (a < 0 || (size_t)a >= len)
 		return -ENAMETOOLONG;
-	n = snprintf(path, len, "%s/%s", root && *root ? root : "", rel);
-	if (n < 0 || (size_t)n >= len)
+	b = vsnprintf(buf + a, len - a, fmt, ap);
+	if (b < 0 || (size_t)b >= len - a)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
-static int read_file(const char *path, char *buf, size_t len)
+int lw_sysfs_path(char *buf, size_t len, const char *root, const char *fmt, ...)
 {
-	ssize_t n;
-	int fd;
+	va_list ap;
+	int err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	va_start(ap, fmt);
+	err = vpath(buf, len, root, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+void lw_rtrim(char *s)
+{
+	size_t l = strlen(s);
+
+	while (l && isspace((unsigned char)s[l - 1]))
+		s[--l] = '\0';
+}
+
+static int read_first_line(const char *path, char *buf, size_t len)
+{
+	int err = 0;
+	FILE *f;
+
+	buf[0] = '\0';
+	f = fopen(path, "re");
+	if (!f)
 		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
+	if (!fgets(buf, (int)len, f)) {
+		err = ferror(f) ? -EIO : -ENODATA;
+		buf[0] = '\0';
+	}
+	fclose(f);
+	lw_rtrim(buf);
+	return err;
 }
 
 int lw_sysfs_read(const char *root, char *buf, size_t len, const char *fmt, ...)
 {
-	char path[1280];
+	char path[PATH_MAX];
 	va_list ap;
 	int err;
 
+	buf[0] = '\0';
 	va_start(ap, fmt);
 	err = vpath(path, sizeof(path), root, fmt, ap);
 	va_end(ap);
 	if (err)
 		return err;
-	return read_file(path, buf, len);
+	return read_first_line(path, buf, len);
 }
 
-int lw_sysfs_read_long(const char *root, long *v, const char *fmt, ...)
+int lw_parse_ll(const char *s, long long *v)
 {
-	char path[1280], buf[64], *end;
-	va_list ap;
-	int err;
+	char *end;
 
-	va_start(ap, fmt);
-	err = vpath(path, sizeof(path), root, fmt, ap);
-	va_end(ap);
-	if (err)
-		return err;
-	err = read_file(path, buf, sizeof(buf));
-	if (err)
-		return err;
+	if (!*s)
+		return -EINVAL;
 	errno = 0;
-	*v = strtol(buf, &end, 10);
-	if (errno || end == buf)
+	*v = strtoll(s, &end, 10);
+	if (errno || end == s || (*end && !isspace((unsigned char)*end)))
 		return -EINVAL;
 	return 0;
 }
 
-bool lw_sysfs_exists(const char *root, const char *fmt, ...)
+int lw_sysfs_read_ll(const char *root, long long *v, const char *fmt, ...)
 {
-	char path[1280];
+	char path[PATH_MAX], buf[64];
 	va_list ap;
 	int err;
 
 	va_start(ap, fmt);
 	err = vpath(path, sizeof(path), root, fmt, ap);
 	va_end(ap);
-	return !err && access(path, F_OK) == 0;
+	if (!err)
+		err = read_first_line(path, buf, sizeof(buf));
+	return err ? err : lw_parse_ll(buf, v);
+}
+
+bool lw_sysfs_exists(const char *root, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = vpath(path, sizeof(path), root, fmt, ap);
+	va_end(ap);
+	return !err && stat(path, &st) == 0;
 }
