@@ -54,39 +54,27 @@ static __attribute__((format(printf, 3, 4))) void add(struct adv *a, struct lw_s
 						      const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 
 	if (a->err || !a->f)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0) {
-		va_end(ap);
+	if (lw_strv_vadd(v, fmt, ap))
 		a->err = -ENOMEM;
-		return;
-	}
 	va_end(ap);
-	if (lw_strv_add(v, "%s", s))
-		a->err = -ENOMEM;
-	free(s);
 }
 
+/* put() frees the old string only after formatting the new one (lw_vset). */
 static __attribute__((format(printf, 3, 4))) void put(struct adv *a, char **dst, const char *fmt,
 						      ...)
 {
 	va_list ap;
-	char *s;
 
 	if (a->err || !a->f)
 		return;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0) {
-		va_end(ap);
+	if (lw_vset(dst, fmt, ap))
 		a->err = -ENOMEM;
-		return;
-	}
 	va_end(ap);
-	free(*dst);
-	*dst = s;
 }
 
 static void text_open(struct adv *a, struct text *t)

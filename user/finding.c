@@ -17,9 +17,8 @@ static char *vfmt(const char *fmt, va_list ap)
 	return s;
 }
 
-int lw_strv_add(struct lw_strv *sv, const char *fmt, ...)
+int lw_strv_vadd(struct lw_strv *sv, const char *fmt, va_list ap)
 {
-	va_list ap;
 	char *s;
 
 	if (sv->n == sv->cap) {
@@ -31,13 +30,22 @@ int lw_strv_add(struct lw_strv *sv, const char *fmt, ...)
 		sv->v = v;
 		sv->cap = cap;
 	}
-	va_start(ap, fmt);
 	s = vfmt(fmt, ap);
-	va_end(ap);
 	if (!s)
 		return -ENOMEM;
 	sv->v[sv->n++] = s;
 	return 0;
+}
+
+int lw_strv_add(struct lw_strv *sv, const char *fmt, ...)
+{
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = lw_strv_vadd(sv, fmt, ap);
+	va_end(ap);
+	return err;
 }
 
 void lw_strv_free(struct lw_strv *sv)
@@ -48,19 +56,26 @@ void lw_strv_free(struct lw_strv *sv)
 	memset(sv, 0, sizeof(*sv));
 }
 
-int lw_set(char **dst, const char *fmt, ...)
+int lw_vset(char **dst, const char *fmt, va_list ap)
 {
-	va_list ap;
-	char *s;
+	char *s = vfmt(fmt, ap);
 
-	va_start(ap, fmt);
-	s = vfmt(fmt, ap);
-	va_end(ap);
 	if (!s)
 		return -ENOMEM;
 	free(*dst);
 	*dst = s;
 	return 0;
+}
+
+int lw_set(char **dst, const char *fmt, ...)
+{
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = lw_vset(dst, fmt, ap);
+	va_end(ap);
+	return err;
 }
 
 struct lw_finding *lw_findings_add(struct lw_findings *fs, enum lw_cause cause,

@@ -10,6 +10,7 @@
 #ifndef LW_FINDING_H
 #define LW_FINDING_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* The causes latwhy attributes latency to; also the finding's category. */
@@ -38,6 +39,7 @@ struct lw_strv {
 };
 
 int lw_strv_add(struct lw_strv *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int lw_strv_vadd(struct lw_strv *sv, const char *fmt, va_list ap);
 void lw_strv_free(struct lw_strv *sv);
 
 struct lw_finding {
@@ -65,6 +67,7 @@ struct lw_finding *lw_findings_add(struct lw_findings *fs, enum lw_cause cause,
 void lw_findings_free(struct lw_findings *fs);
 /* Printf into a newly allocated string stored in *dst (freeing the old one). */
 int lw_set(char **dst, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int lw_vset(char **dst, const char *fmt, va_list ap);
 
 const char *lw_cause_name(enum lw_cause c);	  /* "frequency", "irq", ... */
 const char *lw_severity_name(enum lw_severity s); /* "info", "warn", "crit" */
