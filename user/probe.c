@@ -17,32 +17,50 @@
 #define CAP_BPF 39
 #endif
 
-int lw_probe_target(int pid, char *comm, size_t len)
+int lw_probe_stat(int pid, char *comm, size_t len, char *state)
 {
 	char path[64], buf[512], *open_p, *close_p;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	f = fopen(path, "re");
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		if (f)
-			fclose(f);
-		fprintf(stderr, "latwhy: no process with pid %d\n", pid);
+	if (!f)
 		return -ESRCH;
-	}
+	open_p = fgets(buf, sizeof(buf), f);
 	fclose(f);
+	if (!open_p)
+		return -ESRCH;
+	/* comm may hold spaces and parentheses: it ends at the last ")" */
 	open_p = strchr(buf, '(');
 	close_p = strrchr(buf, ')');
-	if (!open_p || !close_p || close_p < open_p || close_p[1] != ' ') {
-		fprintf(stderr, "latwhy: cannot parse %s\n", path);
+	if (!open_p || !close_p || close_p < open_p || close_p[1] != ' ')
 		return -EINVAL;
+	*state = close_p[2];
+	if (comm) {
+		*close_p = '\0';
+		snprintf(comm, len, "%s", open_p + 1);
 	}
-	if (close_p[2] == 'Z' || close_p[2] == 'X') {
+	return 0;
+}
+
+int lw_probe_target(int pid, char *comm, size_t len)
+{
+	char state;
+	int err;
+
+	err = lw_probe_stat(pid, comm, len, &state);
+	if (err == -ESRCH) {
+		fprintf(stderr, "latwhy: no process with pid %d\n", pid);
+		return err;
+	}
+	if (err) {
+		fprintf(stderr, "latwhy: cannot parse /proc/%d/stat\n", pid);
+		return err;
+	}
+	if (state == 'Z' || state == 'X') {
 		fprintf(stderr, "latwhy: process %d has exited (zombie)\n", pid);
 		return -ESRCH;
 	}
-	*close_p = '\0';
-	snprintf(comm, len, "%s", open_p + 1);
 	return 0;
 }
 

@@ -11,6 +11,9 @@
 
 struct btf;
 
+/* Parse /proc/PID/stat: comm (if comm is not NULL) and the state letter.
+ * -ESRCH if there is no such process, -EINVAL if the line is malformed. */
+int lw_probe_stat(int pid, char *comm, size_t len, char *state);
 /* The target exists (not a zombie); copies its comm. Prints the error. */
 int lw_probe_target(int pid, char *comm, size_t len);
 /* Root, or CAP_BPF + CAP_PERFMON; kernel BTF present. Prints the error. */

@@ -41,7 +41,8 @@ struct lw_tracer {
 	__u64 last_tick_ns;
 	__u64 hist_count; /* requests counted at the previous tick */
 	__u64 slow_in_tick;
-	__u64 *hist_buf; /* per-CPU values of lat_hist */
+	__u64 clock_events; /* cpu_frequency events, summed at the last snapshot */
+	__u64 *hist_buf;    /* per-CPU values of lat_hist */
 	bool target_exited;
 	char comm[LW_COMM_LEN];
 };
@@ -318,6 +319,7 @@ static void snapshot_cpus(struct lw_tracer *t)
 {
 	int fd = bpf_map__fd(t->skel->maps.cpus);
 
+	t->clock_events = 0;
 	for (int c = 0; c < t->nr_cpus && c < LW_MAX_CPUS; c++) {
 		struct lw_cpu_rec r = {.type = LW_REC_CPU, .cpu = c};
 		struct lw_cpu_state cs;
@@ -328,6 +330,7 @@ static void snapshot_cpus(struct lw_tracer *t)
 		r.khz = cs.khz;
 		r.ref_khz = cs.ref_khz;
 		r.events = cs.freq_events;
+		t->clock_events += cs.freq_events;
 		lw_engine_feed(t->eng, &r, sizeof(r));
 	}
 }
@@ -345,37 +348,18 @@ static void snapshot(struct lw_tracer *t)
 
 static bool target_alive(int pid)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
+	char state;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p)
-		return false;
-	/* state is the field after the ")" closing comm */
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	return !lw_probe_stat(pid, NULL, 0, &state) && state != 'Z' && state != 'X';
 }
 
+/* Uses the clock-event count of the last snapshot_cpus(). */
 static enum lw_freq_source freq_source(struct lw_tracer *t)
 {
 	if (t->freq.source != LW_FREQ_NONE)
 		return t->freq.source;
 	/* No driver, but clock events arrived (the lab injects them). */
-	for (int c = 0; c < t->nr_cpus && c < LW_MAX_CPUS; c++) {
-		struct lw_cpu_state cs;
-		__u32 key = c;
-
-		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.cpus), &key, &cs))
-			continue;
-		if (cs.freq_events)
-			return LW_FREQ_TRACEPOINT;
-	}
-	return LW_FREQ_NONE;
+	return t->clock_events ? LW_FREQ_TRACEPOINT : LW_FREQ_NONE;
 }
 
 static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
