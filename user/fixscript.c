@@ -227,6 +227,14 @@ static void put_path(FILE *f, const char *path)
 	fprintf(f, "\"$ROOT%s\"", path);
 }
 
+/* "CMD "$ROOT/path"", a whole line. */
+static void put_cmd_path(FILE *f, const char *cmd, const char *path)
+{
+	fprintf(f, "%s ", cmd);
+	put_path(f, path);
+	fputc('\n', f);
+}
+
 /* A comment: one line, no control characters. */
 static void put_comment(FILE *f, const char *prefix, const char *s)
 {
@@ -502,18 +510,14 @@ static void emit_cmd(FILE *f, struct plan *p, const struct cmd *c, const struct 
 
 			snprintf(dir, sizeof(dir), "%s", c->path);
 			*strrchr(dir, '/') = '\0';
-			fprintf(f, "mkdir -p ");
-			put_path(f, dir);
-			fputc('\n', f);
+			put_cmd_path(f, "mkdir -p", dir);
 		}
 		fprintf(f, "cat >");
 		put_path(f, c->path);
 		fprintf(f, " <<'LATWHY_EOF'\n%sLATWHY_EOF\n", c->body);
 		break;
 	case CMD_RM:
-		fprintf(f, "rm -f ");
-		put_path(f, c->path);
-		fputc('\n', f);
+		put_cmd_path(f, "rm -f", c->path);
 		break;
 	case CMD_TASKSET:
 		p->used |= H_RUN;
@@ -585,9 +589,7 @@ static void restore(FILE *f, struct plan *p, struct record *r)
 	}
 	if (r->is_file) {
 		if (!r->existed) {
-			fprintf(f, "rm -f ");
-			put_path(f, r->path);
-			fputc('\n', f);
+			put_cmd_path(f, "rm -f", r->path);
 			if (r->missing_dirs && *r->missing_dirs)
 				fprintf(f, "rmdir %s 2>/dev/null || true\n", r->missing_dirs);
 			return;
@@ -709,16 +711,12 @@ static void verify_cmd(FILE *f, struct plan *p, const struct cmd *c)
 			snprintf(dir, sizeof(dir), "%.*s", (int)(pl - strlen("/scaling_governor")),
 				 c->path);
 			p->used |= H_CLOCK;
-			fprintf(f, "lw_clock ");
-			put_path(f, dir);
-			fputc('\n', f);
+			put_cmd_path(f, "lw_clock", dir);
 		}
 		break;
 	case CMD_FILE:
 		p->used |= H_EXISTS;
-		fprintf(f, "lw_exists ");
-		put_path(f, c->path);
-		fputc('\n', f);
+		put_cmd_path(f, "lw_exists", c->path);
 		break;
 	case CMD_TASKSET:
 		p->used |= H_CPUS;
