@@ -31,7 +31,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Configuration, set by userspace before load. */
 const volatile __u32 targ_tgid = 0;
-const volatile bool req_syscalls = true; /* false: uprobe-delimited requests */
+/* Requests are keyed by connection (fd or socket) and a wake-up may open
+ * one; false: uprobe-delimited requests, one call each. */
+const volatile bool req_by_conn = true;
 
 /* Set by userspace once every program is attached: a request whose start
  * was seen by a partly attached set of programs would miss time. */
@@ -43,21 +45,9 @@ volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
 /* Read by userspace. */
 __u64 dropped = 0;
 __u64 incomplete = 0; /* requests with a missed scheduler transition */
+__u64 untracked = 0;  /* requests not followed: every slot of the thread open */
 __u64 targ_mm = 0;    /* the target's mm_struct, learned at sched_switch */
 struct lw_thp_stats thp = {};
-
-/*
- * thread_state::in_req. A request whose data woke the thread starts at that
- * wake-up, not at the receive's return: the runqueue wait between the two is
- * latency the client sees (a CPU hog shows up exactly there). So every
- * wake-up of an idle thread opens a provisional request; a receive that
- * returns data on a socket confirms it, going back to sleep first cancels it.
- */
-enum lw_req_state {
-	REQ_NONE = 0,
-	REQ_ACTIVE,
-	REQ_PROVISIONAL,
-};
 
 enum lw_tstate {
 	TS_UNKNOWN = 0,
@@ -66,33 +56,76 @@ enum lw_tstate {
 	TS_SLEEPING,
 };
 
+/*
+ * Requests. A thread keeps cumulative buckets (cum[]) while it is busy; a
+ * request is a slot holding cum[] at its start, and its buckets at the end
+ * are the difference. So an event loop can have many requests open at once
+ * (redis reads every ready client, then writes every reply) at no extra cost
+ * per scheduler event, and every request's buckets add up to its latency.
+ *
+ * When a request starts. The runqueue wait between the wake-up that
+ * delivered a request's data and the receive is latency the client sees (a
+ * CPU hog shows up exactly there), so:
+ *  - the reads of the first batch after a wake-up start at the wake-up;
+ *  - a later read on a connection whose last reply this thread sent while it
+ *    stayed busy starts at that reply: the next request cannot have arrived
+ *    before it (an overestimate by the client's own turnaround);
+ *  - anything else starts at the read.
+ * A closed slot keeps its end time for the second rule.
+ */
+#define LW_REQ_SLOTS 16
+
+enum lw_slot_state {
+	SLOT_FREE = 0,
+	SLOT_OPEN,
+	SLOT_CLOSED,
+};
+
+struct req_slot {
+	__u64 conn; /* fd (syscall mode), struct sock * (socket mode), 0 (uprobe) */
+	__u64 ts;   /* open: start; closed: when it ended */
+	__u64 snap[LW_B_MAX]; /* the thread's cum[] at ts */
+	__u64 top_ns;	      /* longest single wait inside it */
+	__u32 top_pid;
+	__u32 state;	   /* enum lw_slot_state */
+	__u32 nincomplete; /* thread_state counters at the start */
+	__u32 nfreq;
+	char top_comm[LW_COMM_LEN];
+};
+
 struct thread_state {
 	__u64 last_ts; /* last transition or checkpoint */
 	/* CPU counters when the current running slice started */
 	__u64 snap_irq;
 	__u64 snap_softirq;
 	__u64 snap_flost;
-	__u32 state;  /* enum lw_tstate */
-	__u32 in_req; /* enum lw_req_state */
-	__u32 req_fd;
-	__u32 depth; /* uprobe nesting */
-	__u64 req_start;
-	__u64 ns[LW_B_MAX];
+	__u32 state; /* enum lw_tstate */
+	/* Time is charged to cum[]: a request is open, or the thread woke up
+	 * and may be about to read one. Cleared when it sleeps with none open. */
+	__u32 busy;
+	__u32 nopen;	   /* open slots */
+	__u32 depth;	   /* uprobe nesting */
+	__u32 cycle_wake;  /* the busy span began at a wake-up */
+	__u32 cycle_ended; /* a request ended since it began */
+	__u32 nincomplete; /* missed transitions while busy */
+	__u32 nfreq;	   /* run slices with a known clock while busy */
+	__u64 cycle_start;
+	__u64 cycle_snap[LW_B_MAX];
+	__u64 cum[LW_B_MAX];
+	__u64 cycle_top_ns; /* longest wait since the busy span began */
+	__u32 cycle_top_pid;
 	__u32 in_compact;
+	char cycle_top_comm[LW_COMM_LEN];
 	__u32 waiter_pid; /* who took the CPU when we were preempted */
 	__u32 waiter_tgid;
-	__u32 pad3;
 	__u64 compact_start;
 	char waiter_comm[LW_COMM_LEN];
-	__u32 top_pid;	 /* longest single wait of this request */
-	__u32 req_flags; /* enum lw_req_flags */
 	/* runqueue wait: the CPU queued on and its IRQ counters then */
 	__u32 wait_cpu;
 	__u32 waiting; /* counted in that CPU's waiters */
 	__u64 wait_irq;
 	__u64 wait_softirq;
-	__u64 top_ns;
-	char top_comm[LW_COMM_LEN];
+	struct req_slot slots[LW_REQ_SLOTS];
 };
 
 struct hist {
@@ -230,18 +263,18 @@ static __always_inline void charge_run(struct thread_state *ts, struct lw_cpu_st
 	if (irq + soft > slice) /* counters of another CPU after a missed migration */
 		irq = soft = 0;
 	run = slice - irq - soft;
-	if (ts->in_req && now >= ts->last_ts) {
-		ts->ns[LW_B_IRQ] += irq;
-		ts->ns[LW_B_SOFTIRQ] += soft;
+	if (ts->busy && now >= ts->last_ts) {
+		ts->cum[LW_B_IRQ] += irq;
+		ts->cum[LW_B_SOFTIRQ] += soft;
 		if (ts->in_compact) {
-			ts->ns[LW_B_THP] += run;
+			ts->cum[LW_B_THP] += run;
 		} else {
-			ts->ns[LW_B_RUN] += run;
+			ts->cum[LW_B_RUN] += run;
 			/* the clock loss covers the whole slice; keep the run share */
 			fl = run == slice ? fl : mul_div(fl, run, slice);
-			ts->ns[LW_B_FREQ] += fl < run ? fl : run;
+			ts->cum[LW_B_FREQ] += fl < run ? fl : run;
 			if (cs->khz && cs->ref_khz)
-				ts->req_flags |= LW_REQ_FREQ_KNOWN;
+				ts->nfreq++;
 		}
 	}
 	snap_cpu(ts, cs, now);
@@ -262,7 +295,7 @@ static __always_inline void wait_start(struct thread_state *ts, __u32 cpu)
 	ts->wait_irq = cs ? cs->irq_ns : 0;
 	ts->wait_softirq = cs ? cs->softirq_ns : 0;
 	/* IRQs there are evidence while a request waits on it */
-	if (cs && ts->in_req && !ts->waiting) {
+	if (cs && ts->busy && !ts->waiting) {
 		__sync_fetch_and_add(&cs->waiters, 1);
 		ts->waiting = 1;
 	}
@@ -292,8 +325,8 @@ static __always_inline __u64 wait_irqs(struct thread_state *ts, struct lw_cpu_st
 	soft = cs->softirq_ns - ts->wait_softirq;
 	if (irq + soft > delta)
 		return delta;
-	ts->ns[LW_B_IRQ] += irq;
-	ts->ns[LW_B_SOFTIRQ] += soft;
+	ts->cum[LW_B_IRQ] += irq;
+	ts->cum[LW_B_SOFTIRQ] += soft;
 	return delta - irq - soft;
 }
 
@@ -308,10 +341,10 @@ static __always_inline void charge_gap(struct thread_state *ts, __u64 now)
 		  : ts->state == TS_SLEEPING ? LW_B_BLOCKED
 					     : LW_B_RUN;
 
-	if (ts->in_req == REQ_NONE || ts->state == TS_UNKNOWN || now < ts->last_ts)
+	if (!ts->busy || ts->state == TS_UNKNOWN || now < ts->last_ts)
 		return;
-	ts->ns[b] += now - ts->last_ts;
-	ts->req_flags |= LW_REQ_INCOMPLETE;
+	ts->cum[b] += now - ts->last_ts;
+	ts->nincomplete++;
 	__sync_fetch_and_add(&incomplete, 1);
 }
 
@@ -329,42 +362,107 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 		wait_end(ts);
 		ts->state = TS_RUNNING;
 		snap_cpu(ts, cs, now);
-		cs->target_cur = LW_CUR_TARGET | (ts->in_req ? LW_CUR_IN_REQ : 0);
+		cs->target_cur = LW_CUR_TARGET | (ts->busy ? LW_CUR_IN_REQ : 0);
 	}
 	*csp = cs;
 	return ts;
 }
 
-static __always_inline void req_reset(struct thread_state *ts, __u64 now, __u32 fd)
+/* The slot of conn, else a free one, else the closed one that ended first;
+ * -1 when every slot holds an open request. */
+static __always_inline int slot_pick(struct thread_state *ts, __u64 conn)
 {
-	__builtin_memset(ts->ns, 0, sizeof(ts->ns));
-	ts->req_fd = fd;
-	ts->req_start = now;
-	ts->top_ns = 0;
-	ts->top_pid = 0;
-	ts->req_flags = 0;
+	__u64 oldest = ~0ULL;
+	int free = -1, old = -1;
+
+	for (int i = 0; i < LW_REQ_SLOTS; i++) {
+		struct req_slot *s = &ts->slots[i];
+
+		if (s->state == SLOT_FREE) {
+			if (free < 0)
+				free = i;
+			continue;
+		}
+		if (s->conn == conn)
+			return i;
+		if (s->state == SLOT_CLOSED && s->ts < oldest) {
+			oldest = s->ts;
+			old = i;
+		}
+	}
+	return free >= 0 ? free : old;
 }
 
-static __always_inline void request_start(__u32 fd, __u64 now)
+/* The open request of conn, or -1. */
+static __always_inline int slot_open(struct thread_state *ts, __u64 conn)
+{
+	if (!ts->nopen)
+		return -1;
+	for (int i = 0; i < LW_REQ_SLOTS; i++)
+		if (ts->slots[i].state == SLOT_OPEN && ts->slots[i].conn == conn)
+			return i;
+	return -1;
+}
+
+/* Start charging: the busy span begins at now. */
+static __always_inline void cycle_open(struct thread_state *ts, __u64 now, bool wake)
+{
+	ts->busy = 1;
+	ts->cycle_wake = wake;
+	ts->cycle_ended = 0;
+	ts->cycle_start = now;
+	__builtin_memcpy(ts->cycle_snap, ts->cum, sizeof(ts->cum));
+	ts->cycle_top_ns = 0;
+	ts->cycle_top_pid = 0;
+}
+
+static __always_inline void request_start(__u64 conn, __u64 now)
 {
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;
+	struct req_slot *s;
+	bool same;
+	int i;
 
 	if (!armed)
 		return;
 	ts = current_running(&cs, now);
-	if (!ts || ts->in_req == REQ_ACTIVE)
+	if (!ts)
 		return;
-	if (ts->in_req == REQ_PROVISIONAL) {
-		/* data that woke us: the request started at the wake-up */
-		ts->in_req = REQ_ACTIVE;
-		ts->req_fd = fd;
+	i = slot_pick(ts, conn);
+	if (i < 0 || i >= LW_REQ_SLOTS) {
+		__sync_fetch_and_add(&untracked, 1);
 		return;
 	}
-	snap_cpu(ts, cs, now);
-	req_reset(ts, now, fd);
-	ts->in_req = REQ_ACTIVE;
-	cs->target_cur |= LW_CUR_IN_REQ;
+	s = &ts->slots[i];
+	same = s->state != SLOT_FREE && s->conn == conn;
+	if (same && s->state == SLOT_OPEN)
+		return; /* more of the same request */
+	charge_run(ts, cs, now);
+	if (!ts->busy) {
+		cycle_open(ts, now, false);
+		cs->target_cur |= LW_CUR_IN_REQ;
+	}
+	if (req_by_conn && same && s->ts >= ts->cycle_start) {
+		/* its last reply, sent while we stayed busy: ts, snap[] and
+		 * the longest wait since are kept from then */
+	} else if (req_by_conn && ts->cycle_wake && !ts->cycle_ended) {
+		s->ts = ts->cycle_start;
+		__builtin_memcpy(s->snap, ts->cycle_snap, sizeof(s->snap));
+		s->top_ns = ts->cycle_top_ns;
+		s->top_pid = ts->cycle_top_pid;
+		__builtin_memcpy(s->top_comm, ts->cycle_top_comm, LW_COMM_LEN);
+	} else {
+		s->ts = now;
+		__builtin_memcpy(s->snap, ts->cum, sizeof(s->snap));
+		s->top_ns = 0;
+		s->top_pid = 0;
+	}
+	s->conn = conn;
+	s->state = SLOT_OPEN;
+	s->nincomplete = ts->nincomplete;
+	s->nfreq = ts->nfreq;
+	ts->nopen++;
 }
 
 static __always_inline void hist_add(__u64 latency)
@@ -379,7 +477,8 @@ static __always_inline void hist_add(__u64 latency)
 		h->b[b]++;
 }
 
-static __always_inline void request_emit(struct thread_state *ts, __u64 now, __u64 latency)
+static __always_inline void request_emit(struct thread_state *ts, struct req_slot *s,
+					 __u64 latency)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct lw_request *r;
@@ -394,13 +493,15 @@ static __always_inline void request_emit(struct thread_state *ts, __u64 now, __u
 	r->tid = t->pid;
 	r->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	r->start_ns = ts->req_start;
+	r->start_ns = s->ts;
 	r->latency_ns = latency;
-	__builtin_memcpy(r->ns, ts->ns, sizeof(r->ns));
-	r->preempt_pid = ts->top_pid;
-	r->flags = ts->req_flags;
-	__builtin_memcpy(r->preempt_comm, ts->top_comm, sizeof(r->preempt_comm));
-	r->preempt_ns = ts->top_ns;
+	for (int b = 0; b < LW_B_MAX; b++)
+		r->ns[b] = ts->cum[b] - s->snap[b];
+	r->preempt_pid = s->top_pid;
+	r->flags = (ts->nfreq != s->nfreq ? LW_REQ_FREQ_KNOWN : 0) |
+		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0);
+	__builtin_memcpy(r->preempt_comm, s->top_comm, sizeof(r->preempt_comm));
+	r->preempt_ns = s->top_ns;
 	/* userspace drains every 100 ms anyway: wake it only when filling up,
 	 * so a busy server does not pay a wake-up per slow request */
 	bpf_ringbuf_submit(r, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > LW_RINGBUF_BYTES / 2
@@ -408,22 +509,34 @@ static __always_inline void request_emit(struct thread_state *ts, __u64 now, __u
 				      : BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline void request_end(__u64 now)
+static __always_inline void request_end(__u64 conn, __u64 now)
 {
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;
+	struct req_slot *s;
 	__u64 latency;
+	int i;
 
 	ts = current_running(&cs, now);
-	if (!ts || ts->in_req != REQ_ACTIVE)
+	if (!ts)
 		return;
+	i = slot_open(ts, conn);
+	if (i < 0 || i >= LW_REQ_SLOTS)
+		return;
+	s = &ts->slots[i];
 	charge_run(ts, cs, now);
-	latency = now - ts->req_start;
+	latency = now - s->ts;
 	hist_add(latency);
 	if (latency > slow_thresh_ns)
-		request_emit(ts, now, latency);
-	ts->in_req = REQ_NONE;
-	cs->target_cur &= ~LW_CUR_IN_REQ;
+		request_emit(ts, s, latency);
+	/* closed: keeps when it ended, for the next request on conn */
+	s->state = SLOT_CLOSED;
+	s->ts = now;
+	__builtin_memcpy(s->snap, ts->cum, sizeof(s->snap));
+	s->top_ns = 0;
+	s->top_pid = 0;
+	ts->nopen--;
+	ts->cycle_ended = 1;
 }
 
 /* ---- scheduler ---------------------------------------------------------- */
@@ -433,10 +546,21 @@ static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u3
 {
 	struct lw_preempt_val zero = {}, *v;
 
-	if (delta > ts->top_ns) {
-		ts->top_ns = delta;
-		ts->top_pid = pid;
-		__builtin_memcpy(ts->top_comm, comm, LW_COMM_LEN);
+	if (delta > ts->cycle_top_ns) {
+		ts->cycle_top_ns = delta;
+		ts->cycle_top_pid = pid;
+		__builtin_memcpy(ts->cycle_top_comm, comm, LW_COMM_LEN);
+	}
+	/* closed slots too: a next request on their connection may start
+	 * back at their end */
+	for (int i = 0; i < LW_REQ_SLOTS; i++) {
+		struct req_slot *s = &ts->slots[i];
+
+		if (s->state != SLOT_FREE && delta > s->top_ns) {
+			s->top_ns = delta;
+			s->top_pid = pid;
+			__builtin_memcpy(s->top_comm, comm, LW_COMM_LEN);
+		}
 	}
 	v = bpf_map_lookup_elem(&preempt_ev, &pid);
 	if (!v) {
@@ -474,8 +598,8 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	} else {
 		ts->state = TS_SLEEPING;
 		ts->waiter_pid = 0;
-		if (ts->in_req == REQ_PROVISIONAL)
-			ts->in_req = REQ_NONE; /* woke for no request */
+		if (!ts->nopen)
+			ts->busy = 0; /* woke for no request, or all answered */
 	}
 }
 
@@ -488,7 +612,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 	if (!ts)
 		return;
 	delta = now - ts->last_ts;
-	if (ts->in_req && ts->state == TS_RUNNABLE) {
+	if (ts->busy && ts->state == TS_RUNNABLE) {
 		/* Blame the task that took the CPU from us, or for a wake-up
 		 * wait the one that ran last before us. */
 		bool thp_kt = is_thp_kthread(prev);
@@ -504,15 +628,15 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 			wait_credit(ts, prev->pid, prev->tgid, comm, delta);
 		}
 		if (thp_kt || ts->in_compact) {
-			ts->ns[LW_B_THP] += delta;
+			ts->cum[LW_B_THP] += delta;
 			__sync_fetch_and_add(&thp.khugepaged_run_ns, delta);
 		} else {
-			ts->ns[LW_B_SCHED] += delta;
+			ts->cum[LW_B_SCHED] += delta;
 		}
-	} else if (ts->in_req && ts->state == TS_SLEEPING) {
+	} else if (ts->busy && ts->state == TS_SLEEPING) {
 		/* no wake-up seen (the kernel skips a nested run of the
 		 * wake-up program): plain blocking */
-		ts->ns[ts->in_compact ? LW_B_THP : LW_B_BLOCKED] += delta;
+		ts->cum[ts->in_compact ? LW_B_THP : LW_B_BLOCKED] += delta;
 	} else if (ts->state == TS_RUNNING) {
 		charge_gap(ts, now); /* we missed its switch-out */
 	}
@@ -520,7 +644,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 	ts->state = TS_RUNNING;
 	ts->waiter_pid = 0;
 	snap_cpu(ts, cs, now);
-	cs->target_cur = LW_CUR_TARGET | (ts->in_req ? LW_CUR_IN_REQ : 0);
+	cs->target_cur = LW_CUR_TARGET | (ts->busy ? LW_CUR_IN_REQ : 0);
 	if (targ_mm != (__u64)next->mm) /* written once: khugepaged reads it */
 		targ_mm = (__u64)next->mm;
 }
@@ -562,20 +686,20 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	if (!ts || ts->state != TS_SLEEPING)
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (ts->in_req) {
+	if (ts->busy) {
+		/* asleep inside a request */
 		__u64 delta = now - ts->last_ts;
 
 		/* khugepaged releasing the mmap lock it held to collapse our
 		 * memory is the one waking us: that sleep is THP's. */
 		if (ts->in_compact || is_thp_kthread(bpf_get_current_task_btf())) {
-			ts->ns[LW_B_THP] += delta;
+			ts->cum[LW_B_THP] += delta;
 			__sync_fetch_and_add(&thp.khugepaged_wake_ns, delta);
 		} else {
-			ts->ns[LW_B_BLOCKED] += delta;
+			ts->cum[LW_B_BLOCKED] += delta;
 		}
-	} else if (req_syscalls && armed) {
-		req_reset(ts, now, ~0U);
-		ts->in_req = REQ_PROVISIONAL;
+	} else if (req_by_conn && armed) {
+		cycle_open(ts, now, true); /* its data may be what woke it */
 	}
 	ts->state = TS_RUNNABLE;
 	ts->waiter_pid = 0;
@@ -807,22 +931,28 @@ static __always_inline bool fd_is_socket(struct task_struct *t, __u32 fd)
 	return (mode & S_IFMT) == S_IFSOCK;
 }
 
-/* The send side is at entry: the request ends when the reply starts. */
+/* A send on conn by a target thread ends conn's open request, if any. The
+ * check before the clock read keeps other sends cheap. */
+static __always_inline void send_conn(__u64 conn)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct thread_state *ts;
+
+	if (!is_target(t))
+		return;
+	ts = bpf_task_storage_get(&threads, t, 0, 0);
+	if (!ts || slot_open(ts, conn) < 0)
+		return;
+	request_end(conn, bpf_ktime_get_ns());
+}
+
+/* --request syscall. The send side is at entry: the request ends when the
+ * reply starts. */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(lw_sys_enter, struct pt_regs *regs, long id)
 {
-	struct task_struct *t;
-	struct thread_state *ts;
-
-	if (!is_send_nr(id))
-		return 0;
-	t = bpf_get_current_task_btf();
-	if (!is_target(t))
-		return 0;
-	ts = bpf_task_storage_get(&threads, t, 0, 0);
-	if (!ts || ts->in_req != REQ_ACTIVE || ts->req_fd != (__u32)lw_sys_arg0(regs))
-		return 0;
-	request_end(bpf_ktime_get_ns());
+	if (is_send_nr(id))
+		send_conn((__u32)lw_sys_arg0(regs));
 	return 0;
 }
 
@@ -845,6 +975,40 @@ int BPF_PROG(lw_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/*
+ * --request socket: the socket layer's own tracepoints, so that no program
+ * sits on raw_syscalls (which puts every syscall of every task on the traced
+ * slow path). sock_recv_length/sock_send_length fire at the end of
+ * sock_recvmsg()/sock_sendmsg(), since 6.3 ("net: Add sock_recv_length and
+ * sock_send_length tracepoints"). The end of a send is late for a request's
+ * end (loopback delivers the reply inside it), so for TCP the request ends at
+ * tcp_sendmsg_locked, which fires before the data is queued, since 6.12
+ * ("trace: tcp: Add tracepoint for tcp_sendmsg_locked()"); sock_send_length
+ * is the fallback. user/tracer.c probes which of them the kernel has.
+ */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
+{
+	if (ret <= 0 || !is_target(bpf_get_current_task_btf()))
+		return 0;
+	request_start((__u64)sk, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(lw_tcp_send, const struct sock *sk)
+{
+	send_conn((__u64)sk);
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(lw_sock_send, struct sock *sk, int ret, int flags)
+{
+	send_conn((__u64)sk);
+	return 0;
+}
+
 /* --request uprobe:BINARY:SYMBOL: a request is one call, entry to return. */
 SEC("uprobe")
 int BPF_KPROBE(lw_req_entry)
@@ -858,7 +1022,7 @@ int BPF_KPROBE(lw_req_entry)
 	if (!ts)
 		return 0;
 	if (ts->depth++ == 0)
-		request_start(~0U, bpf_ktime_get_ns());
+		request_start(0, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -874,6 +1038,6 @@ int BPF_KRETPROBE(lw_req_return)
 	if (!ts || !ts->depth)
 		return 0;
 	if (--ts->depth == 0)
-		request_end(bpf_ktime_get_ns());
+		request_end(0, bpf_ktime_get_ns());
 	return 0;
 }

@@ -181,6 +181,14 @@ enum lw_meta_flags {
 	LW_META_NO_FREQ = 1 << 5, /* cpu_frequency tracepoint missing */
 };
 
+/* What a request is (lw_meta_rec::req_mode, --request). */
+enum lw_req_mode {
+	LW_REQ_AUTO = 0, /* option only: socket if the kernel can, else syscall */
+	LW_REQ_SYSCALL,	 /* read on a socket fd .. next write to it (raw_syscalls) */
+	LW_REQ_SOCKET,	 /* the same, from the socket layer's tracepoints */
+	LW_REQ_UPROBE,	 /* one call of BINARY:SYMBOL */
+};
+
 struct lw_meta_rec {
 	__u32 type; /* LW_REC_META */
 	__u32 pid;
@@ -195,6 +203,9 @@ struct lw_meta_rec {
 	__u64 dropped;	    /* ring-buffer records lost */
 	__u64 incomplete;   /* scheduler transitions missed inside requests */
 	__u64 requests;	    /* all requests seen */
+	__u32 req_mode;	    /* enum lw_req_mode, never AUTO */
+	__u32 pad;
+	__u64 untracked; /* requests not followed: a thread had too many open */
 };
 
 /*

@@ -63,7 +63,8 @@ void lw_opts_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: latwhy -p PID [-d DURATION] [--slow DURATION] [--ref-mhz MHZ]\n"
-		"              [--request uprobe:BINARY:SYMBOL] [-j] [-q] [-i INTERVAL]\n"
+		"              [--request socket|syscall|uprobe:BINARY:SYMBOL] [-j] [-q]\n"
+		"              [-i INTERVAL] [--skip TP,...]\n"
 		"       latwhy check [-p PID] [--json] [--fix-script FILE]\n"
 		"\n"
 		"Explain where slow requests of a live process spend their time: CPU clock,\n"
@@ -74,8 +75,12 @@ void lw_opts_usage(FILE *f)
 		"      --slow DUR         a request slower than DUR is slow; default: running p99\n"
 		"      --ref-mhz MHZ      reference clock for the frequency penalty;\n"
 		"                         default: cpuinfo_max_freq\n"
-		"      --request SPEC     what a request is: 'syscall' (default: socket receive\n"
-		"                         to the next send on it) or uprobe:BINARY:SYMBOL\n"
+		"      --request SPEC     what a request is: a receive on a socket to the next\n"
+		"                         send on it, seen by the socket layer ('socket', the\n"
+		"                         default where the kernel has it: 6.3+) or by\n"
+		"                         raw_syscalls ('syscall', costlier: every syscall\n"
+		"                         on the host is traced); or uprobe:BINARY:SYMBOL,\n"
+		"                         one call of a function\n"
 		"      --skip TP[,TP...]  do not attach these tracepoints (e.g. cpu_frequency,\n"
 		"                         mm_compaction_begin): less overhead, and the causes\n"
 		"                         they feed are reported as not measured\n"
@@ -90,8 +95,8 @@ static int parse_request(struct lw_opts *o, const char *spec, char *err, size_t 
 {
 	const char *bin, *sym;
 
-	if (!strcmp(spec, "syscall")) {
-		o->req_mode = LW_REQ_SYSCALL;
+	if (!strcmp(spec, "syscall") || !strcmp(spec, "socket")) {
+		o->req_mode = spec[1] == 'y' ? LW_REQ_SYSCALL : LW_REQ_SOCKET;
 		return 0;
 	}
 	if (strncmp(spec, "uprobe:", 7))
@@ -107,7 +112,7 @@ static int parse_request(struct lw_opts *o, const char *spec, char *err, size_t 
 	o->req_mode = LW_REQ_UPROBE;
 	return 0;
 bad:
-	snprintf(err, errlen, "invalid --request '%s': expected syscall or uprobe:BINARY:SYMBOL",
+	snprintf(err, errlen, "invalid --request '%s': expected socket, syscall or uprobe:BINARY:SYMBOL",
 		 spec);
 	return -EINVAL;
 }

@@ -7,13 +7,9 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "latwhy.h" /* enum lw_req_mode */
 
 #define LW_PATH_MAX 4096
-
-enum lw_req_mode {
-	LW_REQ_SYSCALL = 0, /* receive on a socket .. next send on it */
-	LW_REQ_UPROBE,	    /* one call of BINARY:SYMBOL */
-};
 
 struct lw_opts {
 	int pid;

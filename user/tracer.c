@@ -37,6 +37,7 @@ struct lw_tracer {
 	struct lw_render *out;
 	int nr_cpus;
 	__u32 flags;
+	enum lw_req_mode mode; /* resolved: never LW_REQ_AUTO */
 	__u64 start_ns;
 	__u64 last_tick_ns;
 	__u64 hist_count; /* requests counted at the previous tick */
@@ -87,7 +88,9 @@ static int on_record(void *ctx, void *data, size_t len)
 struct tp_prog {
 	struct bpf_program *prog;
 	const char *tp;
-	__u32 flag; /* cause lost without it; 0: required */
+	__u32 flag;		  /* cause lost without it; 0: required */
+	enum lw_req_mode mode;	  /* only for this request mode; AUTO: all */
+	bool optional;		  /* a better source of what another gives */
 };
 
 /* Every --skip name must be a tracepoint latwhy uses: a typo must not
@@ -112,6 +115,18 @@ static int check_skip_list(const char *list, const struct tp_prog *progs, size_t
 	return 0;
 }
 
+/* --request auto: the socket layer's tracepoints where the kernel has them,
+ * since raw_syscalls puts every syscall of every task on the slow path. */
+static enum lw_req_mode resolve_mode(const struct btf *vmlinux, enum lw_req_mode mode)
+{
+	if (mode != LW_REQ_AUTO)
+		return mode;
+	return lw_probe_tracepoint(vmlinux, "sock_recv_length") &&
+			       lw_probe_tracepoint(vmlinux, "sock_send_length")
+		       ? LW_REQ_SOCKET
+		       : LW_REQ_SYSCALL;
+}
+
 /* Which programs this kernel can run: a tracepoint missing from BTF would
  * fail the whole load, so its program is switched off and the cause it
  * feeds is reported as unavailable. */
@@ -119,8 +134,8 @@ static int tracer_probe(struct lw_tracer *t)
 {
 	struct latwhy_bpf *s = t->skel;
 	const struct tp_prog progs[] = {
-		{s->progs.lw_sched_switch, "sched_switch", 0},
-		{s->progs.lw_sched_wakeup, "sched_wakeup", 0},
+		{s->progs.lw_sched_switch, "sched_switch"},
+		{s->progs.lw_sched_wakeup, "sched_wakeup"},
 		{s->progs.lw_irq_entry, "irq_handler_entry", LW_META_NO_IRQ},
 		{s->progs.lw_irq_exit, "irq_handler_exit", LW_META_NO_IRQ},
 		{s->progs.lw_softirq_entry, "softirq_entry", LW_META_NO_SOFTIRQ},
@@ -130,8 +145,12 @@ static int tracer_probe(struct lw_tracer *t)
 		{s->progs.lw_collapse, "mm_collapse_huge_page", LW_META_NO_THP},
 		{s->progs.lw_compact_begin, "mm_compaction_begin", LW_META_NO_COMPACT},
 		{s->progs.lw_compact_end, "mm_compaction_end", LW_META_NO_COMPACT},
-		{s->progs.lw_sys_enter, "sys_enter", 0},
-		{s->progs.lw_sys_exit, "sys_exit", 0},
+		{s->progs.lw_sys_enter, "sys_enter", 0, LW_REQ_SYSCALL},
+		{s->progs.lw_sys_exit, "sys_exit", 0, LW_REQ_SYSCALL},
+		{s->progs.lw_sock_recv, "sock_recv_length", 0, LW_REQ_SOCKET},
+		{s->progs.lw_sock_send, "sock_send_length", 0, LW_REQ_SOCKET},
+		/* a TCP request ends before its reply is queued, not after */
+		{s->progs.lw_tcp_send, "tcp_sendmsg_locked", 0, LW_REQ_SOCKET, true},
 	};
 	struct btf *vmlinux;
 	int err = 0;
@@ -144,34 +163,41 @@ static int tracer_probe(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot read kernel BTF: %s\n", strerror(errno));
 		return -errno;
 	}
+	t->mode = resolve_mode(vmlinux, t->o->req_mode);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		bool syscall_prog = progs[i].prog == s->progs.lw_sys_enter ||
-				    progs[i].prog == s->progs.lw_sys_exit;
+		const struct tp_prog *p = &progs[i];
+		bool skip = lw_list_has(t->o->skip, p->tp);
 
-		if (syscall_prog && t->o->req_mode != LW_REQ_SYSCALL) {
-			bpf_program__set_autoload(progs[i].prog, false);
+		if (p->mode != LW_REQ_AUTO && p->mode != t->mode) {
+			bpf_program__set_autoload(p->prog, false);
 			continue;
 		}
-		bool skip = lw_list_has(t->o->skip, progs[i].tp);
-
-		if (!skip && lw_probe_tracepoint(vmlinux, progs[i].tp))
+		if (!skip && lw_probe_tracepoint(vmlinux, p->tp))
 			continue;
-		if (!progs[i].flag) {
-			fprintf(stderr,
-				skip ? "latwhy: cannot skip %s: latwhy needs it\n"
-				     : "latwhy: this kernel has no %s tracepoint, which latwhy "
-				       "needs\n",
-				progs[i].tp);
+		if (!p->flag && !p->optional) {
+			if (skip)
+				fprintf(stderr, "latwhy: cannot skip %s: latwhy needs it\n", p->tp);
+			else if (p->mode == LW_REQ_SOCKET)
+				fprintf(stderr,
+					"latwhy: this kernel has no %s tracepoint, which --request "
+					"socket needs (6.3+); use --request syscall\n",
+					p->tp);
+			else
+				fprintf(stderr,
+					"latwhy: this kernel has no %s tracepoint, which latwhy "
+					"needs\n",
+					p->tp);
 			err = -EOPNOTSUPP;
 			goto cleanup;
 		}
-		bpf_program__set_autoload(progs[i].prog, false);
-		t->flags |= progs[i].flag;
+		bpf_program__set_autoload(p->prog, false);
+		t->flags |= p->flag;
 	}
-	if (t->o->req_mode != LW_REQ_UPROBE) {
+	if (t->mode != LW_REQ_UPROBE) {
 		bpf_program__set_autoload(s->progs.lw_req_entry, false);
 		bpf_program__set_autoload(s->progs.lw_req_return, false);
 	}
+	t->skel->rodata->req_by_conn = t->mode != LW_REQ_UPROBE;
 cleanup:
 	btf__free(vmlinux);
 	return err;
@@ -377,6 +403,8 @@ static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
 	m->dropped = t->skel->bss->dropped;
 	m->incomplete = t->skel->bss->incomplete;
 	m->requests = t->hist_count;
+	m->req_mode = t->mode;
+	m->untracked = t->skel->bss->untracked;
 }
 
 /* One interval: histogram, threshold, snapshots; the live view if live. */
@@ -467,7 +495,6 @@ static int tracer_open(struct lw_tracer *t)
 		return err;
 	}
 	t->skel->rodata->targ_tgid = t->o->pid;
-	t->skel->rodata->req_syscalls = t->o->req_mode == LW_REQ_SYSCALL;
 	err = tracer_probe(t);
 	if (err)
 		return err;

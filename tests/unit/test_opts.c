@@ -118,7 +118,7 @@ static void test_parse_full(void **state)
 	assert_true(o.json);
 	assert_false(o.quiet);
 	assert_false(o.verbose);
-	assert_int_equal(o.req_mode, LW_REQ_SYSCALL);
+	assert_int_equal(o.req_mode, LW_REQ_AUTO);
 	assert_int_equal(o.interval_ns, 1000000000ULL);
 }
 
@@ -130,6 +130,7 @@ static void test_parse_defaults_and_long(void **state)
 		      "--json",	   "--quiet", "--verbose", "--interval", "500ms",
 		      "--request", "syscall", NULL};
 	char *a3[] = {"latwhy", "--pid=9", "--slow=500us", "-qv", NULL};
+	char *a4[] = {"latwhy", "-p", "9", "--request", "socket", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
 	assert_int_equal(o.pid, 7);
@@ -137,7 +138,7 @@ static void test_parse_defaults_and_long(void **state)
 	assert_int_equal(o.slow_ns, 0);
 	assert_int_equal(o.ref_khz, 0);
 	assert_false(o.json);
-	assert_int_equal(o.req_mode, LW_REQ_SYSCALL);
+	assert_int_equal(o.req_mode, LW_REQ_AUTO);
 	assert_int_equal(o.interval_ns, 1000000000ULL);
 
 	assert_int_equal(parse(&o, ARGC(a2), a2), 0);
@@ -155,6 +156,9 @@ static void test_parse_defaults_and_long(void **state)
 	assert_true(o.quiet);
 	assert_true(o.verbose);
 	assert_false(o.json);
+
+	assert_int_equal(parse(&o, ARGC(a4), a4), 0);
+	assert_int_equal(o.req_mode, LW_REQ_SOCKET);
 }
 
 static void test_parse_uprobe(void **state)
@@ -173,17 +177,17 @@ static void test_parse_uprobe(void **state)
 
 	assert_int_equal(parse(&o, ARGC(a2), a2), -EINVAL);
 	assert_string_equal(
-		err, "invalid --request 'uprobe:/x': expected syscall or uprobe:BINARY:SYMBOL");
+		err, "invalid --request 'uprobe:/x': expected socket, syscall or uprobe:BINARY:SYMBOL");
 	assert_int_equal(parse(&o, ARGC(a3), a3), -EINVAL);
 	assert_string_equal(
-		err, "invalid --request 'uprobe:/x:': expected syscall or uprobe:BINARY:SYMBOL");
+		err, "invalid --request 'uprobe:/x:': expected socket, syscall or uprobe:BINARY:SYMBOL");
 	assert_int_equal(parse(&o, ARGC(a4), a4), -EINVAL);
 	assert_string_equal(
 		err,
-		"invalid --request 'uprobe::handle': expected syscall or uprobe:BINARY:SYMBOL");
+		"invalid --request 'uprobe::handle': expected socket, syscall or uprobe:BINARY:SYMBOL");
 	assert_int_equal(parse(&o, ARGC(a5), a5), -EINVAL);
 	assert_string_equal(
-		err, "invalid --request 'kprobe:foo': expected syscall or uprobe:BINARY:SYMBOL");
+		err, "invalid --request 'kprobe:foo': expected socket, syscall or uprobe:BINARY:SYMBOL");
 }
 
 static void test_parse_bad_values(void **state)
