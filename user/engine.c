@@ -297,6 +297,8 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 		s->duration_ns = e->meta.duration_ns;
 		s->dropped = e->meta.dropped;
 		s->incomplete = e->meta.incomplete;
+		s->untracked = e->meta.untracked;
+		s->req_mode = e->meta.req_mode;
 		s->freq_source = e->meta.freq_source;
 		s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
 	}
@@ -371,6 +373,21 @@ __u64 lw_hist_quantile(const __u64 *b, __u64 total, double q)
 		seen += b[i];
 	}
 	return 0;
+}
+
+const char *lw_req_mode_name(enum lw_req_mode m)
+{
+	switch (m) {
+	case LW_REQ_AUTO:
+		return "delimiting not known";
+	case LW_REQ_SYSCALL:
+		return "syscall";
+	case LW_REQ_SOCKET:
+		return "socket";
+	case LW_REQ_UPROBE:
+		return "uprobe";
+	}
+	return "unknown";
 }
 
 const char *lw_freq_source_name(enum lw_freq_source s)

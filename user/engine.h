@@ -38,6 +38,8 @@ struct lw_summary {
 	__u64 p50_ns, p99_ns;
 	__u64 dropped;
 	__u64 incomplete;	   /* requests whose accounting missed a transition */
+	__u64 untracked;	   /* requests not followed (too many open) */
+	__u32 req_mode;		   /* enum lw_req_mode; AUTO: not known */
 	__u64 slow_latency_ns;	   /* total latency of slow requests */
 	__u64 bucket_ns[LW_B_MAX]; /* per bucket, over slow requests */
 	struct lw_cause_stat cause[LW_CAUSE_MAX];
@@ -84,6 +86,8 @@ __u64 lw_hist_quantile(const __u64 *b, __u64 total, double q);
 __u64 lw_hist_lower(__u32 bucket);
 
 const char *lw_freq_source_name(enum lw_freq_source s);
+/* "socket", "syscall", "uprobe": how requests were delimited. */
+const char *lw_req_mode_name(enum lw_req_mode m);
 const char *lw_bucket_name(enum lw_bucket b);
 const char *lw_softirq_name(__u32 vec);
 

@@ -384,6 +384,11 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	lw_json_kstr(&j, "freq_source", lw_freq_source_name(s->freq_source));
 	lw_json_ku64(&j, "dropped", s->dropped);
 	lw_json_ku64(&j, "incomplete", s->incomplete);
+	lw_json_ku64(&j, "untracked", s->untracked);
+	if (s->req_mode == LW_REQ_AUTO)
+		lw_json_knull(&j, "request_mode");
+	else
+		lw_json_kstr(&j, "request_mode", lw_req_mode_name(s->req_mode));
 	lw_json_kbool(&j, "target_exited", s->flags & LW_META_TARGET_EXITED);
 	lw_json_kstr(&j, "dominant", lw_cause_name(s->dominant));
 	json_missing(&j, s->flags);
@@ -517,8 +522,8 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 		snprintf(th, sizeof(th), "not established (too few requests)");
 	else
 		lw_fmt_ns(th, sizeof(th), s->threshold_ns);
-	fprintf(f, "Requests: %llu (%.0f/s), p50 %s, p99 %s; slow (> %s%s): %llu\n",
-		(unsigned long long)s->requests,
+	fprintf(f, "Requests (%s): %llu (%.0f/s), p50 %s, p99 %s; slow (> %s%s): %llu\n",
+		lw_req_mode_name(s->req_mode), (unsigned long long)s->requests,
 		s->duration_ns ? (double)s->requests * 1e9 / s->duration_ns : 0.0,
 		lw_fmt_ns(p50, sizeof(p50), s->p50_ns), lw_fmt_ns(p99, sizeof(p99), s->p99_ns), th,
 		s->threshold_fixed ? "" : ", running p99", (unsigned long long)s->slow_requests);
@@ -550,6 +555,11 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 			"Incomplete: %llu scheduler events were missed during requests; the "
 			"requests they touched are marked and their split is estimated.\n",
 			(unsigned long long)s->incomplete);
+	if (s->untracked)
+		fprintf(f,
+			"Untracked: %llu requests were not followed: a thread had more "
+			"requests open at once than latwhy keeps.\n",
+			(unsigned long long)s->untracked);
 	fflush(f);
 }
 

@@ -131,7 +131,9 @@ static void build_summary(struct lw_summary *s, enum lw_freq_source src, __u64 t
 				.nr_cpus = 4,
 				.duration_ns = 30000000000ULL,
 				.threshold_ns = threshold,
-				.dropped = 7};
+				.dropped = 7,
+				.req_mode = LW_REQ_SOCKET,
+				.untracked = 3};
 	struct lw_tick_rec t = {.type = LW_REC_TICK,
 				.ts_ns = 1000000000ULL,
 				.requests = 5000,
@@ -291,7 +293,8 @@ static void test_summary_json(void **state)
 		   "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
 		   "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
 		   "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
-		   "\"dropped\":7,\"incomplete\":0,\"target_exited\":false,\"dominant\":\"thp\",");
+		   "\"dropped\":7,\"incomplete\":0,\"untracked\":3,\"request_mode\":\"socket\","
+		   "\"target_exited\":false,\"dominant\":\"thp\",");
 	assert_has(s, "\"causes\":{\"frequency\":{\"ns\":100,\"share\":0.025,\"requests\":0},"
 		      "\"irq\":{\"ns\":150,\"share\":0.0375,\"requests\":0},"
 		      "\"thp\":{\"ns\":1500,\"share\":0.375,\"requests\":1},"
@@ -419,6 +422,9 @@ static void test_summary_text_no_freq(void **state)
 	assert_has(s, "ran instead of it: hog (pid 777) 800 ns over 2 waits");
 	assert_has(s, "CPUs the slow requests ran on: 1,2\n");
 	assert_has(s, "Dropped: 7 slow-request records were lost");
+	assert_has(s, "Requests (socket): 5000 (167/s), p50 50.0 us");
+	assert_has(s, "Untracked: 3 requests were not followed: a thread had more requests "
+		      "open at once than latwhy keeps.\n");
 	/* the frequency row: n/a, no value */
 	assert_has(s, "  frequency     n/a");
 	assert_lacks(s, "frequency    2.5%");

@@ -437,7 +437,7 @@ section1_run() {
 # self_row LABEL SECS CPU_NS HWM_KB LATWHY_OUT BPF_NS MAP_BYTES: a table 3 row.
 self_row() {
 	local records dropped
-	records=$(sed -n 's/^Requests: .*slow (.*): \([0-9]*\)$/\1/p' "$5" | tail -1)
+	records=$(sed -n 's/^Requests.*: .*slow (.*): \([0-9]*\)$/\1/p' "$5" | tail -1)
 	dropped=$(sed -n 's/^Dropped: \([0-9]*\).*/\1/p' "$5" | tail -1)
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${4:--}" "${records:--}" \
 		"${dropped:--}" "${6:--}" "${7:--}" >>"$SELF_OUT"
