@@ -82,8 +82,8 @@ enum lw_slot_state {
 };
 
 struct req_slot {
-	__u64 conn; /* fd (syscall mode), struct sock * (socket mode), 0 (uprobe) */
-	__u64 ts;   /* open: start; closed: when it ended */
+	__u64 conn;	      /* fd (syscall mode), struct sock * (socket mode), 0 (uprobe) */
+	__u64 ts;	      /* open: start; closed: when it ended */
 	__u64 snap[LW_B_MAX]; /* the thread's cum[] at ts */
 	__u64 top_ns;	      /* longest single wait inside it */
 	__u32 top_pid;
@@ -125,6 +125,7 @@ struct thread_state {
 	__u32 waiting; /* counted in that CPU's waiters */
 	__u64 wait_irq;
 	__u64 wait_softirq;
+	__u64 wait_thp;
 	struct req_slot slots[LW_REQ_SLOTS];
 };
 
@@ -157,12 +158,21 @@ struct {
 	__type(value, struct hist);
 } lat_hist SEC(".maps");
 
+/* Interrupt evidence. Per-CPU arrays: the handlers index them without
+ * hashing or atomics; userspace sums nothing, it reads each CPU's row. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LW_IRQ_FAST);
+	__type(key, __u32);
+	__type(value, struct lw_count);
+} irq_ev SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LW_MAX_IRQ_KEYS);
 	__type(key, struct lw_irq_key);
 	__type(value, struct lw_count);
-} irq_ev SEC(".maps");
+} irq_ev_hi SEC(".maps"); /* IRQs numbered LW_IRQ_FAST and up */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -172,9 +182,9 @@ struct {
 } irq_names SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LW_MAX_CPUS *LW_NR_SOFTIRQS);
-	__type(key, struct lw_irq_key);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LW_NR_SOFTIRQS);
+	__type(key, __u32);
 	__type(value, struct lw_count);
 } softirq_ev SEC(".maps");
 
@@ -285,17 +295,31 @@ static __always_inline struct thread_state *thread_get(struct task_struct *t)
 	return bpf_task_storage_get(&threads, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
-/* A runqueue wait starts on cpu: interrupts handled there while we wait
- * delayed us as much as the task they interrupted. */
-static __always_inline void wait_start(struct thread_state *ts, __u32 cpu)
+/* The CPU's khugepaged/kcompactd time up to now. */
+static __always_inline __u64 cpu_thp_ns(struct lw_cpu_state *cs, __u64 now)
+{
+	__u64 start = cs->thp_start;
+
+	return cs->thp_ns + (start && now > start ? now - start : 0);
+}
+
+/*
+ * A runqueue wait starts on cpu: interrupts handled there while we wait
+ * delayed us as much as the task they interrupted, and so does khugepaged
+ * or kcompactd running there (counted by the sched_switch handler).
+ */
+static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64 now)
 {
 	struct lw_cpu_state *cs = cpu_state_get(cpu);
 
 	ts->wait_cpu = cpu;
-	ts->wait_irq = cs ? cs->irq_ns : 0;
-	ts->wait_softirq = cs ? cs->softirq_ns : 0;
+	if (!cs)
+		return;
+	ts->wait_irq = cs->irq_ns;
+	ts->wait_softirq = cs->softirq_ns;
+	ts->wait_thp = cpu_thp_ns(cs, now);
 	/* IRQs there are evidence while a request waits on it */
-	if (cs && ts->busy && !ts->waiting) {
+	if (ts->busy && !ts->waiting) {
 		__sync_fetch_and_add(&cs->waiters, 1);
 		ts->waiting = 1;
 	}
@@ -313,21 +337,26 @@ static __always_inline void wait_end(struct thread_state *ts)
 		__sync_fetch_and_add(&cs->waiters, -1);
 }
 
-/* Split a runqueue wait on cs's CPU into interrupt time and the rest. */
-static __always_inline __u64 wait_irqs(struct thread_state *ts, struct lw_cpu_state *cs, __u32 cpu,
-				       __u64 delta)
+/* Split a runqueue wait on cs's CPU, ending now, into interrupt time, THP
+ * kthread time (*thp) and the rest, which is returned. */
+static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_state *cs, __u32 cpu,
+					__u64 delta, __u64 now, __u64 *thp_ns)
 {
-	__u64 irq, soft;
+	__u64 irq, soft, th;
 
+	*thp_ns = 0;
 	if (cpu != ts->wait_cpu)
 		return delta; /* migrated: the other CPU's counters don't apply */
 	irq = cs->irq_ns - ts->wait_irq;
 	soft = cs->softirq_ns - ts->wait_softirq;
+	th = cpu_thp_ns(cs, now) - ts->wait_thp;
 	if (irq + soft > delta)
 		return delta;
 	ts->cum[LW_B_IRQ] += irq;
 	ts->cum[LW_B_SOFTIRQ] += soft;
-	return delta - irq - soft;
+	delta -= irq + soft;
+	*thp_ns = th < delta ? th : delta;
+	return delta - *thp_ns;
 }
 
 /*
@@ -477,8 +506,7 @@ static __always_inline void hist_add(__u64 latency)
 		h->b[b]++;
 }
 
-static __always_inline void request_emit(struct thread_state *ts, struct req_slot *s,
-					 __u64 latency)
+static __always_inline void request_emit(struct thread_state *ts, struct req_slot *s, __u64 latency)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct lw_request *r;
@@ -591,7 +619,7 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	/* A preempted task stays runnable whatever its state word says. */
 	if (preempt || lw_task_state(prev) == 0) {
 		ts->state = TS_RUNNABLE;
-		wait_start(ts, bpf_get_smp_processor_id());
+		wait_start(ts, bpf_get_smp_processor_id(), now);
 		ts->waiter_pid = next->pid;
 		ts->waiter_tgid = next->tgid;
 		__builtin_memcpy(ts->waiter_comm, next->comm, LW_COMM_LEN);
@@ -613,26 +641,31 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		return;
 	delta = now - ts->last_ts;
 	if (ts->busy && ts->state == TS_RUNNABLE) {
+		__u64 thp_ns;
+
+		delta = wait_split(ts, cs, cpu, delta, now, &thp_ns);
+		/* Migrated (the counters were another CPU's) or compacting:
+		 * the task that ran last before us decides. */
+		if ((cpu != ts->wait_cpu && is_thp_kthread(prev)) || ts->in_compact) {
+			thp_ns += delta;
+			delta = 0;
+		}
 		/* Blame the task that took the CPU from us, or for a wake-up
 		 * wait the one that ran last before us. */
-		bool thp_kt = is_thp_kthread(prev);
-
-		delta = wait_irqs(ts, cs, cpu, delta);
-
 		if (ts->waiter_pid) {
-			wait_credit(ts, ts->waiter_pid, ts->waiter_tgid, ts->waiter_comm, delta);
+			wait_credit(ts, ts->waiter_pid, ts->waiter_tgid, ts->waiter_comm,
+				    delta + thp_ns);
 		} else {
 			char comm[LW_COMM_LEN];
 
 			__builtin_memcpy(comm, prev->comm, LW_COMM_LEN);
-			wait_credit(ts, prev->pid, prev->tgid, comm, delta);
+			wait_credit(ts, prev->pid, prev->tgid, comm, delta + thp_ns);
 		}
-		if (thp_kt || ts->in_compact) {
-			ts->cum[LW_B_THP] += delta;
-			__sync_fetch_and_add(&thp.khugepaged_run_ns, delta);
-		} else {
-			ts->cum[LW_B_SCHED] += delta;
+		if (thp_ns) {
+			ts->cum[LW_B_THP] += thp_ns;
+			__sync_fetch_and_add(&thp.khugepaged_run_ns, thp_ns);
 		}
+		ts->cum[LW_B_SCHED] += delta;
 	} else if (ts->busy && ts->state == TS_SLEEPING) {
 		/* no wake-up seen (the kernel skips a nested run of the
 		 * wake-up program): plain blocking */
@@ -649,6 +682,29 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		targ_mm = (__u64)next->mm;
 }
 
+/*
+ * khugepaged/kcompactd leaving or taking a CPU. Their on-CPU time is kept
+ * per CPU so that a request's runqueue wait can be split by it, also when
+ * one was already running at the wake-up. The open interval (thp_start)
+ * belongs to whatever runs now, so closing needs no check of prev; opening
+ * costs every other switch one load of next->flags (hot: the scheduler
+ * just used it), since only kthreads go on to the comm compare.
+ */
+static __always_inline void thp_switch_out(struct lw_cpu_state *cs, __u64 now)
+{
+	if (cs->thp_start) {
+		cs->thp_ns += now > cs->thp_start ? now - cs->thp_start : 0;
+		cs->thp_start = 0;
+	}
+}
+
+static __always_inline void thp_switch_in(struct lw_cpu_state *cs, struct task_struct *next,
+					  __u64 now)
+{
+	if (is_thp_kthread(next))
+		cs->thp_start = now;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -659,19 +715,27 @@ int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
 	if (!cs)
 		return 0;
-	/* Most switches involve no target: no clock read, no store. */
+	/* Most switches involve no target and no THP kthread: no clock read,
+	 * no store. */
 	if (!out && !in) {
 		if (cs->target_cur)
 			cs->target_cur = 0;
+		if (cs->thp_start || is_thp_kthread(next)) {
+			now = bpf_ktime_get_ns();
+			thp_switch_out(cs, now);
+			thp_switch_in(cs, next, now);
+		}
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
+	thp_switch_out(cs, now); /* before switch_in splits its wait */
 	if (out)
 		switch_out(prev, next, preempt, cs, now);
 	if (in)
 		switch_in(next, prev, cs, cpu, now);
 	else
 		cs->target_cur = 0;
+	thp_switch_in(cs, next, now); /* after switch_out queued its wait */
 	return 0;
 }
 
@@ -704,7 +768,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	ts->state = TS_RUNNABLE;
 	ts->waiter_pid = 0;
 	ts->last_ts = now;
-	wait_start(ts, lw_task_cpu(p));
+	wait_start(ts, lw_task_cpu(p), now);
 	return 0;
 }
 
@@ -736,22 +800,23 @@ int BPF_PROG(lw_irq_entry, int irq, struct irqaction *action)
 	return 0;
 }
 
-static __always_inline void count_add(void *map, struct lw_irq_key *key, __u64 ns, __u64 n,
-				      bool *created)
+/* The evidence counter of irq on this CPU; *first when it had none. */
+static __always_inline struct lw_count *irq_count(__u32 irq, __u32 cpu, bool *first)
 {
+	struct lw_irq_key key = {.irq = irq, .cpu = cpu};
 	struct lw_count zero = {}, *c;
 
-	c = bpf_map_lookup_elem(map, key);
-	if (!c) {
-		bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
-		c = bpf_map_lookup_elem(map, key);
-		if (!c)
-			return;
-		*created = true;
+	if (irq < LW_IRQ_FAST) {
+		c = bpf_map_lookup_elem(&irq_ev, &irq);
+		*first = c && !c->count && !c->ns;
+		return c;
 	}
-	/* keys carry the CPU and handlers do not nest: no other writer */
-	c->ns += ns;
-	c->count += n;
+	c = bpf_map_lookup_elem(&irq_ev_hi, &key);
+	if (c)
+		return c;
+	bpf_map_update_elem(&irq_ev_hi, &key, &zero, BPF_NOEXIST);
+	*first = true;
+	return bpf_map_lookup_elem(&irq_ev_hi, &key);
 }
 
 /*
@@ -765,8 +830,8 @@ int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct lw_cpu_state *cs = cpu_state_get(cpu);
-	struct lw_irq_key key = {.irq = irq, .cpu = cpu};
-	bool created = false;
+	struct lw_count *c;
+	bool first = false;
 	__u64 delta;
 
 	if (!cs || !cs->irq_start)
@@ -774,12 +839,18 @@ int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
 	delta = bpf_ktime_get_ns() - cs->irq_start;
 	cs->irq_start = 0;
 	cs->irq_ns += delta;
-	count_add(&irq_ev, &key, delta, action->next ? 0 : 1, &created);
-	if (created) {
+	c = irq_count(irq, cpu, &first);
+	if (!c)
+		return 0;
+	/* this CPU's row, and handlers do not nest: no other writer */
+	c->ns += delta;
+	c->count += action->next ? 0 : 1;
+	if (first) {
 		char name[LW_IRQ_NAME_LEN] = {};
+		__u32 key = irq;
 
 		bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(action, name));
-		bpf_map_update_elem(&irq_names, &key.irq, name, BPF_ANY);
+		bpf_map_update_elem(&irq_names, &key, name, BPF_NOEXIST);
 	}
 	return 0;
 }
@@ -793,17 +864,15 @@ int BPF_PROG(lw_softirq_entry, unsigned int vec)
 		return 0;
 	cs->softirq_start = bpf_ktime_get_ns();
 	cs->softirq_irq_snap = cs->irq_ns;
-	cs->softirq_vec = vec;
 	return 0;
 }
 
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(lw_softirq_exit, unsigned int vec)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct lw_cpu_state *cs = cpu_state_get(cpu);
-	struct lw_irq_key key = {.irq = vec, .cpu = cpu};
-	bool created = false;
+	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
+	struct lw_count *c;
+	__u32 key = vec;
 	__u64 delta, nested;
 
 	if (!cs || !cs->softirq_start)
@@ -813,7 +882,11 @@ int BPF_PROG(lw_softirq_exit, unsigned int vec)
 	delta = delta > nested ? delta - nested : 0;
 	cs->softirq_start = 0;
 	cs->softirq_ns += delta;
-	count_add(&softirq_ev, &key, delta, 1, &created);
+	c = bpf_map_lookup_elem(&softirq_ev, &key);
+	if (c) {
+		c->ns += delta;
+		c->count++;
+	}
 	return 0;
 }
 

@@ -13,10 +13,13 @@
 #ifndef LATWHY_H
 #define LATWHY_H
 
-#define LW_COMM_LEN	  16
-#define LW_IRQ_NAME_LEN	  32
-#define LW_MAX_CPUS	  512
-#define LW_MAX_IRQ_KEYS	  2048
+#define LW_COMM_LEN	16
+#define LW_IRQ_NAME_LEN 32
+#define LW_MAX_CPUS	512
+#define LW_MAX_IRQ_KEYS 2048
+/* IRQs numbered below this are counted in a per-CPU array (no hashing in
+ * the handler); the rest, rare outside very large hosts, in a hash. */
+#define LW_IRQ_FAST	  1024
 #define LW_MAX_PREEMPTORS 1024
 #define LW_MAX_THREADS	  65536
 #define LW_NR_SOFTIRQS	  10
@@ -215,19 +218,24 @@ struct lw_meta_rec {
  * array: each CPU's state starts its own cache line.
  */
 struct lw_cpu_state {
+	/* First cache line: all that the interrupt handlers touch. */
+	__u32 target_cur; /* LW_CUR_* flags of the task now on this CPU */
+	__u32 waiters;	  /* target threads in a request queued on this CPU */
 	__u64 irq_ns;	  /* cumulative hard-IRQ handler time */
 	__u64 softirq_ns; /* cumulative softirq time, nested hard IRQs excluded */
 	__u64 irq_start;  /* 0 = not in a handler */
 	__u64 softirq_start;
 	__u64 softirq_irq_snap;
-	__u64 freq_ts; /* when khz took effect (bpf_ktime_get_ns) */
-	__u64 flost;   /* integral of (1 - khz/ref_khz) dt up to freq_ts, in ns */
+	/* khugepaged/kcompactd on this CPU while a request waits on it:
+	 * cumulative time, and when the one running now started (0: none) */
+	__u64 thp_ns;
+	__u64 thp_start;
+	/* Second line: the clock. */
+	__u64 freq_ts __attribute__((aligned(64))); /* when khz took effect */
+	__u64 flost; /* integral of (1 - khz/ref_khz) dt up to freq_ts, in ns */
 	__u64 freq_events;
 	__u32 khz;     /* current clock, 0 = unknown */
 	__u32 ref_khz; /* reference clock, 0 = unknown */
-	__u32 softirq_vec;
-	__u32 target_cur; /* LW_CUR_* flags of the task now on this CPU */
-	__u32 waiters;	  /* target threads in a request queued on this CPU */
 } __attribute__((aligned(64)));
 
 #define LW_CUR_TARGET 1

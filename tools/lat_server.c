@@ -2,9 +2,9 @@
 /*
  * lat_server - TCP request/response server for latency experiments.
  *
- * One accept thread, one worker thread per connection, every thread pinned to
- * the -c CPUs. A request is 64 bytes in, a fixed amount of CPU work plus
- * writes to N random pages of a shared heap, 64 bytes out.
+ * One accept thread, one worker thread per connection (or with -e one event
+ * loop for all connections), every thread pinned to the -c CPUs. A request is 64 bytes in, a fixed
+ * amount of CPU work plus writes to N random pages of a shared heap, 64 bytes out.
  *
  * latwhy sees a request as "a read() on a socket returned >0 bytes" up to
  * "the same thread enters write() on that socket", so a worker does nothing
@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -45,6 +46,7 @@ struct config {
 	unsigned long pages;
 	int thp;
 	unsigned long release_rate;
+	int event_loop;
 };
 
 static struct config cfg = {
@@ -56,11 +58,12 @@ static struct config cfg = {
 
 static char *heap;
 static size_t heap_pages;
+static int epfd = -1; /* -e */
 
 static void usage(void)
 {
 	printf("usage: lat_server [-p PORT] [-c CPULIST] [-w ITERS] [-m MB] [-P N] [--thp]\n"
-	       "                  [-R RATE] [-h]\n"
+	       "                  [-R RATE] [-e] [-h]\n"
 	       "  -p PORT     listen on 127.0.0.1:PORT (default 7077, 0 = any free port)\n"
 	       "  -c CPULIST  pin every thread to these CPUs, e.g. 1 or 0-1 (default: unpinned)\n"
 	       "  -w ITERS    spin-loop iterations of CPU work per request (default %lu,\n"
@@ -71,6 +74,8 @@ static void usage(void)
 	       "  -R RATE     a background thread gives RATE random heap pages/s back to the\n"
 	       "              kernel (MADV_DONTNEED), like an allocator purging: this splits\n"
 	       "              huge pages that khugepaged then collapses again (default 0 = off)\n"
+	       "  -e          one epoll thread serves every connection, redis-style: it\n"
+	       "              reads a request from each ready connection, then replies to all\n"
 	       "  -h          this help\n"
 	       "Prints 'lat_server pid=<pid> port=<port>' once listening.\n",
 	       DEFAULT_ITERS);
@@ -95,7 +100,7 @@ static void parse_args(int argc, char **argv)
 	unsigned long v;
 	int o;
 
-	while ((o = getopt_long(argc, argv, ":p:c:w:m:P:R:h", longopts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:c:w:m:P:R:eh", longopts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (parse_ulong(optarg, &v) || v > 65535)
@@ -120,6 +125,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'T':
 			cfg.thp = 1;
+			break;
+		case 'e':
+			cfg.event_loop = 1;
 			break;
 		case 'R':
 			if (parse_ulong(optarg, &cfg.release_rate) || cfg.release_rate > 1000000)
@@ -270,6 +278,42 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* -e: many requests open at once in one thread, as in redis or nginx. */
+static void *event_loop(void *arg)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	struct epoll_event ev[64];
+	char buf[MSG_SIZE];
+	int fds[64];
+
+	for (;;) {
+		int n = epoll_wait(epfd, ev, 64, -1), k = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("epoll_wait");
+		for (int i = 0; i < n; i++) {
+			int fd = ev[i].data.fd;
+
+			if (read_full(fd, buf, sizeof(buf))) {
+				close(fd); /* also leaves the epoll set */
+				continue;
+			}
+			x = spin(cfg.iters, x);
+			x = touch_pages(x);
+			fds[k++] = fd;
+		}
+		/* replies after every read of the batch, like redis */
+		for (int i = 0; i < k; i++) {
+			memcpy(buf, &x, sizeof(x));
+			if (write_full(fds[i], buf, sizeof(buf)))
+				close(fds[i]);
+		}
+	}
+	return NULL;
+}
+
 static int listen_socket(void)
 {
 	struct sockaddr_in sa = lab_loopback(cfg.port);
@@ -306,6 +350,13 @@ static void *acceptor(void *arg)
 		}
 		/* Set once here, so the request path stays read()/write() only. */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (epfd >= 0) {
+			struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+			if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev))
+				die("epoll_ctl");
+			continue;
+		}
 		pthread_attr_init(&attr);
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &attr, worker, (void *)(intptr_t)fd)) {
@@ -324,7 +375,7 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_signal};
-	pthread_t acc, rel;
+	pthread_t acc, rel, loop;
 	sigset_t set;
 	int lfd, sig;
 
@@ -348,6 +399,11 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (cfg.event_loop) {
+		epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (epfd < 0 || pthread_create(&loop, NULL, event_loop, NULL))
+			die("cannot start the event loop");
+	}
 	if (pthread_create(&acc, NULL, acceptor, (void *)(intptr_t)lfd)) {
 		fprintf(stderr, "lat_server: cannot start accept thread\n");
 		return 1;

@@ -81,12 +81,13 @@ int main(int argc, char **argv)
 	}
 	fd = find_prog();
 	if (fd < 0) {
-		fprintf(stderr, "lw_freqinject: no running latwhy (program lw_cpu_freq not loaded)\n");
+		fprintf(stderr,
+			"lw_freqinject: no running latwhy (program lw_cpu_freq not loaded)\n");
 		return 1;
 	}
 	for (int i = optind + 1; i < argc; i++) {
 		unsigned long khz = strtoul(argv[i], &end, 10);
-		__u64 args[2] = { khz, (__u64)cpu };
+		__u64 args[2] = {khz, (__u64)cpu};
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args),
 			    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
 		unsigned long long ts;

@@ -112,8 +112,8 @@ static int parse_request(struct lw_opts *o, const char *spec, char *err, size_t 
 	o->req_mode = LW_REQ_UPROBE;
 	return 0;
 bad:
-	snprintf(err, errlen, "invalid --request '%s': expected socket, syscall or uprobe:BINARY:SYMBOL",
-		 spec);
+	snprintf(err, errlen,
+		 "invalid --request '%s': expected socket, syscall or uprobe:BINARY:SYMBOL", spec);
 	return -EINVAL;
 }
 

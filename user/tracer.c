@@ -42,8 +42,9 @@ struct lw_tracer {
 	__u64 last_tick_ns;
 	__u64 hist_count; /* requests counted at the previous tick */
 	__u64 slow_in_tick;
-	__u64 clock_events; /* cpu_frequency events, summed at the last snapshot */
-	__u64 *hist_buf;    /* per-CPU values of lat_hist */
+	__u64 clock_events;	    /* cpu_frequency events, summed at the last snapshot */
+	__u64 *hist_buf;	    /* per-CPU values of lat_hist */
+	struct lw_count *count_buf; /* per-CPU values of irq_ev, softirq_ev */
 	bool target_exited;
 	char comm[LW_COMM_LEN];
 };
@@ -88,9 +89,9 @@ static int on_record(void *ctx, void *data, size_t len)
 struct tp_prog {
 	struct bpf_program *prog;
 	const char *tp;
-	__u32 flag;		  /* cause lost without it; 0: required */
-	enum lw_req_mode mode;	  /* only for this request mode; AUTO: all */
-	bool optional;		  /* a better source of what another gives */
+	__u32 flag;	       /* cause lost without it; 0: required */
+	enum lw_req_mode mode; /* only for this request mode; AUTO: all */
+	bool optional;	       /* a better source of what another gives */
 };
 
 /* Every --skip name must be a tracepoint latwhy uses: a typo must not
@@ -288,35 +289,52 @@ static __u64 read_hist(struct lw_tracer *t, __u64 *b)
 	return count;
 }
 
+static void feed_irq(struct lw_tracer *t, __u32 irq, __u32 cpu, const struct lw_count *c)
+{
+	struct lw_irq_rec r = {.type = LW_REC_IRQ, .irq = irq, .cpu = cpu, .ns = c->ns};
+
+	r.count = c->count;
+	bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.irq_names), &irq, r.name);
+	r.name[sizeof(r.name) - 1] = '\0';
+	lw_engine_feed(t->eng, &r, sizeof(r));
+}
+
+/* IRQs below LW_IRQ_FAST: every IRQ seen has a name, so the names map lists
+ * the rows worth reading. The rest are keyed by (irq, cpu) in irq_ev_hi. */
 static void snapshot_irqs(struct lw_tracer *t)
 {
 	int fd = bpf_map__fd(t->skel->maps.irq_ev), nfd = bpf_map__fd(t->skel->maps.irq_names);
-	struct lw_irq_key key, *prev = NULL;
+	struct lw_irq_key key, *kprev = NULL;
+	__u32 irq, *prev = NULL;
 	struct lw_count c;
 
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		struct lw_irq_rec r = {.type = LW_REC_IRQ, .irq = key.irq, .cpu = key.cpu};
-
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &c))
+	while (!bpf_map_get_next_key(nfd, prev, &irq)) {
+		prev = &irq;
+		if (irq >= LW_IRQ_FAST || bpf_map_lookup_elem(fd, &irq, t->count_buf))
 			continue;
-		bpf_map_lookup_elem(nfd, &key.irq, r.name);
-		r.name[sizeof(r.name) - 1] = '\0';
-		r.ns = c.ns;
-		r.count = c.count;
-		lw_engine_feed(t->eng, &r, sizeof(r));
+		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+			if (t->count_buf[cpu].count || t->count_buf[cpu].ns)
+				feed_irq(t, irq, cpu, &t->count_buf[cpu]);
+	}
+	fd = bpf_map__fd(t->skel->maps.irq_ev_hi);
+	while (!bpf_map_get_next_key(fd, kprev, &key)) {
+		kprev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &c))
+			feed_irq(t, key.irq, key.cpu, &c);
 	}
 	fd = bpf_map__fd(t->skel->maps.softirq_ev);
-	prev = NULL;
-	while (!bpf_map_get_next_key(fd, prev, &key)) {
-		struct lw_softirq_rec r = {.type = LW_REC_SOFTIRQ, .vec = key.irq, .cpu = key.cpu};
-
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &c))
+	for (__u32 vec = 0; vec < LW_NR_SOFTIRQS; vec++) {
+		if (bpf_map_lookup_elem(fd, &vec, t->count_buf))
 			continue;
-		r.ns = c.ns;
-		r.count = c.count;
-		lw_engine_feed(t->eng, &r, sizeof(r));
+		for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
+			struct lw_softirq_rec r = {.type = LW_REC_SOFTIRQ, .vec = vec, .cpu = cpu};
+
+			if (!t->count_buf[cpu].count)
+				continue;
+			r.ns = t->count_buf[cpu].ns;
+			r.count = t->count_buf[cpu].count;
+			lw_engine_feed(t->eng, &r, sizeof(r));
+		}
 	}
 }
 
@@ -525,7 +543,8 @@ static int tracer_open(struct lw_tracer *t)
 		return err;
 	}
 	t->hist_buf = calloc(t->nr_cpus, bpf_map__value_size(t->skel->maps.lat_hist));
-	if (!t->hist_buf)
+	t->count_buf = calloc(t->nr_cpus, sizeof(*t->count_buf));
+	if (!t->hist_buf || !t->count_buf)
 		return -ENOMEM;
 	return 0;
 }
@@ -580,5 +599,6 @@ cleanup:
 	lw_render_free(t.out);
 	lw_engine_free(t.eng);
 	free(t.hist_buf);
+	free(t.count_buf);
 	return ret;
 }

@@ -167,6 +167,46 @@ assert summ["requests"] >= len(reqs)
 	cleanup
 }
 
+# --request syscall (raw_syscalls): the same requests as the socket default.
+test_syscall() {
+	start_server "$SRV_CPU" || { fail syscall "server did not start"; cleanup; return; }
+	start_client 5
+	sleep 0.5
+	./latwhy -p "$SPID" -d 3s -j --slow 1us --request syscall >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check syscall '
+assert summ["request_mode"] == "syscall", summ["request_mode"]
+assert len(reqs) > 1000, "only %d requests" % len(reqs)
+lat = sorted(r["latency_ns"] for r in reqs)
+# ~200 us of work per request on the dev VM; a request, not an idle gap
+assert 50000 <= lat[len(lat) // 2] <= 5000000, "median %d ns" % lat[len(lat) // 2]
+'
+	cleanup
+}
+
+# An event loop with 8 connections: reads every ready request, then replies
+# to all (redis-style). Every request must be seen, starting at the wake-up
+# of its batch; one open request per thread would see one per batch.
+test_eventloop() {
+	start_server "$SRV_CPU" -e -w 20000 || { fail eventloop "server did not start"; cleanup; return; }
+	start_client 6 -c 8
+	sleep 0.5
+	./latwhy -p "$SPID" -d 4s -j >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	sleep 2
+	local crate cp50
+	crate=$(sed -n 's/.*rps=\([0-9.]*\).*/\1/p' "$OUT/client.out")
+	cp50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT/client.out")
+	check eventloop "
+assert summ['request_mode'] == 'socket', summ['request_mode']
+assert summ['untracked'] == 0, summ['untracked']
+rate = summ['requests'] * 1e9 / summ['duration_ns']
+assert rate >= 0.9 * $crate, 'latwhy saw %.0f requests/s, the client made $crate/s' % rate
+# a request starts at its batch's wake-up, not at its own read
+p50 = summ['p50_ns'] / 1000
+assert 0.5 * $cp50 <= p50 <= 1.5 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
+"
+	cleanup
+}
+
 # A CPU hog on the server's CPU: sched time, naming the hog. Default p99 mode.
 test_sched() {
 	start_server "$SRV_CPU" || { fail sched "server did not start"; cleanup; return; }
@@ -305,7 +345,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe sched irq freq thp accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall eventloop sched irq freq thp accuracy)
 for t in "${TESTS[@]}"; do
 	"test_$t"
 done

@@ -177,17 +177,19 @@ static void test_parse_uprobe(void **state)
 
 	assert_int_equal(parse(&o, ARGC(a2), a2), -EINVAL);
 	assert_string_equal(
-		err, "invalid --request 'uprobe:/x': expected socket, syscall or uprobe:BINARY:SYMBOL");
+		err,
+		"invalid --request 'uprobe:/x': expected socket, syscall or uprobe:BINARY:SYMBOL");
 	assert_int_equal(parse(&o, ARGC(a3), a3), -EINVAL);
 	assert_string_equal(
-		err, "invalid --request 'uprobe:/x:': expected socket, syscall or uprobe:BINARY:SYMBOL");
-	assert_int_equal(parse(&o, ARGC(a4), a4), -EINVAL);
-	assert_string_equal(
 		err,
-		"invalid --request 'uprobe::handle': expected socket, syscall or uprobe:BINARY:SYMBOL");
+		"invalid --request 'uprobe:/x:': expected socket, syscall or uprobe:BINARY:SYMBOL");
+	assert_int_equal(parse(&o, ARGC(a4), a4), -EINVAL);
+	assert_string_equal(err, "invalid --request 'uprobe::handle': expected socket, syscall or "
+				 "uprobe:BINARY:SYMBOL");
 	assert_int_equal(parse(&o, ARGC(a5), a5), -EINVAL);
 	assert_string_equal(
-		err, "invalid --request 'kprobe:foo': expected socket, syscall or uprobe:BINARY:SYMBOL");
+		err,
+		"invalid --request 'kprobe:foo': expected socket, syscall or uprobe:BINARY:SYMBOL");
 }
 
 static void test_parse_bad_values(void **state)

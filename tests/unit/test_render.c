@@ -288,13 +288,12 @@ static void test_summary_json(void **state)
 	lw_render_summary(o.r, &sum, &fs);
 	s = out_close(&o);
 	assert_one_line(s);
-	assert_has(s,
-		   "{\"type\":\"summary\",\"pid\":4242,\"comm\":\"server\","
-		   "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
-		   "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
-		   "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
-		   "\"dropped\":7,\"incomplete\":0,\"untracked\":3,\"request_mode\":\"socket\","
-		   "\"target_exited\":false,\"dominant\":\"thp\",");
+	assert_has(s, "{\"type\":\"summary\",\"pid\":4242,\"comm\":\"server\","
+		      "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
+		      "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
+		      "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
+		      "\"dropped\":7,\"incomplete\":0,\"untracked\":3,\"request_mode\":\"socket\","
+		      "\"target_exited\":false,\"dominant\":\"thp\",");
 	assert_has(s, "\"causes\":{\"frequency\":{\"ns\":100,\"share\":0.025,\"requests\":0},"
 		      "\"irq\":{\"ns\":150,\"share\":0.0375,\"requests\":0},"
 		      "\"thp\":{\"ns\":1500,\"share\":0.375,\"requests\":1},"

@@ -3,11 +3,14 @@
  * floor.c - load floor.bpf.o, attach every program, stay attached until
  * SIGINT/SIGTERM. Built and run by tools/bench/run.sh:
  *
- *   floor OBJ [PREFIX]   prints "floor: pid=P attached=N skipped=M" once attached
+ *   floor OBJ [PREFIX [NOT]]  prints "floor: pid=P attached=N skipped=M" once
+ *                             attached
  *
  * Programs named fl_* (the leads) are attached before the others. With
  * PREFIX, only the programs whose names start with it are loaded (fb_: one
- * empty tp_btf per tracepoint, the bench's "floor" mode on real servers).
+ * empty tp_btf per tracepoint, the bench's "floor" mode on real servers);
+ * NOT is a comma-separated list of tracepoints left out (the ones latwhy's
+ * default request mode does not attach).
  *
  * A tracepoint this kernel lacks (no btf_trace_<tp> in vmlinux BTF) is
  * skipped rather than failing the whole load; so are the classic tracepoint
@@ -60,6 +63,18 @@ static bool tracefs_mounted(void)
 	       !access("/sys/kernel/debug/tracing/events", F_OK);
 }
 
+/* name is an element of the comma-separated list */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	}
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	struct bpf_object *obj;
@@ -68,8 +83,8 @@ int main(int argc, char **argv)
 	sigset_t set, old;
 	int attached = 0, skipped = 0, err;
 
-	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: floor OBJ [PREFIX]\n");
+	if (argc < 2 || argc > 4) {
+		fprintf(stderr, "usage: floor OBJ [PREFIX [NOT]]\n");
 		return 2;
 	}
 	libbpf_set_print(quiet_print);
@@ -89,7 +104,8 @@ int main(int argc, char **argv)
 		char name[128];
 
 		snprintf(name, sizeof(name), "btf_trace_%s", tp_of(p));
-		if (argc == 3 && strncmp(bpf_program__name(p), argv[2], strlen(argv[2]))) {
+		if ((argc >= 3 && strncmp(bpf_program__name(p), argv[2], strlen(argv[2]))) ||
+		    (argc == 4 && in_list(argv[3], tp_of(p)))) {
 			bpf_program__set_autoload(p, false);
 			continue;
 		}

@@ -60,8 +60,8 @@ PKGS="bpftrace bpfcc-tools libbpf-tools redis-server redis-tools nginx wrk pytho
 # and mode_NAME_stop (detach; may add a table 3 row with self_row); see
 # mode_live_*. The first is the baseline. An always-on mode becomes a third
 # column by writing its two functions and adding it here.
-MODES=(base floor live)
-MODE_TITLES=("without latwhy" "empty tp_btf programs" "latwhy -p (live)")
+MODES=(base floor live livesys)
+MODE_TITLES=("without latwhy" "empty tp_btf programs" "latwhy -p (live)" "--request syscall")
 JUDGED=live # the modes the throughput target applies to
 
 WORK=
@@ -451,13 +451,14 @@ mode_base_start() { :; }
 mode_base_stop() { :; }
 
 # The floor end to end: one empty tp_btf program on each tracepoint latwhy
-# uses. What attaching costs before any handler code runs (for sys_enter and
-# sys_exit that includes every syscall taking the kernel's traced slow path).
+# uses by default (socket request mode, no raw_syscalls). What attaching
+# costs before any handler code runs.
 mode_floor_start() {
 	MODE_PID=
 	[ -n "$FLOOR_OK" ] || return 1
 	MODE_OUT=$S2/floor.out
-	spawn "$MODE_OUT" build/bench/floor build/bench/floor.bpf.o fb_
+	# the tracepoints of latwhy's default (socket) request mode
+	spawn "$MODE_OUT" build/bench/floor build/bench/floor.bpf.o fb_ sys_enter,sys_exit
 	MODE_PID=$SPAWNED
 	wait_for "$MODE_OUT" 'attached=' "$MODE_PID" 10
 }
@@ -469,7 +470,7 @@ mode_floor_stop() {
 MODE_PID=
 mode_live_start() {
 	MODE_OUT=$S2/latwhy-$RUN_TAG.out
-	spawn "$MODE_OUT" "$LATWHY" -p "$1"
+	spawn "$MODE_OUT" "$LATWHY" -p "$1" ${LIVE_ARGS:-}
 	MODE_PID=$SPAWNED
 	if ! wait_for "$MODE_OUT" 'tracing pid' "$MODE_PID" 30; then
 		note "latwhy did not attach: $(tail -1 "$MODE_OUT")"
@@ -490,6 +491,14 @@ mode_live_stop() {
 	self_row "$RUN_TAG" "$(awk -v a="$MODE_T0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" \
 		$((c1 - MODE_C0)) "$hwm" "$MODE_OUT" - -
 	MODE_PID=
+}
+
+# The same, delimiting requests by raw_syscalls instead of the socket layer.
+mode_livesys_start() {
+	LIVE_ARGS="--request syscall" mode_live_start "$@"
+}
+mode_livesys_stop() {
+	mode_live_stop
 }
 
 # Servers. SERVER_start sets SERVER_PID (the process latwhy traces) and
@@ -676,7 +685,8 @@ section2() {
 		tee -a "$WORK/report.txt"
 	say "   redis-benchmark -c 50 -t set,get -n $REDIS_N per test; wrk -t1 -c50 -d${S2_SECS}s --latency."
 	say "   empty tp_btf programs: tools/bench/floor.c, one empty program on each of latwhy's tracepoints:"
-	say "   the cost of attaching at all (with sys_enter/sys_exit attached, every syscall takes the traced path)."
+	say "   the cost of attaching at all, on the tracepoints of latwhy's default (socket) request mode."
+	say "   --request syscall: latwhy on raw_syscalls instead, which puts every syscall on the traced path."
 	say "   bpf_stats is off here (as in production): its clock reads would add to every program run."
 	tee -a "$WORK/report.txt" <"$S2/quiet"
 	say ""
