@@ -45,7 +45,7 @@ volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
 /* Read by userspace. */
 __u64 dropped = 0;
 __u64 incomplete = 0; /* requests with a missed scheduler transition */
-__u64 untracked = 0;  /* requests not followed: every slot of the thread open */
+__u64 untracked = 0;  /* requests given up: every slot of the thread open */
 __u64 targ_mm = 0;    /* the target's mm_struct, learned at sched_switch */
 struct lw_thp_stats thp = {};
 
@@ -73,8 +73,6 @@ enum lw_tstate {
  *  - anything else starts at the read.
  * A closed slot keeps its end time for the second rule.
  */
-#define LW_REQ_SLOTS 16
-
 enum lw_slot_state {
 	SLOT_FREE = 0,
 	SLOT_OPEN,
@@ -397,12 +395,15 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 	return ts;
 }
 
-/* The slot of conn, else a free one, else the closed one that ended first;
- * -1 when every slot holds an open request. */
+/*
+ * The slot of conn, else a free one, else the closed one that ended first,
+ * else the oldest open one: a request that never got its reply (a proxy's
+ * upstream read, a client gone) must not hold a slot for ever.
+ */
 static __always_inline int slot_pick(struct thread_state *ts, __u64 conn)
 {
-	__u64 oldest = ~0ULL;
-	int free = -1, old = -1;
+	__u64 oldest = ~0ULL, oldest_open = ~0ULL;
+	int free = -1, old = -1, old_open = -1;
 
 	for (int i = 0; i < LW_REQ_SLOTS; i++) {
 		struct req_slot *s = &ts->slots[i];
@@ -417,9 +418,12 @@ static __always_inline int slot_pick(struct thread_state *ts, __u64 conn)
 		if (s->state == SLOT_CLOSED && s->ts < oldest) {
 			oldest = s->ts;
 			old = i;
+		} else if (s->state == SLOT_OPEN && s->ts < oldest_open) {
+			oldest_open = s->ts;
+			old_open = i;
 		}
 	}
-	return free >= 0 ? free : old;
+	return free >= 0 ? free : old >= 0 ? old : old_open;
 }
 
 /* The open request of conn, or -1. */
@@ -459,14 +463,17 @@ static __always_inline void request_start(__u64 conn, __u64 now)
 	if (!ts)
 		return;
 	i = slot_pick(ts, conn);
-	if (i < 0 || i >= LW_REQ_SLOTS) {
-		__sync_fetch_and_add(&untracked, 1);
+	if (i < 0 || i >= LW_REQ_SLOTS)
 		return;
-	}
 	s = &ts->slots[i];
 	same = s->state != SLOT_FREE && s->conn == conn;
 	if (same && s->state == SLOT_OPEN)
 		return; /* more of the same request */
+	if (s->state == SLOT_OPEN) {
+		/* every slot open: the oldest request is given up */
+		ts->nopen--;
+		__sync_fetch_and_add(&untracked, 1);
+	}
 	charge_run(ts, cs, now);
 	if (!ts->busy) {
 		cycle_open(ts, now, false);

@@ -23,6 +23,7 @@
 #define LW_MAX_PREEMPTORS 1024
 #define LW_MAX_THREADS	  65536
 #define LW_NR_SOFTIRQS	  10
+#define LW_REQ_SLOTS	  16 /* requests a thread can have open at once */
 #define LW_RINGBUF_BYTES  (1 << 20)
 
 /* Latency histogram: log2 groups split into 2^LW_HIST_SUB_BITS linear
@@ -208,7 +209,7 @@ struct lw_meta_rec {
 	__u64 requests;	    /* all requests seen */
 	__u32 req_mode;	    /* enum lw_req_mode, never AUTO */
 	__u32 pad;
-	__u64 untracked; /* requests not followed: a thread had too many open */
+	__u64 untracked; /* requests given up: a thread had LW_REQ_SLOTS open */
 };
 
 /*

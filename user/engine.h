@@ -38,7 +38,7 @@ struct lw_summary {
 	__u64 p50_ns, p99_ns;
 	__u64 dropped;
 	__u64 incomplete;	   /* requests whose accounting missed a transition */
-	__u64 untracked;	   /* requests not followed (too many open) */
+	__u64 untracked;	   /* requests given up (too many open) */
 	__u32 req_mode;		   /* enum lw_req_mode; AUTO: not known */
 	__u64 slow_latency_ns;	   /* total latency of slow requests */
 	__u64 bucket_ns[LW_B_MAX]; /* per bucket, over slow requests */

@@ -557,9 +557,9 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 			(unsigned long long)s->incomplete);
 	if (s->untracked)
 		fprintf(f,
-			"Untracked: %llu requests were not followed: a thread had more "
-			"requests open at once than latwhy keeps.\n",
-			(unsigned long long)s->untracked);
+			"Untracked: %llu requests were given up: a thread had more than %d "
+			"open at once.\n",
+			(unsigned long long)s->untracked, LW_REQ_SLOTS);
 	fflush(f);
 }
 
