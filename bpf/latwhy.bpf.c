@@ -27,6 +27,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define S_IFMT	   00170000
 #define S_IFSOCK   0140000
+#define PF_IDLE	   0x00000002
 #define PF_KTHREAD 0x00200000
 
 /* Configuration, set by userspace before load. */
@@ -73,22 +74,12 @@ enum lw_tstate {
  *  - anything else starts at the read.
  * A closed slot keeps its end time for the second rule.
  */
-enum lw_slot_state {
-	SLOT_FREE = 0,
-	SLOT_OPEN,
-	SLOT_CLOSED,
-};
-
+/* A request's start state. Its key, time and longest wait live in arrays of
+ * thread_state, so that finding a slot reads two cache lines, not sixteen. */
 struct req_slot {
-	__u64 conn;	      /* fd (syscall mode), struct sock * (socket mode), 0 (uprobe) */
-	__u64 ts;	      /* open: start; closed: when it ended */
-	__u64 snap[LW_B_MAX]; /* the thread's cum[] at ts */
-	__u64 top_ns;	      /* longest single wait inside it */
-	__u32 top_pid;
-	__u32 state;	   /* enum lw_slot_state */
-	__u32 nincomplete; /* thread_state counters at the start */
+	__u64 snap[LW_B_MAX]; /* the thread's cum[] at slot_ts */
+	__u32 nincomplete;    /* thread_state counters then */
 	__u32 nfreq;
-	char top_comm[LW_COMM_LEN];
 };
 
 struct thread_state {
@@ -101,7 +92,7 @@ struct thread_state {
 	/* Time is charged to cum[]: a request is open, or the thread woke up
 	 * and may be about to read one. Cleared when it sleeps with none open. */
 	__u32 busy;
-	__u32 nopen;	   /* open slots */
+	__u32 open_mask;   /* slots holding an open request */
 	__u32 depth;	   /* uprobe nesting */
 	__u32 cycle_wake;  /* the busy span began at a wake-up */
 	__u32 cycle_ended; /* a request ended since it began */
@@ -113,7 +104,6 @@ struct thread_state {
 	__u64 cycle_top_ns; /* longest wait since the busy span began */
 	__u32 cycle_top_pid;
 	__u32 in_compact;
-	char cycle_top_comm[LW_COMM_LEN];
 	__u32 waiter_pid; /* who took the CPU when we were preempted */
 	__u32 waiter_tgid;
 	__u64 compact_start;
@@ -124,6 +114,14 @@ struct thread_state {
 	__u64 wait_irq;
 	__u64 wait_softirq;
 	__u64 wait_thp;
+	/* Slots: used_mask has the open and the closed ones. A closed slot
+	 * keeps when its request ended, for the next request on its conn. */
+	__u32 used_mask;
+	__u32 pad;
+	__u64 slot_conn[LW_REQ_SLOTS];	 /* fd, struct sock *, or 0 (uprobe) */
+	__u64 slot_ts[LW_REQ_SLOTS];	 /* open: start; closed: end */
+	__u64 slot_top_ns[LW_REQ_SLOTS]; /* longest single wait since slot_ts */
+	__u32 slot_top_pid[LW_REQ_SLOTS];
 	struct req_slot slots[LW_REQ_SLOTS];
 };
 
@@ -216,7 +214,8 @@ static __always_inline bool is_thp_kthread(struct task_struct *t)
 	const __u64 kcompact = 0x746361706d6f636bULL;
 	__u64 head = 0;
 
-	if (!(t->flags & PF_KTHREAD))
+	/* one load for every other task, the idle task included */
+	if ((t->flags & (PF_KTHREAD | PF_IDLE)) != PF_KTHREAD)
 		return false;
 	__builtin_memcpy(&head, t->comm, sizeof(head)); /* direct BTF load */
 	return head == khugepag || head == kcompact;
@@ -406,20 +405,22 @@ static __always_inline int slot_pick(struct thread_state *ts, __u64 conn)
 	int free = -1, old = -1, old_open = -1;
 
 	for (int i = 0; i < LW_REQ_SLOTS; i++) {
-		struct req_slot *s = &ts->slots[i];
+		__u32 bit = 1U << i;
 
-		if (s->state == SLOT_FREE) {
+		if (!(ts->used_mask & bit)) {
 			if (free < 0)
 				free = i;
 			continue;
 		}
-		if (s->conn == conn)
+		if (ts->slot_conn[i] == conn)
 			return i;
-		if (s->state == SLOT_CLOSED && s->ts < oldest) {
-			oldest = s->ts;
-			old = i;
-		} else if (s->state == SLOT_OPEN && s->ts < oldest_open) {
-			oldest_open = s->ts;
+		if (!(ts->open_mask & bit)) {
+			if (ts->slot_ts[i] < oldest) {
+				oldest = ts->slot_ts[i];
+				old = i;
+			}
+		} else if (ts->slot_ts[i] < oldest_open) {
+			oldest_open = ts->slot_ts[i];
 			old_open = i;
 		}
 	}
@@ -429,10 +430,10 @@ static __always_inline int slot_pick(struct thread_state *ts, __u64 conn)
 /* The open request of conn, or -1. */
 static __always_inline int slot_open(struct thread_state *ts, __u64 conn)
 {
-	if (!ts->nopen)
-		return -1;
-	for (int i = 0; i < LW_REQ_SLOTS; i++)
-		if (ts->slots[i].state == SLOT_OPEN && ts->slots[i].conn == conn)
+	__u32 open = ts->open_mask;
+
+	for (int i = 0; i < LW_REQ_SLOTS && open; i++)
+		if ((open & (1U << i)) && ts->slot_conn[i] == conn)
 			return i;
 	return -1;
 }
@@ -454,6 +455,7 @@ static __always_inline void request_start(__u64 conn, __u64 now)
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;
 	struct req_slot *s;
+	__u32 bit;
 	bool same;
 	int i;
 
@@ -466,12 +468,13 @@ static __always_inline void request_start(__u64 conn, __u64 now)
 	if (i < 0 || i >= LW_REQ_SLOTS)
 		return;
 	s = &ts->slots[i];
-	same = s->state != SLOT_FREE && s->conn == conn;
-	if (same && s->state == SLOT_OPEN)
+	bit = 1U << i;
+	same = (ts->used_mask & bit) && ts->slot_conn[i] == conn;
+	if (same && (ts->open_mask & bit))
 		return; /* more of the same request */
-	if (s->state == SLOT_OPEN) {
+	if (ts->open_mask & bit) {
 		/* every slot open: the oldest request is given up */
-		ts->nopen--;
+		ts->open_mask &= ~bit;
 		__sync_fetch_and_add(&untracked, 1);
 	}
 	charge_run(ts, cs, now);
@@ -479,26 +482,25 @@ static __always_inline void request_start(__u64 conn, __u64 now)
 		cycle_open(ts, now, false);
 		cs->target_cur |= LW_CUR_IN_REQ;
 	}
-	if (req_by_conn && same && s->ts >= ts->cycle_start) {
-		/* its last reply, sent while we stayed busy: ts, snap[] and
-		 * the longest wait since are kept from then */
+	if (req_by_conn && same && ts->slot_ts[i] >= ts->cycle_start) {
+		/* its last reply, sent while we stayed busy: the time, snap[]
+		 * and the longest wait since are kept from then */
 	} else if (req_by_conn && ts->cycle_wake && !ts->cycle_ended) {
-		s->ts = ts->cycle_start;
+		ts->slot_ts[i] = ts->cycle_start;
 		__builtin_memcpy(s->snap, ts->cycle_snap, sizeof(s->snap));
-		s->top_ns = ts->cycle_top_ns;
-		s->top_pid = ts->cycle_top_pid;
-		__builtin_memcpy(s->top_comm, ts->cycle_top_comm, LW_COMM_LEN);
+		ts->slot_top_ns[i] = ts->cycle_top_ns;
+		ts->slot_top_pid[i] = ts->cycle_top_pid;
 	} else {
-		s->ts = now;
+		ts->slot_ts[i] = now;
 		__builtin_memcpy(s->snap, ts->cum, sizeof(s->snap));
-		s->top_ns = 0;
-		s->top_pid = 0;
+		ts->slot_top_ns[i] = 0;
+		ts->slot_top_pid[i] = 0;
 	}
-	s->conn = conn;
-	s->state = SLOT_OPEN;
+	ts->slot_conn[i] = conn;
+	ts->used_mask |= bit;
+	ts->open_mask |= bit;
 	s->nincomplete = ts->nincomplete;
 	s->nfreq = ts->nfreq;
-	ts->nopen++;
 }
 
 static __always_inline void hist_add(__u64 latency)
@@ -513,9 +515,11 @@ static __always_inline void hist_add(__u64 latency)
 		h->b[b]++;
 }
 
-static __always_inline void request_emit(struct thread_state *ts, struct req_slot *s, __u64 latency)
+static __always_inline void request_emit(struct thread_state *ts, int i, __u64 latency)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct req_slot *s = &ts->slots[i];
+	struct lw_preempt_val *top;
 	struct lw_request *r;
 
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
@@ -528,15 +532,20 @@ static __always_inline void request_emit(struct thread_state *ts, struct req_slo
 	r->tid = t->pid;
 	r->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	r->start_ns = s->ts;
+	r->start_ns = ts->slot_ts[i];
 	r->latency_ns = latency;
 	for (int b = 0; b < LW_B_MAX; b++)
 		r->ns[b] = ts->cum[b] - s->snap[b];
-	r->preempt_pid = s->top_pid;
 	r->flags = (ts->nfreq != s->nfreq ? LW_REQ_FREQ_KNOWN : 0) |
 		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0);
-	__builtin_memcpy(r->preempt_comm, s->top_comm, sizeof(r->preempt_comm));
-	r->preempt_ns = s->top_ns;
+	r->preempt_pid = ts->slot_top_pid[i];
+	r->preempt_ns = ts->slot_top_ns[i];
+	/* the preemptor evidence holds its comm: slots keep only the pid */
+	top = r->preempt_pid ? bpf_map_lookup_elem(&preempt_ev, &r->preempt_pid) : NULL;
+	if (top)
+		__builtin_memcpy(r->preempt_comm, top->comm, sizeof(r->preempt_comm));
+	else
+		__builtin_memset(r->preempt_comm, 0, sizeof(r->preempt_comm));
 	/* userspace drains every 100 ms anyway: wake it only when filling up,
 	 * so a busy server does not pay a wake-up per slow request */
 	bpf_ringbuf_submit(r, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > LW_RINGBUF_BYTES / 2
@@ -560,17 +569,16 @@ static __always_inline void request_end(__u64 conn, __u64 now)
 		return;
 	s = &ts->slots[i];
 	charge_run(ts, cs, now);
-	latency = now - s->ts;
+	latency = now - ts->slot_ts[i];
 	hist_add(latency);
 	if (latency > slow_thresh_ns)
-		request_emit(ts, s, latency);
+		request_emit(ts, i, latency);
 	/* closed: keeps when it ended, for the next request on conn */
-	s->state = SLOT_CLOSED;
-	s->ts = now;
+	ts->open_mask &= ~(1U << i);
+	ts->slot_ts[i] = now;
 	__builtin_memcpy(s->snap, ts->cum, sizeof(s->snap));
-	s->top_ns = 0;
-	s->top_pid = 0;
-	ts->nopen--;
+	ts->slot_top_ns[i] = 0;
+	ts->slot_top_pid[i] = 0;
 	ts->cycle_ended = 1;
 }
 
@@ -584,17 +592,13 @@ static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u3
 	if (delta > ts->cycle_top_ns) {
 		ts->cycle_top_ns = delta;
 		ts->cycle_top_pid = pid;
-		__builtin_memcpy(ts->cycle_top_comm, comm, LW_COMM_LEN);
 	}
 	/* closed slots too: a next request on their connection may start
 	 * back at their end */
 	for (int i = 0; i < LW_REQ_SLOTS; i++) {
-		struct req_slot *s = &ts->slots[i];
-
-		if (s->state != SLOT_FREE && delta > s->top_ns) {
-			s->top_ns = delta;
-			s->top_pid = pid;
-			__builtin_memcpy(s->top_comm, comm, LW_COMM_LEN);
+		if ((ts->used_mask & (1U << i)) && delta > ts->slot_top_ns[i]) {
+			ts->slot_top_ns[i] = delta;
+			ts->slot_top_pid[i] = pid;
 		}
 	}
 	v = bpf_map_lookup_elem(&preempt_ev, &pid);
@@ -633,7 +637,7 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	} else {
 		ts->state = TS_SLEEPING;
 		ts->waiter_pid = 0;
-		if (!ts->nopen)
+		if (!ts->open_mask)
 			ts->busy = 0; /* woke for no request, or all answered */
 	}
 }

@@ -224,6 +224,9 @@ top = [p["comm"] for p in summ["evidence"]["preempted_by"][:3]]
 assert "lw_hog" in top, "lw_hog not among the top preemptors: %s" % top
 right = sum(1 for r in reqs if r["cause"] == "sched")
 assert right >= 0.9 * len(reqs), "only %d of %d requests blamed on sched" % (right, len(reqs))
+# each request names the task it waited for longest
+named = sum(1 for r in reqs if r.get("preempted_by", {}).get("comm") == "lw_hog")
+assert named >= 0.5 * len(reqs), "only %d of %d requests name lw_hog" % (named, len(reqs))
 '
 	cleanup
 }
