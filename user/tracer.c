@@ -282,9 +282,10 @@ static __u64 read_hist(struct lw_tracer *t, __u64 *b)
 	for (int c = 0; c < ncpu; c++) {
 		const __u64 *h = (const __u64 *)((const char *)t->hist_buf + c * per);
 
-		count += h[0];
-		for (int i = 0; i < LW_HIST_BUCKETS; i++)
-			b[i] += h[1 + i];
+		for (int i = 0; i < LW_HIST_BUCKETS; i++) {
+			b[i] += h[i];
+			count += h[i];
+		}
 	}
 	return count;
 }
