@@ -419,12 +419,13 @@ start_redis_bench() {
 	PIDS+=("$CPID")
 }
 
-# wrk's latency histogram (1 us buckets) is dumped by a done() hook.
+# Every request's latency is written by wrk's Lua hooks (score.py wrklat),
+# not taken from wrk's histogram, which it corrects for coordinated omission.
 start_wrk() {
 	local d=$1 secs=$2
-	python3 "$ACC/score.py" wrkhist >"$d/hist.lua"
-	WRK_HIST="$d/hist" taskset -c "$CLI_CPU" wrk -t 1 -c "$CONNS" -d "${secs}s" \
-		-s "$d/hist.lua" "http://127.0.0.1:$PORT/" >"$d/wrk.out" 2>&1 &
+	python3 "$ACC/score.py" wrklat >"$d/lat.lua"
+	WRK_LAT="$d/lat" taskset -c "$CLI_CPU" wrk -t 1 -c "$CONNS" -d "${secs}s" \
+		-s "$d/lat.lua" "http://127.0.0.1:$PORT/" >"$d/wrk.out" 2>&1 &
 	CPID=$!
 	PIDS+=("$CPID")
 }
@@ -442,7 +443,7 @@ wait_client() {
 		grep -q 'Latency by percentile distribution' "$d/redis.out" ||
 			die "redis-benchmark failed: $(tail -2 "$d/redis.out")"
 		;;
-	nginx) [ -s "$d/hist" ] || die "wrk failed: $(tail -2 "$d/wrk.out")" ;;
+	nginx) [ -s "$d/lat" ] || die "wrk failed: $(tail -2 "$d/wrk.out")" ;;
 	esac
 }
 
