@@ -27,8 +27,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define S_IFMT	   00170000
 #define S_IFSOCK   0140000
-#define PF_IDLE	   0x00000002
-#define PF_KTHREAD 0x00200000
 
 /* Configuration, set by userspace before load. */
 const volatile __u32 targ_tgid = 0;
@@ -49,6 +47,7 @@ __u64 incomplete = 0; /* requests with a missed scheduler transition */
 __u64 untracked = 0;  /* requests given up: every slot of the thread open */
 __u64 targ_mm = 0;    /* the target's mm_struct, learned at sched_switch */
 struct lw_thp_stats thp = {};
+__u32 thp_pids[LW_THP_PIDS] = {}; /* written by userspace: see is_thp_kthread() */
 
 enum lw_tstate {
 	TS_UNKNOWN = 0,
@@ -206,19 +205,20 @@ static __always_inline bool is_target(struct task_struct *t)
 	return t->tgid == targ_tgid;
 }
 
-/* khugepaged and kcompactdN, recognised by the first 8 bytes of comm. */
+/*
+ * khugepaged and kcompactdN, by pid: userspace finds them at start and every
+ * few seconds. The check runs on every context switch; next->pid shares a
+ * cache line with the tgid is_target() just read, where comparing comm would
+ * cost another line of every kthread switched to.
+ */
 static __always_inline bool is_thp_kthread(struct task_struct *t)
 {
-	/* "khugepag" and "kcompact" as little-endian u64 */
-	const __u64 khugepag = 0x676170656775686bULL;
-	const __u64 kcompact = 0x746361706d6f636bULL;
-	__u64 head = 0;
+	__u32 pid = t->pid;
 
-	/* one load for every other task, the idle task included */
-	if ((t->flags & (PF_KTHREAD | PF_IDLE)) != PF_KTHREAD)
-		return false;
-	__builtin_memcpy(&head, t->comm, sizeof(head)); /* direct BTF load */
-	return head == khugepag || head == kcompact;
+	for (int i = 0; i < LW_THP_PIDS; i++)
+		if (thp_pids[i] == pid && pid)
+			return true;
+	return false;
 }
 
 /* (a * b) / c without overflowing for slices up to minutes. */

@@ -24,6 +24,7 @@
 #define LW_MAX_THREADS	  65536
 #define LW_NR_SOFTIRQS	  10
 #define LW_REQ_SLOTS	  16 /* requests a thread can have open at once */
+#define LW_THP_PIDS	  8  /* khugepaged + kcompactd per NUMA node, tracked */
 #define LW_RINGBUF_BYTES  (1 << 20)
 
 /* Latency histogram: log2 groups split into 2^LW_HIST_SUB_BITS linear

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* probe.c - pre-flight checks of the target, privileges and kernel. */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <linux/capability.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -41,6 +44,30 @@ int lw_probe_stat(int pid, char *comm, size_t len, char *state)
 		snprintf(comm, len, "%s", open_p + 1);
 	}
 	return 0;
+}
+
+int lw_probe_thp_kthreads(__u32 *pids, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while (n < max && (e = readdir(d))) {
+		char comm[32], state;
+		int pid;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		pid = atoi(e->d_name);
+		if (lw_probe_stat(pid, comm, sizeof(comm), &state))
+			continue;
+		if (!strcmp(comm, "khugepaged") || !strncmp(comm, "kcompactd", 9))
+			pids[n++] = pid;
+	}
+	closedir(d);
+	return n;
 }
 
 int lw_probe_target(int pid, char *comm, size_t len)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <linux/types.h>
 
 struct btf;
 
@@ -18,6 +19,8 @@ int lw_probe_stat(int pid, char *comm, size_t len, char *state);
 int lw_probe_target(int pid, char *comm, size_t len);
 /* Root, or CAP_BPF + CAP_PERFMON; kernel BTF present. Prints the error. */
 int lw_probe_privileges(void);
+/* Pids of khugepaged and kcompactdN, at most max; the number found. */
+int lw_probe_thp_kthreads(__u32 *pids, int max);
 /* The kernel has a raw tracepoint of this name (btf_trace_<name> typedef). */
 bool lw_probe_tracepoint(const struct btf *vmlinux, const char *name);
 

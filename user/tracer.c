@@ -40,6 +40,7 @@ struct lw_tracer {
 	enum lw_req_mode mode; /* resolved: never LW_REQ_AUTO */
 	__u64 start_ns;
 	__u64 last_tick_ns;
+	__u64 ticks;
 	__u64 hist_count; /* requests counted at the previous tick */
 	__u64 slow_in_tick;
 	__u64 clock_events;	    /* cpu_frequency events, summed at the last snapshot */
@@ -427,6 +428,18 @@ static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
 }
 
 /* One interval: histogram, threshold, snapshots; the live view if live. */
+/* khugepaged is stopped and started again when THP is switched off and on:
+ * its pid is looked up at start and again every LW_THP_REFRESH ticks. */
+#define LW_THP_REFRESH 10
+
+static void tracer_thp_pids(struct lw_tracer *t)
+{
+	__u32 pids[LW_THP_PIDS] = {};
+
+	lw_probe_thp_kthreads(pids, LW_THP_PIDS);
+	memcpy(t->skel->bss->thp_pids, pids, sizeof(pids));
+}
+
 static void tracer_tick(struct lw_tracer *t, bool live)
 {
 	struct lw_meta_rec m;
@@ -436,6 +449,8 @@ static void tracer_tick(struct lw_tracer *t, bool live)
 	__u64 elapsed = tick.ts_ns - (t->last_tick_ns ? t->last_tick_ns : t->start_ns);
 
 	t->last_tick_ns = tick.ts_ns;
+	if (++t->ticks % LW_THP_REFRESH == 0)
+		tracer_thp_pids(t);
 	tick.requests = count - t->hist_count;
 	t->hist_count = count;
 	tick.slow = t->slow_in_tick;
@@ -533,6 +548,7 @@ static int tracer_open(struct lw_tracer *t)
 		return err;
 	}
 	t->skel->data->slow_thresh_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
+	tracer_thp_pids(t);
 	err = tracer_attach(t);
 	if (err)
 		return err;
