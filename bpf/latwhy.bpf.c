@@ -375,10 +375,9 @@ static __always_inline void charge_gap(struct thread_state *ts, __u64 now)
 }
 
 /* The current task's state, made RUNNING on this CPU if we had not seen it. */
-static __always_inline struct thread_state *current_running(struct lw_cpu_state **csp, __u64 now)
+static __always_inline struct thread_state *make_running(struct thread_state *ts,
+							 struct lw_cpu_state **csp, __u64 now)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct thread_state *ts = thread_get(t);
 	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
 
 	if (!ts || !cs)
@@ -392,6 +391,11 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 	}
 	*csp = cs;
 	return ts;
+}
+
+static __always_inline struct thread_state *current_running(struct lw_cpu_state **csp, __u64 now)
+{
+	return make_running(thread_get(bpf_get_current_task_btf()), csp, now);
 }
 
 /*
@@ -550,19 +554,14 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 				      : BPF_RB_NO_WAKEUP);
 }
 
-static __always_inline void request_end(__u64 conn, __u64 now)
+/* End the open request in slot i of the current thread's ts. */
+static __always_inline void request_end(struct thread_state *ts, int i, __u64 now)
 {
-	struct thread_state *ts;
 	struct lw_cpu_state *cs;
 	struct req_slot *s;
 	__u64 latency;
-	int i;
 
-	ts = current_running(&cs, now);
-	if (!ts)
-		return;
-	i = slot_open(ts, conn);
-	if (i < 0 || i >= LW_REQ_SLOTS)
+	if (i < 0 || i >= LW_REQ_SLOTS || !make_running(ts, &cs, now))
 		return;
 	s = &ts->slots[i];
 	charge_run(ts, cs, now);
@@ -1018,13 +1017,16 @@ static __always_inline void send_conn(__u64 conn)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct thread_state *ts;
+	int i;
 
 	if (!is_target(t))
 		return;
 	ts = bpf_task_storage_get(&threads, t, 0, 0);
-	if (!ts || slot_open(ts, conn) < 0)
+	if (!ts)
 		return;
-	request_end(conn, bpf_ktime_get_ns());
+	i = slot_open(ts, conn);
+	if (i >= 0)
+		request_end(ts, i, bpf_ktime_get_ns());
 }
 
 /* --request syscall. The send side is at entry: the request ends when the
@@ -1119,6 +1121,6 @@ int BPF_KRETPROBE(lw_req_return)
 	if (!ts || !ts->depth)
 		return 0;
 	if (--ts->depth == 0)
-		request_end(0, bpf_ktime_get_ns());
+		request_end(ts, slot_open(ts, 0), bpf_ktime_get_ns());
 	return 0;
 }
