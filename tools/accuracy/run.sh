@@ -424,7 +424,7 @@ start_redis_bench() {
 start_wrk() {
 	local d=$1 secs=$2
 	python3 "$ACC/score.py" wrklat >"$d/lat.lua"
-	WRK_LAT="$d/lat" taskset -c "$CLI_CPU" wrk -t 1 -c "$CONNS" -d "${secs}s" \
+	WRK_LAT="$d/lat" taskset -c "$CLI_CPU" wrk -t "$CONNS" -c "$CONNS" -d "${secs}s" \
 		-s "$d/lat.lua" "http://127.0.0.1:$PORT/" >"$d/wrk.out" 2>&1 &
 	CPID=$!
 	PIDS+=("$CPID")
@@ -443,7 +443,10 @@ wait_client() {
 		grep -q 'Latency by percentile distribution' "$d/redis.out" ||
 			die "redis-benchmark failed: $(tail -2 "$d/redis.out")"
 		;;
-	nginx) [ -s "$d/lat" ] || die "wrk failed: $(tail -2 "$d/wrk.out")" ;;
+	nginx)
+		cat "$d"/lat.[0-9]* >"$d/lat" 2>/dev/null
+		[ -s "$d/lat" ] || die "wrk failed: $(tail -2 "$d/wrk.out")"
+		;;
 	esac
 }
 

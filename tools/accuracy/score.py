@@ -69,7 +69,9 @@ BAR_WRONG = 0.10
 BAR_BASELINE_SHARE = 0.10
 
 WRK_LUA = """-- written by tools/accuracy/score.py wrklat: every request's latency
--- in ns, one per line, appended to $WRK_LAT by each wrk thread. Not wrk's
+-- in ns, one per line, written to $WRK_LAT.<thread> by each wrk thread; run
+-- wrk with one connection per thread (-t N -c N): the hooks are per thread
+-- and do not say which connection a response belongs to. Not wrk's
 -- own histogram: wrk corrects it for coordinated omission (stats_correct()
 -- adds samples at latency - k x the mean interval below every slow one),
 -- which on a closed loop with one connection turns 2% of slow requests into
@@ -86,9 +88,13 @@ local function now_ns()
   ffi.C.clock_gettime(1, ts)
   return tonumber(ts.tv_sec) * 1000000000 + tonumber(ts.tv_nsec)
 end
-local out, start
+local threads, out, start = 0
+setup = function(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
 init = function(args)
-  out = assert(io.open(os.getenv("WRK_LAT"), "a"))
+  out = assert(io.open(os.getenv("WRK_LAT") .. "." .. id, "w"))
 end
 request = function()
   start = now_ns()
