@@ -490,24 +490,26 @@ static __always_inline void request_start(__u64 conn, __u64 now)
 		cs->target_cur |= LW_CUR_IN_REQ;
 	}
 	if (req_by_conn && same && ts->slot_ts[i] >= ts->cycle_start) {
-		/* its last reply, sent while we stayed busy: the time, snap[]
-		 * and the longest wait since are kept from then */
-	} else if (req_by_conn && ts->cycle_wake && !ts->cycle_ended) {
-		ts->slot_ts[i] = ts->cycle_start;
-		__builtin_memcpy(s->snap, ts->cycle_snap, sizeof(s->snap));
-		ts->slot_top_ns[i] = ts->cycle_top_ns;
-		ts->slot_top_pid[i] = ts->cycle_top_pid;
+		/* its last reply, sent while we stayed busy: the time, snap[],
+		 * the counters and the longest wait since are kept from then */
 	} else {
-		ts->slot_ts[i] = now;
-		__builtin_memcpy(s->snap, ts->cum, sizeof(s->snap));
-		ts->slot_top_ns[i] = 0;
-		ts->slot_top_pid[i] = 0;
+		if (req_by_conn && ts->cycle_wake && !ts->cycle_ended) {
+			ts->slot_ts[i] = ts->cycle_start;
+			__builtin_memcpy(s->snap, ts->cycle_snap, sizeof(s->snap));
+			ts->slot_top_ns[i] = ts->cycle_top_ns;
+			ts->slot_top_pid[i] = ts->cycle_top_pid;
+		} else {
+			ts->slot_ts[i] = now;
+			__builtin_memcpy(s->snap, ts->cum, sizeof(s->snap));
+			ts->slot_top_ns[i] = 0;
+			ts->slot_top_pid[i] = 0;
+		}
+		s->nincomplete = ts->nincomplete;
+		s->nfreq = ts->nfreq;
 	}
 	ts->slot_conn[i] = conn;
 	ts->used_mask |= bit;
 	ts->open_mask |= bit;
-	s->nincomplete = ts->nincomplete;
-	s->nfreq = ts->nfreq;
 }
 
 static __always_inline void hist_add(__u64 latency)
@@ -576,6 +578,8 @@ static __always_inline void request_end(struct thread_state *ts, int i, __u64 no
 	ts->open_mask &= ~(1U << i);
 	ts->slot_ts[i] = now;
 	__builtin_memcpy(s->snap, ts->cum, sizeof(s->snap));
+	s->nincomplete = ts->nincomplete;
+	s->nfreq = ts->nfreq;
 	ts->slot_top_ns[i] = 0;
 	ts->slot_top_pid[i] = 0;
 	ts->cycle_ended = 1;
