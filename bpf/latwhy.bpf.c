@@ -120,6 +120,8 @@ struct thread_state {
 	 * keeps when its request ended, for the next request on its conn. */
 	__u32 used_mask;
 	__u32 pad;
+	__u64 pick_closed; /* slot_pick()'s scratch */
+	__u64 pick_open;
 	__u64 slot_conn[LW_REQ_SLOTS];	 /* fd, struct sock *, or 0 (uprobe) */
 	__u64 slot_ts[LW_REQ_SLOTS];	 /* open: start; closed: end */
 	__u64 slot_top_ns[LW_REQ_SLOTS]; /* longest single wait since slot_ts */
@@ -401,37 +403,55 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 	return make_running(thread_get(bpf_get_current_task_btf()), csp, now);
 }
 
+#define LW_SLOTS_MASK ((1U << LW_REQ_SLOTS) - 1) /* every slot's bit */
+#define LW_SLOT_INDEX (LW_REQ_SLOTS - 1)	   /* index bits; LW_REQ_SLOTS is 2^n */
+
+/* The lowest set bit of mask, or -1. */
+static __always_inline int slot_lowest(__u32 mask)
+{
+	for (int i = 0; i < LW_REQ_SLOTS; i++)
+		if (mask & (1U << i))
+			return i;
+	return -1;
+}
+
 /*
  * The slot of conn, else a free one, else the closed one that ended first,
  * else the oldest open one: a request that never got its reply (a proxy's
  * upstream read, a client gone) must not hold a slot for ever.
+ *
+ * The oldest is found as the minimum of (time | index), the index riding in
+ * the low bits, kept in thread_state rather than in registers: the verifier
+ * does not track map memory, so the iterations do not multiply its states.
+ * With the minimum and its index in registers, the 6.1 verifier walked every
+ * combination of "updated or not" past its 1M-instruction limit.
  */
 static __always_inline int slot_pick(struct thread_state *ts, __u64 conn)
 {
-	__u64 oldest = ~0ULL, oldest_open = ~0ULL;
-	int free = -1, old = -1, old_open = -1;
+	/* volatile: or clang keeps the minima in registers after all */
+	volatile __u64 *pick_open = &ts->pick_open, *pick_closed = &ts->pick_closed;
+	__u32 used = ts->used_mask, open = ts->open_mask;
 
+	*pick_closed = ~0ULL;
+	*pick_open = ~0ULL;
 	for (int i = 0; i < LW_REQ_SLOTS; i++) {
-		__u32 bit = 1U << i;
+		__u64 key;
 
-		if (!(ts->used_mask & bit)) {
-			if (free < 0)
-				free = i;
+		if (!(used & (1U << i)))
 			continue;
-		}
 		if (ts->slot_conn[i] == conn)
 			return i;
-		if (!(ts->open_mask & bit)) {
-			if (ts->slot_ts[i] < oldest) {
-				oldest = ts->slot_ts[i];
-				old = i;
-			}
-		} else if (ts->slot_ts[i] < oldest_open) {
-			oldest_open = ts->slot_ts[i];
-			old_open = i;
+		key = (ts->slot_ts[i] & ~(__u64)LW_SLOT_INDEX) | i;
+		if (open & (1U << i)) {
+			if (key < *pick_open)
+				*pick_open = key;
+		} else if (key < *pick_closed) {
+			*pick_closed = key;
 		}
 	}
-	return free >= 0 ? free : old >= 0 ? old : old_open;
+	if (~used & LW_SLOTS_MASK)
+		return slot_lowest(~used & LW_SLOTS_MASK);
+	return (*pick_closed != ~0ULL ? *pick_closed : *pick_open) & LW_SLOT_INDEX;
 }
 
 /* The open request of conn, or -1. */
@@ -527,6 +547,7 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 	struct req_slot *s = &ts->slots[i];
 	struct lw_preempt_val *top;
 	struct lw_request *r;
+	__u32 top_pid;
 
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
@@ -544,10 +565,13 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 		r->ns[b] = ts->cum[b] - s->snap[b];
 	r->flags = (ts->nfreq != s->nfreq ? LW_REQ_FREQ_KNOWN : 0) |
 		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0);
-	r->preempt_pid = ts->slot_top_pid[i];
+	top_pid = ts->slot_top_pid[i];
+	r->preempt_pid = top_pid;
 	r->preempt_ns = ts->slot_top_ns[i];
-	/* the preemptor evidence holds its comm: slots keep only the pid */
-	top = r->preempt_pid ? bpf_map_lookup_elem(&preempt_ev, &r->preempt_pid) : NULL;
+	/* the preemptor evidence holds its comm: slots keep only the pid.
+	 * The key is on the stack: 6.1 refuses one in ring-buffer memory
+	 * ("R2 type=alloc_mem expected=fp, pkt, pkt_meta, map_key, map_value"). */
+	top = top_pid ? bpf_map_lookup_elem(&preempt_ev, &top_pid) : NULL;
 	if (top)
 		__builtin_memcpy(r->preempt_comm, top->comm, sizeof(r->preempt_comm));
 	else
