@@ -1119,24 +1119,23 @@ int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
  */
 static __always_inline bool peer_local(const struct sock *sk)
 {
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	/* direct BTF loads (tp_btf arguments are trusted): no probe reads
+	 * on a path every TCP send of the target takes */
+	const struct sock_common *c = &sk->__sk_common;
+	__u16 family = c->skc_family;
 
 	if (family == AF_INET) {
-		__be32 d = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+		__be32 d = c->skc_daddr;
 
 		/* 127.0.0.0/8: the first octet is the low byte in memory */
-		return (d & 0xff) == 127 || d == BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		return (d & 0xff) == 127 || d == c->skc_rcv_saddr;
 	}
 	if (family == AF_INET6) {
-		struct in6_addr d = BPF_CORE_READ(sk, __sk_common.skc_v6_daddr);
-		struct in6_addr r = BPF_CORE_READ(sk, __sk_common.skc_v6_rcv_saddr);
+		const __u32 *d = c->skc_v6_daddr.in6_u.u6_addr32;
+		const __u32 *r = c->skc_v6_rcv_saddr.in6_u.u6_addr32;
 
-		return (!d.in6_u.u6_addr32[0] && !d.in6_u.u6_addr32[1] &&
-			!d.in6_u.u6_addr32[2] && d.in6_u.u6_addr32[3] == bpf_htonl(1)) ||
-		       (d.in6_u.u6_addr32[0] == r.in6_u.u6_addr32[0] &&
-			d.in6_u.u6_addr32[1] == r.in6_u.u6_addr32[1] &&
-			d.in6_u.u6_addr32[2] == r.in6_u.u6_addr32[2] &&
-			d.in6_u.u6_addr32[3] == r.in6_u.u6_addr32[3]);
+		return (!d[0] && !d[1] && !d[2] && d[3] == bpf_htonl(1)) ||
+		       (d[0] == r[0] && d[1] == r[1] && d[2] == r[2] && d[3] == r[3]);
 	}
 	return false;
 }
