@@ -26,6 +26,8 @@ RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
 PIDS=()      # helpers to stop
 KNOB_FILE=() # settings to restore, in the order they were changed
 KNOB_OLD=()
+AFF_PID=()   # tasks pinned, and the CPU lists to give back
+AFF_OLD=()
 
 die() {
 	echo "inject.sh: $*" >&2
@@ -55,6 +57,12 @@ cleanup() {
 	done
 	KNOB_FILE=()
 	KNOB_OLD=()
+	for ((i = ${#AFF_PID[@]} - 1; i >= 0; i--)); do
+		taskset -pc "${AFF_OLD[i]}" "${AFF_PID[i]}" >/dev/null 2>&1 ||
+			echo "inject.sh: could not restore the CPUs of pid ${AFF_PID[i]} to ${AFF_OLD[i]}" >&2
+	done
+	AFF_PID=()
+	AFF_OLD=()
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -72,6 +80,16 @@ knob_value() {
 
 # set_knob FILE VALUE: remember the old value first, so it is restored even
 # if this write half-fails.
+# set_affinity PID CPULIST: pin a task, its CPU list restored on exit.
+set_affinity() {
+	local old
+	old=$(taskset -pc "$1" 2>/dev/null) || return 1
+	old=${old##*: }
+	taskset -pc "$2" "$1" >/dev/null 2>&1 || return 1
+	AFF_PID+=("$1")
+	AFF_OLD+=("$old")
+}
+
 set_knob() {
 	local old
 	old=$(knob_value "$1") || die "cannot read $1"
@@ -322,11 +340,20 @@ inject_thp() {
 	set_knob "$THP/khugepaged/pages_to_scan" 4096
 	set_knob "$THP/khugepaged/scan_sleep_millisecs" 10
 	set_knob "$THP/khugepaged/alloc_sleep_millisecs" 10
+	# khugepaged and kcompactd work on the server's CPU only: the cause is
+	# meant to hit the server, and on the client's CPU they would delay the
+	# client, which no server-side tracer can see. The fragmenter runs at
+	# nice 19 on the other CPU for the same reason.
+	local p pinned=""
+	for p in $(pgrep -x khugepaged) $(pgrep '^kcompactd'); do
+		set_affinity "$p" "$CPU" && pinned+=" $(cat "/proc/$p/comm" 2>/dev/null)"
+	done
 	other=$(other_cpu "$CPU")
-	taskset -c "$other" "$TOOLS/fragment" -d "$DUR" &
+	nice -n 19 taskset -c "$other" "$TOOLS/fragment" -d "$DUR" &
 	PIDS+=("$!")
 	echo "inject.sh: thp: enabled=always defrag=always khugepaged defrag=1 pages_to_scan=4096" \
-		"scan/alloc_sleep=10ms (was ${was% }); fragment 512 MiB on CPU $other for ${DUR}s"
+		"scan/alloc_sleep=10ms (was ${was% }); on CPU $CPU:${pinned:- (none pinned)};" \
+		"fragment 512 MiB at nice 19 on CPU $other for ${DUR}s"
 	wait_helpers "$DUR"
 }
 
