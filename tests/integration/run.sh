@@ -207,6 +207,21 @@ assert 0.5 * $cp50 <= p50 <= 1.5 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p
 	cleanup
 }
 
+# More connections than a thread keeps slots for (16): the event loop has 24
+# requests open at once, the oldest are given up and counted, and every
+# request that is followed still adds up.
+test_slots() {
+	start_server "$SRV_CPU" -e -w 5000 || { fail slots "server did not start"; cleanup; return; }
+	start_client 5 -c 24
+	sleep 0.5
+	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check slots '
+assert summ["untracked"] > 0, "no request given up with 24 open"
+assert len(reqs) > 1000, "only %d requests" % len(reqs)
+'
+	cleanup
+}
+
 # A CPU hog on the server's CPU: sched time, naming the hog. Default p99 mode.
 test_sched() {
 	start_server "$SRV_CPU" || { fail sched "server did not start"; cleanup; return; }
@@ -348,7 +363,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall eventloop sched irq freq thp accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall eventloop slots sched irq freq thp accuracy)
 for t in "${TESTS[@]}"; do
 	"test_$t"
 done
