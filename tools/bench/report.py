@@ -179,9 +179,9 @@ def servers(args):
     base = modes[0]
     titles = args.titles.split(",") if args.titles else modes
     print("2. End-to-end cost on real servers: %s" % args.setup)
-    print("   (%s: mean over its runs; other modes: the median of the per-round ratios to the "
-          "%s run of the same round, [min-max])" % (titles[0], titles[0]))
-    col = 26
+    print("   (%s: mean over its runs, +- half their spread; other modes: the median of the "
+          "per-round ratios to the %s run of the same round, [min-max])" % (titles[0], titles[0]))
+    col = 30
     hdr = "%-20s %-12s" % ("server / test", "metric") + "".join("%-*s" % (col, t) for t in titles)
     print(hdr)
     print("-" * len(hdr))
@@ -191,7 +191,9 @@ def servers(args):
         for mi, metric in ((0, "throughput"), (1, "p99")):
             unit, spec = ("req/s", ".0f") if mi == 0 else ("ms", ".3f")
             bvals = {r: v[mi] for r, v in by.get(base, {}).items() if v[mi]}
-            cells = ["%s %s (n=%d)" % (fmt(mean(list(bvals.values())), spec), unit, len(bvals))]
+            noise = half_range(list(bvals.values()))
+            cells = ["%s %s (n=%d%s)" % (fmt(mean(list(bvals.values())), spec), unit, len(bvals),
+                                         ", +-%.1f%%" % (noise * 100) if noise is not None else "")]
             for m in modes[1:]:
                 vals = {r: v[mi] for r, v in by.get(m, {}).items() if v[mi]}
                 rr = sorted(vals[r] / bvals[r] for r in vals if r in bvals)
@@ -199,7 +201,7 @@ def servers(args):
                 spread = " [%.3f-%.3f]" % (rr[0], rr[-1]) if len(rr) > 1 else ""
                 cells.append("%s%s" % (fmt(med, ".3f"), spread))
                 if mi == 0 and med is not None:
-                    worst.setdefault(m, []).append((med, "%s %s" % key))
+                    worst.setdefault(m, []).append((med, "%s %s" % key, noise))
             print("%-20s %-12s" % ("%s %s" % key if mi == 0 else "", metric) +
                   "".join("%-*s" % (col, c) for c in cells))
     print()
@@ -212,9 +214,20 @@ def servers(args):
         if not w:
             verdict(args, what, "not measured")
             continue
-        lost = ", ".join("%s %+.1f%%" % (name, (r - 1) * 100) for r, name in w)
-        ok = all(r >= THROUGHPUT_TARGET for r, _ in w)
+        lost = ", ".join("%s %+.1f%%%s" % (name, (r - 1) * 100,
+                                            " (its runs without latwhy: +-%.1f%%)" % (n * 100)
+                                            if n is not None else "")
+                         for r, name, n in w)
+        ok = all(r >= THROUGHPUT_TARGET for r, _, _ in w)
         verdict(args, what, "%s: %s" % ("met" if ok else "MISSED", lost))
+
+
+def half_range(xs):
+    """Half the spread of xs around their mean, as a fraction: the noise of
+    the runs without latwhy, beside which a cost is judged."""
+    if len(xs) < 2:
+        return None
+    return (max(xs) - min(xs)) / 2 / mean(xs)
 
 
 def median(xs):
