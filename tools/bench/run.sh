@@ -470,7 +470,9 @@ mode_floor_stop() {
 MODE_PID=
 mode_live_start() {
 	MODE_OUT=$S2/latwhy-$RUN_TAG.out
-	spawn "$MODE_OUT" "$LATWHY" -p "$1" ${LIVE_ARGS:-}
+	local extra=()
+	[ -n "${LIVE_ARGS:-}" ] && read -ra extra <<<"$LIVE_ARGS"
+	spawn "$MODE_OUT" "$LATWHY" -p "$1" "${extra[@]}"
 	MODE_PID=$SPAWNED
 	if ! wait_for "$MODE_OUT" 'tracing pid' "$MODE_PID" 30; then
 		note "latwhy did not attach: $(tail -1 "$MODE_OUT")"
