@@ -222,14 +222,14 @@ struct lw_meta_rec {
 struct lw_cpu_state {
 	/* First cache line: all that the interrupt handlers touch. */
 	__u32 target_cur; /* LW_CUR_* flags of the task now on this CPU */
-	__u32 waiters;	  /* target threads in a request queued on this CPU */
+	__u32 waiters;	  /* busy target threads queued on this CPU */
 	__u64 irq_ns;	  /* cumulative hard-IRQ handler time */
 	__u64 softirq_ns; /* cumulative softirq time, nested hard IRQs excluded */
 	__u64 irq_start;  /* 0 = not in a handler */
 	__u64 softirq_start;
 	__u64 softirq_irq_snap;
-	/* khugepaged/kcompactd on this CPU while a request waits on it:
-	 * cumulative time, and when the one running now started (0: none) */
+	/* khugepaged/kcompactd on this CPU: cumulative time, and when the
+	 * one running now started (0: none) */
 	__u64 thp_ns;
 	__u64 thp_start;
 	/* Second line: the clock. */
@@ -241,7 +241,7 @@ struct lw_cpu_state {
 } __attribute__((aligned(64)));
 
 #define LW_CUR_TARGET 1
-#define LW_CUR_IN_REQ 2
+#define LW_CUR_IN_REQ 2 /* and busy: a request open, or woken for one */
 
 /* Histogram bucket of a latency; shared by BPF and userspace. */
 static inline __u32 lw_hist_bucket(__u64 v)
