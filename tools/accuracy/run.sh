@@ -24,7 +24,7 @@
 # Third-party servers are installed with apt-get when missing (update at most
 # once), run privately on loopback with their own config in a temp dir, pinned
 # to the server CPU, and stopped afterwards; they use latwhy's default
-# syscall-delimited request detection.
+# request detection (socket mode where the kernel has it).
 #
 #   --out FILE    also write the table to FILE (make accuracy: last-run.txt)
 #   --keep        keep the work directory (NDJSON, latencies) and print its path
