@@ -26,10 +26,10 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-#define AF_INET	   2
-#define AF_INET6   10
-#define S_IFMT	   00170000
-#define S_IFSOCK   0140000
+#define AF_INET	 2
+#define AF_INET6 10
+#define S_IFMT	 00170000
+#define S_IFSOCK 0140000
 
 /* Configuration, set by userspace before load. */
 const volatile __u32 targ_tgid = 0;
@@ -404,7 +404,7 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 }
 
 #define LW_SLOTS_MASK ((1U << LW_REQ_SLOTS) - 1) /* every slot's bit */
-#define LW_SLOT_INDEX (LW_REQ_SLOTS - 1)	   /* index bits; LW_REQ_SLOTS is 2^n */
+#define LW_SLOT_INDEX (LW_REQ_SLOTS - 1)	 /* index bits; LW_REQ_SLOTS is 2^n */
 
 /* The lowest set bit of mask, or -1. */
 static __always_inline int slot_lowest(__u32 mask)

@@ -29,6 +29,8 @@ struct lw_engine {
 	size_t nr_softirqs, cap_softirqs;
 	struct lw_preempt_rec *preempt;
 	size_t nr_preempt, cap_preempt;
+	struct lw_slow_wait *waits;
+	size_t nr_waits, cap_waits;
 	struct lw_thp_stats thp;
 	struct lw_cpu_rec cpus[LW_MAX_CPUS];
 	__u32 max_cpu_seen;
@@ -60,6 +62,7 @@ void lw_engine_free(struct lw_engine *e)
 	free(e->irqs);
 	free(e->softirqs);
 	free(e->preempt);
+	free(e->waits);
 	free(e);
 }
 
@@ -95,6 +98,36 @@ bool lw_request_consistent(const struct lw_request *r)
 	return diff * 100 <= r->latency_ns;
 }
 
+/* The longest wait of a slow request, credited to the task that ran: the
+ * evidence of the slow requests alone (the preemptor map covers them all). */
+static int add_slow_wait(struct lw_engine *e, const struct lw_request *r)
+{
+	struct lw_slow_wait *w = NULL;
+
+	for (size_t i = 0; i < e->nr_waits; i++)
+		if (e->waits[i].pid == r->preempt_pid)
+			w = &e->waits[i];
+	if (!w) {
+		if (e->nr_waits == e->cap_waits) {
+			size_t ncap = e->cap_waits ? e->cap_waits * 2 : 16;
+			struct lw_slow_wait *a = realloc(e->waits, ncap * sizeof(*a));
+
+			if (!a)
+				return -ENOMEM;
+			e->waits = a;
+			e->cap_waits = ncap;
+		}
+		w = &e->waits[e->nr_waits++];
+		memset(w, 0, sizeof(*w));
+		w->pid = r->preempt_pid;
+	}
+	memcpy(w->comm, r->preempt_comm, sizeof(w->comm));
+	w->comm[sizeof(w->comm) - 1] = '\0';
+	w->requests++;
+	w->ns += r->preempt_ns;
+	return 0;
+}
+
 static int feed_request(struct lw_engine *e, const struct lw_request *r)
 {
 	enum lw_cause c;
@@ -119,6 +152,8 @@ static int feed_request(struct lw_engine *e, const struct lw_request *r)
 	e->cause[LW_CAUSE_SCHED].ns += r->ns[LW_B_SCHED];
 	c = lw_request_cause(r);
 	e->cause[c].requests++;
+	if (r->preempt_ns && add_slow_wait(e, r))
+		return -ENOMEM;
 	if (r->cpu < LW_MAX_CPUS)
 		e->cpus_mask[r->cpu / 64] |= 1ULL << (r->cpu % 64);
 	return 0;
@@ -229,6 +264,13 @@ static int cmp_softirq(const void *a, const void *b)
 	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
 }
 
+static int cmp_slow_wait(const void *a, const void *b)
+{
+	const struct lw_slow_wait *x = a, *y = b;
+
+	return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
 static int cmp_preempt(const void *a, const void *b)
 {
 	const struct lw_preempt_rec *x = a, *y = b;
@@ -327,6 +369,8 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 			       LW_TOP, cmp_softirq);
 	s->nr_preempt = top_n(e->preempt, e->nr_preempt, sizeof(*e->preempt), s->preempt, LW_TOP,
 			      cmp_preempt);
+	s->nr_slow_waits = top_n(e->waits, e->nr_waits, sizeof(*e->waits), s->slow_waits, LW_TOP,
+				 cmp_slow_wait);
 	s->thp = e->thp;
 	summarize_freq(e, s);
 }

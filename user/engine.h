@@ -26,6 +26,14 @@ struct lw_cause_stat {
 	__u64 requests; /* slow requests whose cause this is */
 };
 
+/* The task a slow request waited for longest, over the slow requests. */
+struct lw_slow_wait {
+	__u32 pid; /* 0: the CPU was idle (wake-up latency) */
+	char comm[LW_COMM_LEN];
+	__u64 requests; /* slow requests whose longest wait it was */
+	__u64 ns;	/* those waits, summed */
+};
+
 struct lw_summary {
 	int pid;
 	char comm[LW_COMM_LEN];
@@ -52,8 +60,10 @@ struct lw_summary {
 	size_t nr_irqs;
 	struct lw_softirq_rec softirqs[LW_TOP];
 	size_t nr_softirqs;
-	struct lw_preempt_rec preempt[LW_TOP];
+	struct lw_preempt_rec preempt[LW_TOP]; /* over all requests */
 	size_t nr_preempt;
+	struct lw_slow_wait slow_waits[LW_TOP]; /* over the slow requests only */
+	size_t nr_slow_waits;
 	struct lw_thp_stats thp;
 	__u64 cpus_mask[LW_MAX_CPUS / 64]; /* CPUs slow requests ended on */
 };

@@ -338,6 +338,17 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 		lw_json_end_object(j);
 	}
 	lw_json_end_array(j);
+	lw_json_key(j, "slow_waits");
+	lw_json_begin_array(j);
+	for (size_t i = 0; i < s->nr_slow_waits; i++) {
+		lw_json_begin_object(j);
+		lw_json_ku64(j, "pid", s->slow_waits[i].pid);
+		lw_json_kstr(j, "comm", s->slow_waits[i].comm);
+		lw_json_ku64(j, "requests", s->slow_waits[i].requests);
+		lw_json_ku64(j, "ns", s->slow_waits[i].ns);
+		lw_json_end_object(j);
+	}
+	lw_json_end_array(j);
 	lw_json_key(j, "thp");
 	lw_json_begin_object(j);
 	lw_json_ku64(j, "collapses", s->thp.collapses);
@@ -455,6 +466,25 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 			s->preempt[i].tgid == (__u32)s->pid ? "its own thread" : "pid",
 			s->preempt[i].pid, lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
 			(unsigned long long)s->preempt[i].count);
+	}
+	/* over the slow requests alone: which wait made them slow */
+	for (size_t i = 0; i < s->nr_slow_waits && i < 2; i++) {
+		const struct lw_slow_wait *w = &s->slow_waits[i];
+
+		if (!w->pid)
+			fprintf(f,
+				"  slow requests waited longest for an idle CPU to wake: in %llu "
+				"of %llu, %s\n",
+				(unsigned long long)w->requests,
+				(unsigned long long)s->slow_requests,
+				lw_fmt_ns(d, sizeof(d), w->ns));
+		else
+			fprintf(f,
+				"  slow requests waited longest for %s (pid %u): in %llu of %llu, "
+				"%s\n",
+				w->comm, w->pid, (unsigned long long)w->requests,
+				(unsigned long long)s->slow_requests,
+				lw_fmt_ns(d, sizeof(d), w->ns));
 	}
 	for (size_t i = 0; i < s->nr_irqs && i < 3; i++)
 		fprintf(f, "  IRQ %u (%s) on CPU %u: %s in %llu interrupts\n", s->irqs[i].irq,

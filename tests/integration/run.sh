@@ -242,6 +242,9 @@ assert right >= 0.9 * len(reqs), "only %d of %d requests blamed on sched" % (rig
 # each request names the task it waited for longest
 named = sum(1 for r in reqs if r.get("preempted_by", {}).get("comm") == "lw_hog")
 assert named >= 0.5 * len(reqs), "only %d of %d requests name lw_hog" % (named, len(reqs))
+# and the slow requests alone name it first
+w = summ["evidence"]["slow_waits"]
+assert w and w[0]["comm"] == "lw_hog" and w[0]["requests"] >= 0.5 * len(reqs), w
 '
 	cleanup
 }

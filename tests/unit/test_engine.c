@@ -856,6 +856,47 @@ static void test_names(void **state)
 	assert_string_equal(lw_cause_name(LW_CAUSE_NONE), "none");
 }
 
+/* The longest wait of each slow request, summed per task over the slow
+ * requests only: a frequent preemptor of fast requests does not count. */
+static void test_slow_waits(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_request r;
+	struct lw_summary s;
+
+	for (int i = 0; i < 5; i++) {
+		r = req(1, 1000, 100, 0, 0, 0, 0, 900, 0);
+		r.preempt_pid = 777;
+		strcpy(r.preempt_comm, "hog");
+		r.preempt_ns = 800;
+		feed_req(e, r);
+	}
+	r = req(1, 1000, 100, 0, 0, 0, 0, 900, 0);
+	r.preempt_pid = 888;
+	strcpy(r.preempt_comm, "cron");
+	r.preempt_ns = 900;
+	feed_req(e, r);
+	/* idle: pid 0 with a wait is the CPU waking up */
+	r = req(1, 1000, 100, 0, 0, 0, 0, 900, 0);
+	r.preempt_ns = 50;
+	feed_req(e, r);
+	/* no wait at all: not counted */
+	feed_req(e, req(1, 1000, 1000, 0, 0, 0, 0, 0, 0));
+	/* the all-requests evidence names another task on top */
+	feed_preempt(e, 999, "busy", 1000000, 5000);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.preempt[0].pid, 999);
+	assert_int_equal(s.nr_slow_waits, 3);
+	assert_int_equal(s.slow_waits[0].pid, 777);
+	assert_string_equal(s.slow_waits[0].comm, "hog");
+	assert_int_equal(s.slow_waits[0].requests, 5);
+	assert_int_equal(s.slow_waits[0].ns, 4000);
+	assert_int_equal(s.slow_waits[1].pid, 888);
+	assert_int_equal(s.slow_waits[1].requests, 1);
+	assert_int_equal(s.slow_waits[2].pid, 0);
+	assert_int_equal(s.slow_waits[2].ns, 50);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -874,6 +915,7 @@ int main(void)
 		T(test_irq_top_capped),
 		T(test_softirq_snapshot),
 		T(test_preempt_top),
+		T(test_slow_waits),
 		T(test_thp_replaced),
 		T(test_cpu_no_source),
 		T(test_cpu_measured),

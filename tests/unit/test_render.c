@@ -150,6 +150,9 @@ static void build_summary(struct lw_summary *s, enum lw_freq_source src, __u64 t
 	struct lw_request b = req(2, 3000, 1000, 0, 0, 0, 1500, 500, 0);
 
 	assert_non_null(e);
+	a.preempt_pid = 777;
+	strcpy(a.preempt_comm, "hog");
+	a.preempt_ns = 300;
 	snprintf(m.comm, sizeof(m.comm), "%s", comm);
 	a.flags = b.flags = LW_REQ_FREQ_KNOWN;
 	assert_int_equal(lw_engine_feed(e, &t, sizeof(t)), 0);
@@ -302,7 +305,8 @@ static void test_summary_json(void **state)
 		      "\"thp\":1500,\"sched\":800,\"blocked\":150}");
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
 	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\",\"ns\":800,"
-		      "\"count\":2}]");
+		      "\"count\":2}],\"slow_waits\":[{\"pid\":777,\"comm\":\"hog\",\"requests\":1,"
+		      "\"ns\":300}]");
 	assert_has(s, "\"clock\":{\"min_khz\":1200000,\"max_khz\":2400000,\"ref_khz\":3000000}");
 	assert_has(s,
 		   "\"findings\":[{\"cause\":\"thp\",\"severity\":\"warn\","
@@ -419,6 +423,7 @@ static void test_summary_text_no_freq(void **state)
 	assert_has(s, "Verdict: thp (38% of the slow requests' time).");
 	assert_has(s, "IRQ 36 (eth0) on CPU 1: 250 ns in 3 interrupts");
 	assert_has(s, "ran instead of it: hog (pid 777) 800 ns over 2 waits");
+	assert_has(s, "slow requests waited longest for hog (pid 777): in 1 of 2, 300 ns\n");
 	assert_has(s, "CPUs the slow requests ran on: 1,2\n");
 	assert_has(s, "Dropped: 7 slow-request records were lost");
 	assert_has(s, "Requests (socket): 5000 (167/s), p50 50.0 us");
@@ -451,6 +456,7 @@ static void test_summary_text_idle_wait(void **state)
 	assert_has(s, "CPU idle while it waited: 5.0 us over 4 wake-ups");
 	assert_lacks(s, "swapper/1");
 	assert_has(s, "ran instead of it: hog (pid 777) 800 ns over 2 waits");
+	assert_has(s, "slow requests waited longest for hog (pid 777): in 1 of 2, 300 ns\n");
 	out_free(&o);
 }
 
