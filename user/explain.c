@@ -7,6 +7,18 @@
 
 #include "explain.h"
 
+/* pid was the longest wait of some slow request, or no slow request names
+ * one (records lost, or none slow): then every preemptor stays a suspect. */
+static bool slowed_requests(const struct lw_summary *s, __u32 pid)
+{
+	if (!s->nr_slow_waits)
+		return true;
+	for (size_t i = 0; i < s->nr_slow_waits; i++)
+		if (s->slow_waits[i].pid == pid)
+			return true;
+	return false;
+}
+
 void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -31,10 +43,12 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 		struct lw_fact_task *p;
 
 		/* Only the preemptors that matter get a fix: at least a tenth of
-		 * the top one's time, and never latwhy itself. */
+		 * the top one's time, the longest wait of some slow request, and
+		 * never latwhy itself. */
 		/* pid 0 is the idle task: a wake-up latency, not a task to move */
 		if (!s->preempt[i].pid || s->preempt[i].pid == (unsigned)getpid() ||
-		    s->preempt[i].ns * 10 < s->preempt[0].ns)
+		    s->preempt[i].ns * 10 < s->preempt[0].ns ||
+		    !slowed_requests(s, s->preempt[i].pid))
 			continue;
 		p = &f->preempt[f->nr_preempt++];
 

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "advise.h"
+#include "explain.h"
 
 #define LW_FIXTURES "tests/fixtures"
 
@@ -468,6 +469,26 @@ static void test_trace_vm(void **state)
 	ctx_free(&c);
 }
 
+/* A frequent preemptor that no slow request waited for longest gets no fix;
+ * one that did, does. Without slow-request evidence every one stays. */
+static void test_facts_slow_waits(void **state)
+{
+	struct lw_summary s = {.pid = 4242, .nr_preempt = 2, .nr_slow_waits = 1};
+	struct lw_trace_facts f;
+
+	s.preempt[0] = (struct lw_preempt_rec){.pid = 100, .comm = "busy", .ns = 1000000};
+	s.preempt[1] = (struct lw_preempt_rec){.pid = 200, .comm = "hog", .ns = 500000};
+	s.slow_waits[0] = (struct lw_slow_wait){.pid = 200, .comm = "hog", .requests = 9};
+	lw_explain_facts(&s, &f);
+	assert_int_equal(f.nr_preempt, 1);
+	assert_int_equal(f.preempt[0].pid, 200);
+	assert_string_equal(f.preempt[0].comm, "hog");
+
+	s.nr_slow_waits = 0;
+	lw_explain_facts(&s, &f);
+	assert_int_equal(f.nr_preempt, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -481,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_irq_rate),
 		cmocka_unit_test(test_trace_acpi),
 		cmocka_unit_test(test_trace_vm),
+		cmocka_unit_test(test_facts_slow_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
