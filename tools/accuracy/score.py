@@ -15,8 +15,8 @@ A scenario directory (written by tools/accuracy/run.sh) holds:
                 baseline (the baseline scenario's directory), bar (single, baseline
                 or none), note (free text)
     lat         the client's latencies, ns, one per line (non-numeric lines are
-                ignored, so lat_client's stdout can be used as is); or
-    hist        "latency_ns count" lines (wrk's histogram); or
+                ignored, so lat_client's stdout can be used as is; wrk's Lua
+                hooks write it too, see wrklat); or
     redis.out   redis-benchmark's output (its percentile distribution is used)
     trace.json  latwhy's NDJSON (-j): slow requests, then one summary line
     freq.log    for kind=freq: lw_freqinject's "injected cpu=C khz=K ts_ns=T" lines,
@@ -131,20 +131,6 @@ def read_lat(path):
     return out
 
 
-def read_hist(path):
-    """(latency_ns, weight) lines; a weight may be fractional (sampled quantiles)."""
-    hist = []
-    with open(path) as f:
-        for line in f:
-            p = line.split()
-            try:
-                if len(p) == 2:
-                    hist.append((int(p[0]), float(p[1])))
-            except ValueError:
-                continue
-    return hist
-
-
 def redis_hist(path):
     """redis-benchmark's "Latency by percentile distribution": cumulative counts
     at latency marks (ms, HdrHistogram). Requests between two marks are put at
@@ -180,9 +166,6 @@ def load_client(d):
     if os.path.exists(p):
         vals = read_lat(p)
         return [(v, 1) for v in vals]
-    p = os.path.join(d, "hist")
-    if os.path.exists(p):
-        return read_hist(p)
     p = os.path.join(d, "redis.out")
     if os.path.exists(p):
         return redis_hist(p)
