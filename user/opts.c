@@ -95,8 +95,12 @@ static int parse_request(struct lw_opts *o, const char *spec, char *err, size_t 
 {
 	const char *bin, *sym;
 
-	if (!strcmp(spec, "syscall") || !strcmp(spec, "socket")) {
-		o->req_mode = spec[1] == 'y' ? LW_REQ_SYSCALL : LW_REQ_SOCKET;
+	if (!strcmp(spec, "syscall")) {
+		o->req_mode = LW_REQ_SYSCALL;
+		return 0;
+	}
+	if (!strcmp(spec, "socket")) {
+		o->req_mode = LW_REQ_SOCKET;
 		return 0;
 	}
 	if (strncmp(spec, "uprobe:", 7))
