@@ -4,8 +4,8 @@
 #   tools/bench/per_request.sh [SECONDS] [LATWHY ARGS...]
 #
 # A throughput ratio on a small VM moves by a few % from run to run; the BPF
-# time each request costs does not. This starts a private nginx on CPU 1 (as
-# `make bench` does), attaches `latwhy -p nginx -q [ARGS]`, drives it with
+# time each request costs does not. This starts the bench's private nginx
+# (tools/bench/nginx.conf.in) on CPU 1, attaches `latwhy -p WORKER -q [ARGS]`, drives it with
 # `wrk -t1 -c50` on CPU 0 for SECONDS (default 5) with kernel.bpf_stats_enabled
 # on (put back on exit), and prints, per latwhy program, its runs and its ns per
 # request. The runs include the load generator's own socket calls and
@@ -36,28 +36,18 @@ done
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$WORK/html" "$WORK/tmp"
 head -c 612 /dev/zero | tr '\0' x >"$WORK/html/index.html"
-cat >"$WORK/nginx.conf" <<EOF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $WORK/nginx.pid;
-error_log $WORK/error.log warn;
-events { worker_connections 256; }
-http {
-	access_log off;
-	client_body_temp_path $WORK/tmp;
-	proxy_temp_path $WORK/tmp;
-	fastcgi_temp_path $WORK/tmp;
-	uwsgi_temp_path $WORK/tmp;
-	scgi_temp_path $WORK/tmp;
-	keepalive_requests 1000000;
-	server { listen 127.0.0.1:$PORT; root $WORK/html; }
-}
-EOF
-taskset -c 1 nginx -p "$WORK" -c "$WORK/nginx.conf" -e "$WORK/error.log" &
+# the bench's own nginx: the same configuration, its worker traced
+sed -e "s|@DIR@|$WORK|g" -e "s|@PORT@|$PORT|g" tools/bench/nginx.conf.in >"$WORK/nginx.conf"
+taskset -c 1 nginx -p "$WORK/" -c "$WORK/nginx.conf" -e "$WORK/error.log" -g 'daemon off;' &
 NG=$!
-sleep 1
-"$LATWHY" -p "$NG" -q "$@" >"$WORK/latwhy.out" 2>&1 &
+WORKER=''
+for _ in $(seq 50); do
+	WORKER=$(pgrep -P "$NG" -f 'nginx: worker' | head -1)
+	[ -n "$WORKER" ] && break
+	sleep 0.1
+done
+[ -n "$WORKER" ] || { echo "per_request.sh: nginx did not start: $(tail -1 "$WORK/error.log")" >&2; exit 1; }
+"$LATWHY" -p "$WORKER" -q "$@" >"$WORK/latwhy.out" 2>&1 &
 LW=$!
 for _ in $(seq 50); do
 	grep -q 'tracing pid' "$WORK/latwhy.out" && break
