@@ -545,29 +545,7 @@ nginx_start() {
 	mkdir -p "$d/html" "$d/tmp"
 	PORT=$(free_port) || return 1
 	head -c 612 /dev/zero | tr '\0' 'x' >"$d/html/index.html"
-	cat >"$d/nginx.conf" <<EOF
-# private instance for the latwhy bench; defaults except logs and paths
-worker_processes 1;
-user root root;
-pid $d/nginx.pid;
-error_log $d/error.log warn;
-events { worker_connections 1024; }
-http {
-	default_type text/html;
-	access_log off;
-	sendfile on;
-	keepalive_requests 1000000;
-	client_body_temp_path $d/tmp/body;
-	proxy_temp_path $d/tmp/proxy;
-	fastcgi_temp_path $d/tmp/fastcgi;
-	uwsgi_temp_path $d/tmp/uwsgi;
-	scgi_temp_path $d/tmp/scgi;
-	server {
-		listen 127.0.0.1:$PORT;
-		root $d/html;
-	}
-}
-EOF
+	sed -e "s|@DIR@|$d|g" -e "s|@PORT@|$PORT|g" "$B/nginx.conf.in" >"$d/nginx.conf"
 	spawn "$d/server.out" taskset -c "$SRV_CPU" nginx -p "$d/" -c "$d/nginx.conf" -e "$d/error.log" \
 		-g 'daemon off;'
 	NGINX_MASTER=$SPAWNED
@@ -609,7 +587,7 @@ bench_server() {
 	command -v "$([ "$s" = redis ] && echo redis-server || echo nginx)" >/dev/null ||
 		{ note "$s not installed"; return; }
 	quiet "section 2 ($s)" "$S2/quiet"
-	"${s}_start" || { note "$s did not start"; "${s}_stop"; return; }
+	"${s}_start" || { note "$s did not start: $(tail -2 "$S2/$s/error.log" "$S2/$s/server.out" 2>/dev/null | tr "\n" " ")"; "${s}_stop"; return; }
 	"${s}_calibrate"
 	"${s}_load" warmup 0 >/dev/null # warm caches and the server's paths
 	: >"$S2/disturbed.tsv"
