@@ -298,9 +298,11 @@ inject_irq() {
 	other=$(other_cpu "$CPU")
 	# timeout(1) runs each loop in its own process group and, when signalled,
 	# passes the signal to the whole group: the running dd stops too.
+	# SCHED_IDLE: the readers' own CPU time never delays what else runs on
+	# the other CPU (the lab's client), only their IRQs land on CPU.
 	for i in 1 2; do
 		# shellcheck disable=SC2016 # $1 is expanded by the inner sh
-		timeout -s TERM $((DUR + 5)) taskset -c "$other" sh -c \
+		timeout -s TERM $((DUR + 5)) chrt -i 0 taskset -c "$other" sh -c \
 			'while dd if="$1" of=/dev/null iflag=direct bs=4k status=none; do :; done' \
 			sh "$DISK_FILE" &
 		PIDS+=("$!")
@@ -317,8 +319,9 @@ inject_softirq() {
 	old=$(cat "$RPS")
 	other=$(other_cpu "$CPU")
 	set_knob "$RPS" "$(cpu_mask "$CPU")"
-	# nice 19: the sender soaks up the other CPU without delaying the client there.
-	nice -n 19 taskset -c "$other" "$TOOLS/udp_flood" -p 0 -C "$CPU" -d "$DUR" &
+	# SCHED_IDLE: the sender soaks up the other CPU without delaying the
+	# client there (a waking normal task preempts it at once; nice 19 does not).
+	chrt -i 0 taskset -c "$other" "$TOOLS/udp_flood" -p 0 -C "$CPU" -d "$DUR" &
 	PIDS+=("$!")
 	echo "inject.sh: softirq: lo rps_cpus $old -> $(cat "$RPS") (CPU $CPU);" \
 		"UDP flood from CPU $other, receiver on CPU $CPU, for ${DUR}s"
@@ -342,18 +345,18 @@ inject_thp() {
 	set_knob "$THP/khugepaged/alloc_sleep_millisecs" 10
 	# khugepaged and kcompactd work on the server's CPU only: the cause is
 	# meant to hit the server, and on the client's CPU they would delay the
-	# client, which no server-side tracer can see. The fragmenter runs at
-	# nice 19 on the other CPU for the same reason.
+	# client, which no server-side tracer can see. The fragmenter runs
+	# SCHED_IDLE on the other CPU for the same reason.
 	local p pinned=""
 	for p in $(pgrep -x khugepaged) $(pgrep '^kcompactd'); do
 		set_affinity "$p" "$CPU" && pinned+=" $(cat "/proc/$p/comm" 2>/dev/null)"
 	done
 	other=$(other_cpu "$CPU")
-	nice -n 19 taskset -c "$other" "$TOOLS/fragment" -d "$DUR" &
+	chrt -i 0 taskset -c "$other" "$TOOLS/fragment" -d "$DUR" &
 	PIDS+=("$!")
 	echo "inject.sh: thp: enabled=always defrag=always khugepaged defrag=1 pages_to_scan=4096" \
 		"scan/alloc_sleep=10ms (was ${was% }); on CPU $CPU:${pinned:- (none pinned)};" \
-		"fragment 512 MiB at nice 19 on CPU $other for ${DUR}s"
+		"fragment 512 MiB SCHED_IDLE on CPU $other for ${DUR}s"
 	wait_helpers "$DUR"
 }
 

@@ -88,8 +88,6 @@ fi
 
 WORK=
 PIDS=()      # everything started, stopped in reverse order on exit
-KT_PIDS=()   # kernel threads whose CPU affinity we changed, and their old lists
-KT_OLD=()
 INJ_PIDS=()  # injectors of the current scenario
 SPID=        # the current server
 NOTES=()     # printed under the table
@@ -129,7 +127,7 @@ cleanup() {
 		stop_pid "${PIDS[i]}"
 	done
 	PIDS=()
-	unpin_kthreads
+	unquiet_server_cpu
 	if [ -n "$WORK" ]; then
 		if [ "$KEEP" -eq 1 ]; then
 			echo "run.sh: work directory kept: $WORK" >&2
@@ -313,31 +311,68 @@ need_servers() {
 
 # ---- injectors -----------------------------------------------------------------
 
-# khugepaged and kcompactd run on any CPU; with two CPUs that is the client's,
-# where (the kernel is not preemptible) a collapse or a compaction pass holds
-# the client off for milliseconds that no server-side tracer can see. Confine
-# them to the server CPU for the thp scenario, as the irq injector confines
-# the disk's IRQs; the old CPU lists are restored afterwards and on any exit.
-pin_kthreads() {
-	local p old
-	for p in $(pgrep -x 'khugepaged|kcompactd[0-9]+'); do
-		old=$(taskset -pc "$p" 2>/dev/null | sed -n 's/.*list: //p') || continue
-		[ -n "$old" ] || continue
-		taskset -pc "$SRV_CPU" "$p" >/dev/null 2>&1 || continue
-		KT_PIDS+=("$p")
-		KT_OLD+=("$old")
+# CPU lists this script changed and their old values, restored on any exit.
+AFF_TIDS=()
+AFF_OLD=()
+
+# set_affinity CPULIST TID...: tasks that refuse (per-CPU kernel threads,
+# tasks gone meanwhile) are left as they are.
+set_affinity() {
+	local cpus=$1 t old
+	shift
+	for t in "$@"; do
+		old=$(taskset -pc "$t" 2>/dev/null | sed -n 's/.*list: //p')
+		[ -z "$old" ] || [ "$old" = "$cpus" ] && continue
+		taskset -pc "$cpus" "$t" >/dev/null 2>&1 || continue
+		AFF_TIDS+=("$t")
+		AFF_OLD+=("$old")
 	done
 }
 
 # shellcheck disable=SC2317 # also called by the EXIT trap
-unpin_kthreads() {
+restore_affinity() {
 	local i
-	for ((i = 0; i < ${#KT_PIDS[@]}; i++)); do
-		taskset -pc "${KT_OLD[i]}" "${KT_PIDS[i]}" >/dev/null 2>&1 ||
-			echo "run.sh: could not restore the CPU list of pid ${KT_PIDS[i]} to ${KT_OLD[i]}" >&2
+	for ((i = ${#AFF_TIDS[@]} - 1; i >= 0; i--)); do
+		kill -0 "${AFF_TIDS[i]}" 2>/dev/null &&
+			! taskset -pc "${AFF_OLD[i]}" "${AFF_TIDS[i]}" >/dev/null 2>&1 &&
+			echo "run.sh: could not restore the CPU list of ${AFF_TIDS[i]} to ${AFF_OLD[i]}" >&2
 	done
-	KT_PIDS=()
-	KT_OLD=()
+	AFF_TIDS=()
+	AFF_OLD=()
+}
+
+# The server CPU belongs to the lab while it runs: every task that may run
+# elsewhere (the machine's own processes, unbound kernel threads such as
+# kdamond and rcu_preempt, unbound workqueues) is confined to the other CPUs,
+# so that the baseline is quiet and what slows the server is what a scenario
+# injects. Per-CPU kernel threads (ksoftirqd, kworker/N:M) cannot move and
+# stay: their work is the CPU's own. Restored on any exit.
+WQ_MASK=/sys/devices/virtual/workqueue/cpumask
+WQ_OLD=
+quiet_server_cpu() {
+	local others mask=0 c t
+	local -a tids=()
+	others=$(online_cpus | grep -vx "$SRV_CPU" | paste -sd, -)
+	for c in ${others//,/ }; do
+		mask=$((mask | (1 << c)))
+	done
+	if [ -w "$WQ_MASK" ]; then
+		WQ_OLD=$(cat "$WQ_MASK")
+		printf '%x\n' "$mask" >"$WQ_MASK" 2>/dev/null || WQ_OLD=
+	fi
+	for t in /proc/[0-9]*/task/[0-9]*; do
+		tids+=("${t##*/}")
+	done
+	set_affinity "$others" "${tids[@]}"
+	echo "run.sh: CPU $SRV_CPU quieted: ${#AFF_TIDS[@]} tasks moved to CPU $others" >&2
+}
+
+# shellcheck disable=SC2317 # also called by the EXIT trap
+unquiet_server_cpu() {
+	restore_affinity
+	[ -n "$WQ_OLD" ] && { echo "$WQ_OLD" >"$WQ_MASK" ||
+		echo "run.sh: could not restore $WQ_MASK to $WQ_OLD" >&2; }
+	WQ_OLD=
 }
 
 # start_injectors DIR KIND[,KIND] SECONDS
@@ -512,13 +547,11 @@ run_scenario() {
 	redis) start_redis_bench "$d" "$secs" ;;
 	nginx) start_wrk "$d" "$secs" ;;
 	esac
-	[[ $inject == *thp* ]] && pin_kthreads
 	[ "$inject" = - ] || start_injectors "$d" "$inject" $((secs + 30))
 	wait_client "$d" "$kind"
 	python3 "$ACC/score.py" cpusnap $$ >"$d/cpu.after"
 	stop_latwhy "$d"
 	stop_injectors
-	unpin_kthreads
 	stop_server
 	if [ "$inject" = - ]; then
 		read -r THRESH["$fam"] LOW["$fam"] < <(threshold "$d") || die "$name: no latencies"
@@ -618,6 +651,7 @@ for s in "${SCEN[@]}"; do
 done
 
 echo "run.sh: server CPU $SRV_CPU, client CPU $CLI_CPU, work $WORK" >&2
+quiet_server_cpu
 for fam in lab redis nginx redis-c8 nginx-c8; do
 	pre=
 	[ "$fam" = lab ] || pre=$fam-
@@ -648,7 +682,7 @@ for fam in lab redis nginx redis-c8 nginx-c8; do
 done
 
 {
-	echo "latwhy accuracy ($([ "$SHORT" -eq 1 ] && echo short || echo full)), $(uname -r), $(nproc) CPUs," \
+	echo "latwhy accuracy ($([ "$SHORT" -eq 1 ] && echo short || echo full)), $(uname -r), ${#CPUS[@]} CPUs," \
 		"server CPU $SRV_CPU, client CPU $CLI_CPU, $(date -u +%Y-%m-%dT%H:%MZ)"
 	echo
 	python3 "$ACC/score.py" table "${ROWS[@]}"
