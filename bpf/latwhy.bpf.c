@@ -33,6 +33,8 @@ const volatile __u32 targ_tgid = 0;
 /* Requests are keyed by connection (fd or socket) and a wake-up may open
  * one; false: uprobe-delimited requests, one call each. */
 const volatile bool req_by_conn = true;
+/* lw_tcp_send is loaded: TCP requests end there, not in lw_sock_send. */
+const volatile bool tcp_send_ends = false;
 
 /* Set by userspace once every program is attached: a request whose start
  * was seen by a partly attached set of programs would miss time. */
@@ -1124,6 +1126,10 @@ int BPF_PROG(lw_tcp_send, const struct sock *sk)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(lw_sock_send, struct sock *sk, int ret, int flags)
 {
+	/* a TCP request ended in lw_tcp_send already: no second storage
+	 * lookup and slot search for every TCP send of the target */
+	if (tcp_send_ends && sk->sk_protocol == IPPROTO_TCP)
+		return 0;
 	send_conn((__u64)sk);
 	return 0;
 }

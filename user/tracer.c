@@ -200,6 +200,7 @@ static int tracer_probe(struct lw_tracer *t)
 		bpf_program__set_autoload(s->progs.lw_req_return, false);
 	}
 	t->skel->rodata->req_by_conn = t->mode != LW_REQ_UPROBE;
+	t->skel->rodata->tcp_send_ends = bpf_program__autoload(s->progs.lw_tcp_send);
 cleanup:
 	btf__free(vmlinux);
 	return err;
