@@ -12,6 +12,9 @@
 # the client on another CPU. Every child is stopped on any exit.
 set -u
 cd "$(dirname "$0")/.." || exit 1
+LAB_PROG=demo.sh
+# shellcheck source=tools/lab.sh
+. tools/lab.sh
 
 T=build/tools
 LATWHY=${LATWHY:-./latwhy}
@@ -29,44 +32,15 @@ die() {
 	exit 1
 }
 
-# Has our child $1 exited? A zombie counts, and so does a pid that is no
-# longer our child (bash reaped it already; the number may even be reused).
-gone() {
-	local stat ppid
-	read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
-	stat=${stat##*) }
-	read -r _ ppid _ <<<"$stat"
-	[ "${stat%% *}" = Z ] || [ "$ppid" != $$ ]
-}
-
-# stop PID: SIGTERM a child, SIGKILL it after 5 s, reap it. Polls instead of a
-# bare `wait`: in a trap that interrupted `wait`, bash can block in `wait` on a
-# child it has already reaped until some other child exits.
-stop() {
-	local i
-	[ -n "$1" ] || return 0
-	gone "$1" || kill -TERM "$1" 2>/dev/null
-	for ((i = 0; i < 50; i++)); do
-		gone "$1" && break
-		sleep 0.1
-	done
-	gone "$1" || kill -KILL "$1" 2>/dev/null
-	while ! gone "$1"; do
-		sleep 0.1
-	done
-	[ -e "/proc/$1" ] && wait "$1" 2>/dev/null
-	return 0
-}
-
 # latwhy first, so it prints what it saw; then the injector, which restores
 # the system settings it changed.
 cleanup() {
 	# A second Ctrl-C must not leave the injector's settings behind.
 	trap '' INT TERM
-	stop "$LATWHY_PID"
-	stop "$INJECT_PID"
-	stop "$CLIENT_PID"
-	stop "$SERVER_PID"
+	stop_child "$LATWHY_PID"
+	stop_child "$INJECT_PID"
+	stop_child "$CLIENT_PID"
+	stop_child "$SERVER_PID"
 	LATWHY_PID=
 	INJECT_PID=
 	CLIENT_PID=
@@ -76,17 +50,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-# wait_for FILE PATTERN PID: until FILE matches PATTERN (0), PID exits or 10 s pass.
-wait_for() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		gone "$3" && break
-		sleep 0.1
-	done
-	grep -q "$2" "$1" 2>/dev/null
-}
 
 last_cpu() {
 	local online
@@ -137,11 +100,11 @@ run_demo() {
 	wait "$LATWHY_PID"
 	rc=$?
 	LATWHY_PID=
-	stop "$CLIENT_PID"
+	stop_child "$CLIENT_PID"
 	CLIENT_PID=
-	stop "$INJECT_PID"
+	stop_child "$INJECT_PID"
 	INJECT_PID=
-	stop "$SERVER_PID"
+	stop_child "$SERVER_PID"
 	SERVER_PID=
 	echo "demo: client: $(grep '^requests=' "$WORK/client.out" || tail -1 "$WORK/client.out")"
 	return "$rc"

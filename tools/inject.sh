@@ -11,11 +11,19 @@
 #   softirq  lo's RPS steers receive processing to CPU; UDP flood from another CPU
 #   thp      THP always + eager khugepaged; fragment 512 MiB from another CPU
 #
+#   INJECT_HELPERS=idle (default) or nice: how the helpers on the other CPU
+#   run. idle: SCHED_IDLE, preempted at once by any waking task there, so they
+#   delay nothing else on that CPU (the lab's client). nice: nice 19, which
+#   takes more of that CPU and so makes more events per second (make bench).
+#
 # Prints one line saying what it does. Every setting it changes is restored,
 # and every helper stopped, on exit, also on failure, SIGINT or SIGTERM.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+LAB_PROG=inject.sh
+# shellcheck source=tools/lab.sh
+. "$ROOT/tools/lab.sh"
 TOOLS=$ROOT/build/tools
 LAB=/var/tmp/latwhy-lab
 DISK_FILE=$LAB/disk.img
@@ -26,8 +34,15 @@ RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
 PIDS=()      # helpers to stop
 KNOB_FILE=() # settings to restore, in the order they were changed
 KNOB_OLD=()
-AFF_PID=()   # tasks pinned, and the CPU lists to give back
-AFF_OLD=()
+
+case ${INJECT_HELPERS:-idle} in
+idle) HELPER=(chrt -i 0) ;;
+nice) HELPER=(nice -n 19) ;;
+*)
+	echo "inject.sh: INJECT_HELPERS must be idle or nice, not '$INJECT_HELPERS'" >&2
+	exit 2
+	;;
+esac
 
 die() {
 	echo "inject.sh: $*" >&2
@@ -57,12 +72,7 @@ cleanup() {
 	done
 	KNOB_FILE=()
 	KNOB_OLD=()
-	for ((i = ${#AFF_PID[@]} - 1; i >= 0; i--)); do
-		taskset -pc "${AFF_OLD[i]}" "${AFF_PID[i]}" >/dev/null 2>&1 ||
-			echo "inject.sh: could not restore the CPUs of pid ${AFF_PID[i]} to ${AFF_OLD[i]}" >&2
-	done
-	AFF_PID=()
-	AFF_OLD=()
+	restore_affinity
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -80,16 +90,6 @@ knob_value() {
 
 # set_knob FILE VALUE: remember the old value first, so it is restored even
 # if this write half-fails.
-# set_affinity PID CPULIST: pin a task, its CPU list restored on exit.
-set_affinity() {
-	local old
-	old=$(taskset -pc "$1" 2>/dev/null) || return 1
-	old=${old##*: }
-	taskset -pc "$2" "$1" >/dev/null 2>&1 || return 1
-	AFF_PID+=("$1")
-	AFF_OLD+=("$old")
-}
-
 set_knob() {
 	local old
 	old=$(knob_value "$1") || die "cannot read $1"
@@ -110,28 +110,6 @@ need_tool() {
 	[ -x "$TOOLS/$1" ] || die "$TOOLS/$1 missing (run make)"
 }
 
-# Online CPUs, one per line, from a list like "0-3,6".
-online_cpus() {
-	local part
-	local -a parts
-	IFS=, read -ra parts </sys/devices/system/cpu/online
-	for part in "${parts[@]}"; do
-		seq "${part%-*}" "${part#*-}"
-	done
-}
-
-# A CPU other than $1 for the helpers that must stay off the target CPU.
-other_cpu() {
-	local c
-	for c in $(online_cpus); do
-		if [ "$c" != "$1" ]; then
-			echo "$c"
-			return 0
-		fi
-	done
-	die "need a second online CPU besides CPU $1"
-}
-
 # Hex mask for rps_cpus, in comma-separated 32-bit groups as the kernel prints.
 cpu_mask() {
 	local cpu=$1 groups=$(($1 / 32 + 1)) i out=""
@@ -144,34 +122,6 @@ cpu_mask() {
 		[ "$i" -gt 0 ] && out+=,
 	done
 	echo "$out"
-}
-
-# Has our child $1 exited? A zombie counts, and so does a pid that is no
-# longer our child (bash reaped it already; the number may even be reused).
-# Reads /proc without forking: it is polled often.
-gone() {
-	local stat ppid
-	read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
-	stat=${stat##*) }
-	read -r _ ppid _ <<<"$stat"
-	[ "${stat%% *}" = Z ] || [ "$ppid" != $$ ]
-}
-
-# reap PID: wait for a signalled child, SIGKILL after 5 s. Never a bare
-# `wait` on a child that may be reaped already: inside a trap bash can then
-# block until some other child exits.
-reap() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		gone "$1" && break
-		sleep 0.1
-	done
-	gone "$1" || kill -KILL "$1" 2>/dev/null
-	while ! gone "$1"; do
-		sleep 0.1
-	done
-	[ -e "/proc/$1" ] && wait "$1" 2>/dev/null
-	return 0
 }
 
 # wait_helpers SECONDS: let the helpers run; stop early if one fails. Polls
@@ -295,14 +245,14 @@ inject_irq() {
 		desc+="irq=$irq name=$name "
 	done <<<"$irqs"
 	ensure_disk_file || die "irq: cannot create $DISK_FILE"
-	other=$(other_cpu "$CPU")
+	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
 	# timeout(1) runs each loop in its own process group and, when signalled,
 	# passes the signal to the whole group: the running dd stops too.
-	# SCHED_IDLE: the readers' own CPU time never delays what else runs on
-	# the other CPU (the lab's client), only their IRQs land on CPU.
+	# INJECT_HELPERS=idle: the readers' own CPU time never delays what else
+	# runs on the other CPU (the lab's client), only their IRQs land on CPU.
 	for i in 1 2; do
 		# shellcheck disable=SC2016 # $1 is expanded by the inner sh
-		timeout -s TERM $((DUR + 5)) chrt -i 0 taskset -c "$other" sh -c \
+		timeout -s TERM $((DUR + 5)) "${HELPER[@]}" taskset -c "$other" sh -c \
 			'while dd if="$1" of=/dev/null iflag=direct bs=4k status=none; do :; done' \
 			sh "$DISK_FILE" &
 		PIDS+=("$!")
@@ -317,11 +267,11 @@ inject_softirq() {
 	[ -w "$RPS" ] || die "softirq: $RPS not writable (kernel without RPS?)"
 	lock_kind softirq
 	old=$(cat "$RPS")
-	other=$(other_cpu "$CPU")
+	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
 	set_knob "$RPS" "$(cpu_mask "$CPU")"
-	# SCHED_IDLE: the sender soaks up the other CPU without delaying the
-	# client there (a waking normal task preempts it at once; nice 19 does not).
-	chrt -i 0 taskset -c "$other" "$TOOLS/udp_flood" -p 0 -C "$CPU" -d "$DUR" &
+	# INJECT_HELPERS=idle: the sender soaks up the other CPU without delaying
+	# the client there (a waking task preempts it at once; nice 19 does not).
+	"${HELPER[@]}" taskset -c "$other" "$TOOLS/udp_flood" -p 0 -C "$CPU" -d "$DUR" &
 	PIDS+=("$!")
 	echo "inject.sh: softirq: lo rps_cpus $old -> $(cat "$RPS") (CPU $CPU);" \
 		"UDP flood from CPU $other, receiver on CPU $CPU, for ${DUR}s"
@@ -346,17 +296,17 @@ inject_thp() {
 	# khugepaged and kcompactd work on the server's CPU only: the cause is
 	# meant to hit the server, and on the client's CPU they would delay the
 	# client, which no server-side tracer can see. The fragmenter runs
-	# SCHED_IDLE on the other CPU for the same reason.
+	# on the other CPU, by default SCHED_IDLE, for the same reason.
 	local p pinned=""
 	for p in $(pgrep -x khugepaged) $(pgrep '^kcompactd'); do
-		set_affinity "$p" "$CPU" && pinned+=" $(cat "/proc/$p/comm" 2>/dev/null)"
+		set_affinity "$CPU" "$p" && pinned+=" $(cat "/proc/$p/comm" 2>/dev/null)"
 	done
-	other=$(other_cpu "$CPU")
-	chrt -i 0 taskset -c "$other" "$TOOLS/fragment" -d "$DUR" &
+	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
+	"${HELPER[@]}" taskset -c "$other" "$TOOLS/fragment" -d "$DUR" &
 	PIDS+=("$!")
 	echo "inject.sh: thp: enabled=always defrag=always khugepaged defrag=1 pages_to_scan=4096" \
 		"scan/alloc_sleep=10ms (was ${was% }); on CPU $CPU:${pinned:- (none pinned)};" \
-		"fragment 512 MiB SCHED_IDLE on CPU $other for ${DUR}s"
+		"fragment 512 MiB (${INJECT_HELPERS:-idle}) on CPU $other for ${DUR}s"
 	wait_helpers "$DUR"
 }
 

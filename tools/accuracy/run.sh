@@ -35,6 +35,9 @@
 # this script starts is stopped on any exit.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
+LAB_PROG=run.sh
+# shellcheck source=tools/lab.sh
+. tools/lab.sh
 
 T=build/tools
 ACC=tools/accuracy
@@ -97,19 +100,6 @@ die() {
 	exit 1
 }
 
-# stop_pid PID: TERM, then wait up to 10 s, then KILL; reaps it.
-stop_pid() {
-	local p=$1 i
-	kill -TERM "$p" 2>/dev/null || { wait "$p" 2>/dev/null; return 0; }
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$p" 2>/dev/null
-	wait "$p" 2>/dev/null
-	return 0
-}
-
 # forget_pid PID...: no longer stop these on exit (they were reaped).
 forget_pid() {
 	local q left=()
@@ -124,7 +114,7 @@ forget_pid() {
 cleanup() {
 	local i
 	for ((i = ${#PIDS[@]} - 1; i >= 0; i--)); do
-		stop_pid "${PIDS[i]}"
+		stop_child "${PIDS[i]}" 10
 	done
 	PIDS=()
 	unquiet_server_cpu
@@ -139,26 +129,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-
-# wait_for FILE PATTERN PID [TENTHS]: until FILE matches, PID exits (1) or time is up (1).
-wait_for() {
-	local i n=${4:-100}
-	for ((i = 0; i < n; i++)); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-online_cpus() {
-	local part
-	local -a parts
-	IFS=, read -ra parts </sys/devices/system/cpu/online
-	for part in "${parts[@]}"; do
-		seq "${part%-*}" "${part#*-}"
-	done
-}
 
 # busy_pcts CPU CPU: how busy each CPU was over the last second, in percent.
 busy_pcts() {
@@ -210,10 +180,6 @@ start_lab_server() {
 	PIDS+=("$SPID")
 	wait_for "$d/server.out" 'port=' "$SPID" || die "lat_server did not start: $(tail -1 "$d/server.out")"
 	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$d/server.out")
-}
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # wait_port PORT PID: until something listens on 127.0.0.1:PORT.
@@ -311,36 +277,6 @@ need_servers() {
 
 # ---- injectors -----------------------------------------------------------------
 
-# CPU lists this script changed and their old values, restored on any exit.
-AFF_TIDS=()
-AFF_OLD=()
-
-# set_affinity CPULIST TID...: tasks that refuse (per-CPU kernel threads,
-# tasks gone meanwhile) are left as they are.
-set_affinity() {
-	local cpus=$1 t old
-	shift
-	for t in "$@"; do
-		old=$(taskset -pc "$t" 2>/dev/null | sed -n 's/.*list: //p')
-		[ -z "$old" ] || [ "$old" = "$cpus" ] && continue
-		taskset -pc "$cpus" "$t" >/dev/null 2>&1 || continue
-		AFF_TIDS+=("$t")
-		AFF_OLD+=("$old")
-	done
-}
-
-# shellcheck disable=SC2317 # also called by the EXIT trap
-restore_affinity() {
-	local i
-	for ((i = ${#AFF_TIDS[@]} - 1; i >= 0; i--)); do
-		kill -0 "${AFF_TIDS[i]}" 2>/dev/null &&
-			! taskset -pc "${AFF_OLD[i]}" "${AFF_TIDS[i]}" >/dev/null 2>&1 &&
-			echo "run.sh: could not restore the CPU list of ${AFF_TIDS[i]} to ${AFF_OLD[i]}" >&2
-	done
-	AFF_TIDS=()
-	AFF_OLD=()
-}
-
 # The server CPU belongs to the lab while it runs: every task that may run
 # elsewhere (the machine's own processes, unbound kernel threads such as
 # kdamond and rcu_preempt, unbound workqueues) is confined to the other CPUs,
@@ -364,7 +300,7 @@ quiet_server_cpu() {
 		tids+=("${t##*/}")
 	done
 	set_affinity "$others" "${tids[@]}"
-	echo "run.sh: CPU $SRV_CPU quieted: ${#AFF_TIDS[@]} tasks moved to CPU $others" >&2
+	echo "run.sh: CPU $SRV_CPU quieted: ${#LAB_AFF_TIDS[@]} tasks moved to CPU $others" >&2
 }
 
 # shellcheck disable=SC2317 # also called by the EXIT trap
@@ -397,7 +333,7 @@ start_injectors() {
 stop_injectors() {
 	local p
 	for p in "${INJ_PIDS[@]}"; do
-		stop_pid "$p"
+		stop_child "$p" 10
 	done
 	[ ${#INJ_PIDS[@]} -gt 0 ] && forget_pid "${INJ_PIDS[@]}"
 	INJ_PIDS=()
@@ -405,7 +341,7 @@ stop_injectors() {
 
 stop_server() {
 	[ -n "$SPID" ] || return 0
-	stop_pid "$SPID"
+	stop_child "$SPID" 10
 	forget_pid "$SPID"
 	SPID=
 }
@@ -422,13 +358,13 @@ start_latwhy() {
 		>"$d/trace.json" 2>"$d/latwhy.err" &
 	LWPID=$!
 	PIDS+=("$LWPID")
-	wait_for "$d/latwhy.err" '^latwhy: tracing pid' "$LWPID" 200 ||
+	wait_for "$d/latwhy.err" '^latwhy: tracing pid' "$LWPID" 20 ||
 		die "latwhy did not start: $(tail -1 "$d/latwhy.err")"
 }
 
 stop_latwhy() {
 	local d=$1
-	stop_pid "$LWPID"
+	stop_child "$LWPID" 10
 	forget_pid "$LWPID"
 	grep -q '"type":"summary"' "$d/trace.json" || echo "run.sh: $(basename "$d"): latwhy wrote no summary" >&2
 }

@@ -35,6 +35,9 @@
 # shellcheck disable=SC2317
 set -u
 cd "$(dirname "$0")/../.." || exit 0
+LAB_PROG=bench
+# shellcheck source=tools/lab.sh
+. tools/lab.sh
 
 B=tools/bench
 T=build/tools
@@ -77,20 +80,11 @@ note() { echo "bench: $*" >&2; }
 
 # ---- lifecycle -----------------------------------------------------------------
 
-# stop PID: SIGTERM a child (every tool here, latwhy included, finishes
-# cleanly on it; SIGINT is ignored by a script's background children), give
-# it 5 s, then SIGKILL it; reap it and forget it.
+# stop PID: stop_child (SIGTERM, SIGKILL after 5 s, reaped), then forget it.
 stop() {
-	local pid=$1 i p left=()
+	local pid=$1 p left=()
 	[ -n "$pid" ] || return 0
-	if kill -TERM "$pid" 2>/dev/null; then
-		for ((i = 0; i < 50; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
+	stop_child "$pid"
 	for p in "${CHILDREN[@]}"; do
 		[ "$p" != "$pid" ] && left+=("$p")
 	done
@@ -131,17 +125,6 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# wait_for FILE PATTERN PID [SECONDS]: until FILE matches, PID exits, or time is up.
-wait_for() {
-	local i
-	for ((i = 0; i < ${4:-20} * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
 # wait_attached PID N [SECONDS]: until PID has N programs attached (bpftool perf).
 wait_attached() {
 	local i n
@@ -150,14 +133,6 @@ wait_attached() {
 		n=$(bpftool -j perf 2>/dev/null | python3 "$B/report.py" progids /dev/stdin "$1" | wc -w)
 		[ "$n" -ge "$2" ] && return 0
 		sleep 0.2
-	done
-	return 1
-}
-
-free_port() {
-	local p
-	for p in $(shuf -i 20000-60000 -n 50); do
-		ss -Htln "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return 0; }
 	done
 	return 1
 }
@@ -377,7 +352,8 @@ section1_run() {
 	inj_secs=$((S1_SECS + 8))
 	kinds=""
 	for k in sched irq softirq thp; do
-		spawn "$S1/inject-$k.out" tools/inject.sh "$k" "$SRV_CPU" "$inj_secs"
+		# helpers at nice 19, not SCHED_IDLE: more events per second
+		spawn "$S1/inject-$k.out" env INJECT_HELPERS=nice tools/inject.sh "$k" "$SRV_CPU" "$inj_secs"
 		kinds+=" $k"
 	done
 	sleep 3

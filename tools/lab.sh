@@ -1,0 +1,120 @@
+# shellcheck shell=bash
+# lab.sh - shell helpers shared by the lab scripts (demo.sh, inject.sh,
+# accuracy/run.sh, bench/run.sh). Sourced, not run:
+#
+#   LAB_PROG=demo.sh
+#   . "$(dirname "$0")/lab.sh"
+#
+# LAB_PROG starts every message printed from here. Children are the calling
+# script's own background processes ($$ is its pid, also in subshells).
+
+# Has our child $1 exited? A zombie counts, and so does a pid that is no
+# longer our child (bash reaped it already; the number may even be reused).
+# Reads /proc without forking: it is polled often.
+gone() {
+	local stat ppid
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 0
+	stat=${stat##*) }
+	read -r _ ppid _ <<<"$stat"
+	[ "${stat%% *}" = Z ] || [ "$ppid" != $$ ]
+}
+
+# reap PID [SECONDS]: wait for a signalled child, SIGKILL it after SECONDS
+# (default 5). Polls instead of a bare `wait`: in a trap that interrupted
+# `wait`, bash can block in `wait` on a child it has already reaped until
+# some other child exits.
+reap() {
+	local i
+	for ((i = 0; i < ${2:-5} * 10; i++)); do
+		gone "$1" && break
+		sleep 0.1
+	done
+	gone "$1" || kill -KILL "$1" 2>/dev/null
+	while ! gone "$1"; do
+		sleep 0.1
+	done
+	[ -e "/proc/$1" ] && wait "$1" 2>/dev/null
+	return 0
+}
+
+# stop_child PID [SECONDS]: SIGTERM a child (every lab tool and latwhy finish
+# cleanly on it; SIGINT is ignored by a script's background children), then
+# reap it.
+stop_child() {
+	[ -n "$1" ] || return 0
+	gone "$1" || kill -TERM "$1" 2>/dev/null
+	reap "$@"
+}
+
+# wait_for FILE PATTERN PID [SECONDS]: until FILE matches PATTERN (0), the
+# child PID exits or SECONDS (default 10) pass (1).
+wait_for() {
+	local i
+	for ((i = 0; i < ${4:-10} * 10; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		gone "$3" && break
+		sleep 0.1
+	done
+	grep -q -- "$2" "$1" 2>/dev/null
+}
+
+# Online CPUs, one per line, from a list like "0-3,6".
+online_cpus() {
+	local part
+	local -a parts
+	IFS=, read -ra parts </sys/devices/system/cpu/online
+	for part in "${parts[@]}"; do
+		seq "${part%-*}" "${part#*-}"
+	done
+}
+
+# The first online CPU other than $1, or 1 if there is none.
+other_cpu() {
+	local c
+	for c in $(online_cpus); do
+		if [ "$c" != "$1" ]; then
+			echo "$c"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# A TCP port on 127.0.0.1 that nothing listens on: the kernel's choice.
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# CPU lists changed by set_affinity and their old values, restored by
+# restore_affinity (newest first), which the caller's EXIT trap must call.
+LAB_AFF_TIDS=()
+LAB_AFF_OLD=()
+
+# set_affinity CPULIST TID...: tasks that refuse (per-CPU kernel threads, a
+# task gone meanwhile) are left as they are. Returns 1 if no task is on
+# CPULIST now.
+set_affinity() {
+	local cpus=$1 t old moved=1
+	shift
+	for t in "$@"; do
+		old=$(taskset -pc "$t" 2>/dev/null) || continue
+		old=${old##*: }
+		[ "$old" = "$cpus" ] && moved=0 && continue
+		taskset -pc "$cpus" "$t" >/dev/null 2>&1 || continue
+		LAB_AFF_TIDS+=("$t")
+		LAB_AFF_OLD+=("$old")
+		moved=0
+	done
+	return "$moved"
+}
+
+restore_affinity() {
+	local i
+	for ((i = ${#LAB_AFF_TIDS[@]} - 1; i >= 0; i--)); do
+		[ -e "/proc/${LAB_AFF_TIDS[i]}" ] || continue
+		taskset -pc "${LAB_AFF_OLD[i]}" "${LAB_AFF_TIDS[i]}" >/dev/null 2>&1 ||
+			echo "$LAB_PROG: could not restore the CPU list of ${LAB_AFF_TIDS[i]} to ${LAB_AFF_OLD[i]}" >&2
+	done
+	LAB_AFF_TIDS=()
+	LAB_AFF_OLD=()
+}
