@@ -33,6 +33,8 @@ const volatile __u32 targ_tgid = 0;
 /* Requests are keyed by connection (fd or socket) and a wake-up may open
  * one; false: uprobe-delimited requests, one call each. */
 const volatile bool req_by_conn = true;
+/* lw_sk_ready is loaded: a request can start when its data arrived. */
+const volatile bool arrival_known = false;
 /* lw_tcp_send is loaded: TCP requests end there, not in lw_sock_send. */
 const volatile bool tcp_send_ends = false;
 
@@ -83,6 +85,16 @@ struct req_slot {
 	__u32 nfreq;
 };
 
+/* The thread's cum[] at a scheduler transition while busy, and the bucket
+ * the time after it went to: a request whose data arrived between two
+ * transitions starts from there (see request_arrival()). */
+struct ckpt {
+	__u64 ts;
+	__u64 cum[LW_B_MAX];
+};
+
+#define LW_CKPTS 4 /* a power of 2 */
+
 struct thread_state {
 	__u64 last_ts; /* last transition or checkpoint */
 	/* CPU counters when the current running slice started */
@@ -121,6 +133,13 @@ struct thread_state {
 	__u32 pad;
 	__u64 pick_closed; /* slot_pick()'s scratch */
 	__u64 pick_open;
+	/* the last runqueue wait, for a request that arrived during it */
+	__u64 last_wait_end;
+	__u64 last_wait_ns;
+	__u32 last_wait_pid;
+	__u32 ckpt_next;
+	__u32 ckpt_bucket[LW_CKPTS]; /* where the time after ckpts[k].ts went */
+	struct ckpt ckpts[LW_CKPTS];
 	__u64 slot_conn[LW_REQ_SLOTS];	 /* fd, struct sock *, or 0 (uprobe) */
 	__u64 slot_ts[LW_REQ_SLOTS];	 /* open: start; closed: end */
 	__u64 slot_top_ns[LW_REQ_SLOTS]; /* longest single wait since slot_ts */
@@ -139,6 +158,18 @@ struct {
 	__type(key, int);
 	__type(value, struct thread_state);
 } threads SEC(".maps");
+
+/* A target's socket: when data became ready on it and nobody read it yet. */
+struct sock_state {
+	__u64 ready_ts;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sock_state);
+} socks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -402,6 +433,23 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 	return make_running(thread_get(bpf_get_current_task_btf()), csp, now);
 }
 
+/*
+ * A scheduler transition of a busy thread: keep cum[] as of now, and the
+ * bucket the time until the next transition goes to. request_arrival() starts
+ * a request whose data arrived in between from here.
+ */
+static __always_inline void ckpt_take(struct thread_state *ts, __u64 now, __u32 bucket)
+{
+	__u32 k;
+
+	if (!ts->busy)
+		return;
+	k = ts->ckpt_next++ & (LW_CKPTS - 1);
+	ts->ckpts[k].ts = now;
+	__builtin_memcpy(ts->ckpts[k].cum, ts->cum, sizeof(ts->cum));
+	ts->ckpt_bucket[k] = bucket;
+}
+
 #define LW_SLOTS_MASK ((1U << LW_REQ_SLOTS) - 1) /* every slot's bit */
 #define LW_SLOT_INDEX (LW_REQ_SLOTS - 1)	 /* index bits; LW_REQ_SLOTS is 2^n */
 
@@ -476,11 +524,53 @@ static __always_inline void cycle_open(struct thread_state *ts, __u64 now, bool 
 	ts->cycle_top_pid = 0;
 }
 
-static __always_inline void request_start(__u64 conn, __u64 now)
+/*
+ * --request socket, where the kernel has sk_data_ready (6.3+): the time the
+ * request's data became ready on its socket, if this thread was busy then
+ * (an event loop serving other connections, or preempted, reads it later, and
+ * the time in between is this request's too). s->snap is rebuilt as the
+ * thread's cum[] at that time: the last checkpoint before it, plus the time
+ * since in that checkpoint's bucket. Returns the arrival, or 0 when it is
+ * unknown or not inside the busy span: request_start()'s rules apply then.
+ */
+static __always_inline __u64 request_arrival(struct thread_state *ts, struct req_slot *s,
+					     struct sock *sk, __u64 now)
+{
+	__u64 ta, best_ts = 0;
+	struct sock_state *ss;
+	int best = -1;
+	__u32 b;
+
+	ss = bpf_sk_storage_get(&socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!ss)
+		return 0;
+	ta = ss->ready_ts;
+	ss->ready_ts = 0; /* read: the next data marks the next request */
+	if (!ta || ta >= now || ta < ts->cycle_start)
+		return 0;
+	for (int k = 0; k < LW_CKPTS; k++) {
+		__u64 t = ts->ckpts[k].ts;
+
+		if (t >= ts->cycle_start && t <= ta && t >= best_ts) {
+			best_ts = t;
+			best = k;
+		}
+	}
+	if (best < 0 || best >= LW_CKPTS)
+		return 0;
+	__builtin_memcpy(s->snap, ts->ckpts[best].cum, sizeof(s->snap));
+	b = ts->ckpt_bucket[best];
+	if (b < LW_B_MAX)
+		s->snap[b] += ta - best_ts;
+	return ta;
+}
+
+static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now)
 {
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;
 	struct req_slot *s;
+	__u64 ta;
 	__u32 bit;
 	bool same;
 	int i;
@@ -508,7 +598,18 @@ static __always_inline void request_start(__u64 conn, __u64 now)
 		cycle_open(ts, now, false);
 		cs->target_cur |= LW_CUR_IN_REQ;
 	}
-	if (req_by_conn && same && ts->slot_ts[i] >= ts->cycle_start) {
+	ta = sk && arrival_known ? request_arrival(ts, s, sk, now) : 0;
+	if (ta) {
+		/* the longest wait since: the last one, if it ended after ta */
+		bool caught = ts->last_wait_end > ta;
+		__u64 part = ts->last_wait_end - ta;
+
+		ts->slot_ts[i] = ta;
+		ts->slot_top_ns[i] = !caught ? 0 : part < ts->last_wait_ns ? part : ts->last_wait_ns;
+		ts->slot_top_pid[i] = caught ? ts->last_wait_pid : 0;
+		s->nincomplete = ts->nincomplete;
+		s->nfreq = ts->nfreq;
+	} else if (req_by_conn && same && ts->slot_ts[i] >= ts->cycle_start) {
 		/* its last reply, sent while we stayed busy: the time, snap[],
 		 * the counters and the longest wait since are kept from then */
 	} else {
@@ -540,6 +641,41 @@ static __always_inline void hist_add(__u64 latency)
 		h->b[b]++;
 }
 
+/*
+ * The request's buckets: cum[] now less its start state. A start rebuilt at
+ * the data's arrival (request_arrival()) put the time from the checkpoint to
+ * the arrival in one bucket, which can exceed what that bucket then got (a
+ * wait that turned out to be mostly interrupts): a bucket below zero is zero
+ * and its excess comes off the others, so that they still add up to the
+ * latency. FREQ is a part of RUN, not a bucket of its own.
+ */
+static __always_inline void request_buckets(struct thread_state *ts, struct req_slot *s, __u64 *ns)
+{
+	__u64 excess = 0;
+
+	for (int b = 0; b < LW_B_MAX; b++) {
+		__s64 d = (__s64)(ts->cum[b] - s->snap[b]);
+
+		if (d < 0) {
+			if (b != LW_B_FREQ)
+				excess += -d;
+			d = 0;
+		}
+		ns[b] = d;
+	}
+	for (int b = 0; b < LW_B_MAX && excess; b++) {
+		__u64 take;
+
+		if (b == LW_B_FREQ)
+			continue;
+		take = ns[b] < excess ? ns[b] : excess;
+		ns[b] -= take;
+		excess -= take;
+	}
+	if (ns[LW_B_FREQ] > ns[LW_B_RUN])
+		ns[LW_B_FREQ] = ns[LW_B_RUN];
+}
+
 static __always_inline void request_emit(struct thread_state *ts, int i, __u64 latency)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
@@ -560,8 +696,7 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->start_ns = ts->slot_ts[i];
 	r->latency_ns = latency;
-	for (int b = 0; b < LW_B_MAX; b++)
-		r->ns[b] = ts->cum[b] - s->snap[b];
+	request_buckets(ts, s, r->ns);
 	r->flags = (ts->nfreq != s->nfreq ? LW_REQ_FREQ_KNOWN : 0) |
 		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0);
 	top_pid = ts->slot_top_pid[i];
@@ -615,6 +750,8 @@ static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u3
 {
 	struct lw_preempt_val zero = {}, *v;
 
+	ts->last_wait_ns = delta;
+	ts->last_wait_pid = pid;
 	if (delta > ts->cycle_top_ns) {
 		ts->cycle_top_ns = delta;
 		ts->cycle_top_pid = pid;
@@ -666,6 +803,7 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 		if (!ts->open_mask)
 			ts->busy = 0; /* woke for no request, or all answered */
 	}
+	ckpt_take(ts, now, ts->state == TS_RUNNABLE ? LW_B_SCHED : LW_B_BLOCKED);
 }
 
 static __always_inline void switch_in(struct task_struct *next, struct task_struct *prev,
@@ -698,6 +836,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 			__builtin_memcpy(comm, prev->comm, LW_COMM_LEN);
 			wait_credit(ts, prev->pid, prev->tgid, comm, delta + thp_ns);
 		}
+		ts->last_wait_end = now;
 		if (thp_ns) {
 			ts->cum[LW_B_THP] += thp_ns;
 			__sync_fetch_and_add(&thp.khugepaged_run_ns, thp_ns);
@@ -717,6 +856,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 	cs->target_cur = LW_CUR_TARGET | (ts->busy ? LW_CUR_IN_REQ : 0);
 	if (targ_mm != (__u64)next->mm) /* written once: khugepaged reads it */
 		targ_mm = (__u64)next->mm;
+	ckpt_take(ts, now, LW_B_RUN);
 }
 
 /*
@@ -806,6 +946,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	ts->waiter_pid = 0;
 	ts->last_ts = now;
 	wait_start(ts, lw_task_cpu(p), now);
+	ckpt_take(ts, now, LW_B_SCHED);
 	return 0;
 }
 
@@ -1084,7 +1225,7 @@ int BPF_PROG(lw_sys_exit, struct pt_regs *regs, long ret)
 	fd = lw_sys_arg0(regs);
 	if (!fd_is_socket(t, fd))
 		return 0;
-	request_start(fd, bpf_ktime_get_ns());
+	request_start(fd, NULL, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -1099,12 +1240,31 @@ int BPF_PROG(lw_sys_exit, struct pt_regs *regs, long ret)
  * ("trace: tcp: Add tracepoint for tcp_sendmsg_locked()"); sock_send_length
  * is the fallback. user/tracer.c probes which of them the kernel has.
  */
+/*
+ * Data became ready on a socket, since 6.3 ("net/sock: Introduce
+ * trace_sk_data_ready()"). Only a socket a target thread has read from has
+ * socket storage: every other one returns at the lookup.
+ */
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(lw_sk_ready, const struct sock *sk)
+{
+	struct sock_state *ss;
+
+	/* most sockets have no BPF storage at all: no helper call for them */
+	if (!sk->sk_bpf_storage)
+		return 0;
+	ss = bpf_sk_storage_get(&socks, (struct sock *)sk, 0, 0);
+	if (ss && !ss->ready_ts)
+		ss->ready_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
 {
 	if (ret <= 0 || !is_target(bpf_get_current_task_btf()))
 		return 0;
-	request_start((__u64)sk, bpf_ktime_get_ns());
+	request_start((__u64)sk, sk, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -1147,7 +1307,7 @@ int BPF_KPROBE(lw_req_entry)
 	if (!ts)
 		return 0;
 	if (ts->depth++ == 0)
-		request_start(0, bpf_ktime_get_ns());
+		request_start(0, NULL, bpf_ktime_get_ns());
 	return 0;
 }
 

@@ -153,6 +153,8 @@ static int tracer_probe(struct lw_tracer *t)
 		{s->progs.lw_sock_send, "sock_send_length", 0, LW_REQ_SOCKET},
 		/* a TCP request ends before its reply is queued, not after */
 		{s->progs.lw_tcp_send, "tcp_sendmsg_locked", 0, LW_REQ_SOCKET, true},
+		/* a request starts when its data arrived, not when it is read */
+		{s->progs.lw_sk_ready, "sk_data_ready", 0, LW_REQ_SOCKET, true},
 	};
 	struct btf *vmlinux;
 	int err = 0;
@@ -201,6 +203,7 @@ static int tracer_probe(struct lw_tracer *t)
 	}
 	t->skel->rodata->req_by_conn = t->mode != LW_REQ_UPROBE;
 	t->skel->rodata->tcp_send_ends = bpf_program__autoload(s->progs.lw_tcp_send);
+	t->skel->rodata->arrival_known = bpf_program__autoload(s->progs.lw_sk_ready);
 cleanup:
 	btf__free(vmlinux);
 	return err;

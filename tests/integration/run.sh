@@ -167,6 +167,38 @@ assert summ["requests"] >= len(reqs)
 	cleanup
 }
 
+# An event loop with more ready connections than it serves at once: a
+# request's data waits in its socket while the loop serves the others, and
+# that wait is the request's. With sk_data_ready (6.3+) a request starts when
+# its data arrived; without it (--skip), when it is read, which in this run
+# put the p50 at half the client's.
+test_arrival() {
+	if ! bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "'btf_trace_sk_data_ready'"; then
+		skip arrival "the kernel has no sk_data_ready tracepoint (6.3+)"
+		return
+	fi
+	start_server "$SRV_CPU" -e -w 40000 || { fail arrival "server did not start"; cleanup; return; }
+	start_client 10 -c 8 -r 1100
+	sleep 0.5
+	# both at once, so that they see the same requests
+	./latwhy -p "$SPID" -d 4s -j --skip sk_data_ready >"$OUT/skip.json" 2>"$OUT/skip.err" &
+	local skip=$! cp50 i
+	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	wait "$skip"
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'p50_us=' "$OUT/client.out" && break
+		sleep 0.1
+	done
+	cp50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT/client.out")
+	check arrival "
+p50 = summ['p50_ns'] / 1000
+assert 0.7 * $cp50 <= p50 <= 1.25 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
+skip = [json.loads(l) for l in open('$OUT/skip.json') if l.strip()][-1]
+assert skip['p50_ns'] < 0.9 * summ['p50_ns'], 'p50 without arrivals %d, with %d' % (skip['p50_ns'], summ['p50_ns'])
+"
+	cleanup
+}
+
 # --request syscall (raw_syscalls): the same requests as the socket default.
 test_syscall() {
 	start_server "$SRV_CPU" || { fail syscall "server did not start"; cleanup; return; }
@@ -366,7 +398,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall eventloop slots sched irq freq thp accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall eventloop arrival slots sched irq freq thp accuracy)
 for t in "${TESTS[@]}"; do
 	"test_$t"
 done
