@@ -534,7 +534,7 @@ static __always_inline void cycle_open(struct thread_state *ts, __u64 now, bool 
  * unknown or not inside the busy span: request_start()'s rules apply then.
  */
 static __always_inline __u64 request_arrival(struct thread_state *ts, struct req_slot *s,
-					     struct sock *sk, __u64 now)
+					     struct sock *sk, __u64 now, bool *before_wake)
 {
 	__u64 ta, best_ts = 0;
 	struct sock_state *ss;
@@ -546,6 +546,9 @@ static __always_inline __u64 request_arrival(struct thread_state *ts, struct req
 		return 0;
 	ta = ss->ready_ts;
 	ss->ready_ts = 0; /* read: the next data marks the next request */
+	/* there before the thread woke: it waited since the wake-up, also when
+	 * the loop served other connections first */
+	*before_wake = ta && ta < ts->cycle_start && ts->cycle_wake;
 	if (!ta || ta >= now || ta < ts->cycle_start)
 		return 0;
 	for (int k = 0; k < LW_CKPTS; k++) {
@@ -569,10 +572,10 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 {
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;
+	bool same, before_wake = false;
 	struct req_slot *s;
 	__u64 ta;
 	__u32 bit;
-	bool same;
 	int i;
 
 	if (!armed)
@@ -598,7 +601,7 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 		cycle_open(ts, now, false);
 		cs->target_cur |= LW_CUR_IN_REQ;
 	}
-	ta = sk && arrival_known ? request_arrival(ts, s, sk, now) : 0;
+	ta = sk && arrival_known ? request_arrival(ts, s, sk, now, &before_wake) : 0;
 	if (ta) {
 		/* the longest wait since: the last one, if it ended after ta */
 		bool caught = ts->last_wait_end > ta;
@@ -609,11 +612,11 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 		ts->slot_top_pid[i] = caught ? ts->last_wait_pid : 0;
 		s->nincomplete = ts->nincomplete;
 		s->nfreq = ts->nfreq;
-	} else if (req_by_conn && same && ts->slot_ts[i] >= ts->cycle_start) {
+	} else if (req_by_conn && same && ts->slot_ts[i] >= ts->cycle_start && !before_wake) {
 		/* its last reply, sent while we stayed busy: the time, snap[],
 		 * the counters and the longest wait since are kept from then */
 	} else {
-		if (req_by_conn && ts->cycle_wake && !ts->cycle_ended) {
+		if (req_by_conn && ts->cycle_wake && (!ts->cycle_ended || before_wake)) {
 			ts->slot_ts[i] = ts->cycle_start;
 			__builtin_memcpy(s->snap, ts->cycle_snap, sizeof(s->snap));
 			ts->slot_top_ns[i] = ts->cycle_top_ns;
@@ -1240,10 +1243,19 @@ int BPF_PROG(lw_sys_exit, struct pt_regs *regs, long ret)
  * ("trace: tcp: Add tracepoint for tcp_sendmsg_locked()"); sock_send_length
  * is the fallback. user/tracer.c probes which of them the kernel has.
  */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
+{
+	if (ret <= 0 || !is_target(bpf_get_current_task_btf()))
+		return 0;
+	request_start((__u64)sk, sk, bpf_ktime_get_ns());
+	return 0;
+}
+
 /*
  * Data became ready on a socket, since 6.3 ("net/sock: Introduce
  * trace_sk_data_ready()"). Only a socket a target thread has read from has
- * socket storage: every other one returns at the lookup.
+ * socket storage: every other one returns at the first check.
  */
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(lw_sk_ready, const struct sock *sk)
@@ -1256,15 +1268,6 @@ int BPF_PROG(lw_sk_ready, const struct sock *sk)
 	ss = bpf_sk_storage_get(&socks, (struct sock *)sk, 0, 0);
 	if (ss && !ss->ready_ts)
 		ss->ready_ts = bpf_ktime_get_ns();
-	return 0;
-}
-
-SEC("tp_btf/sock_recv_length")
-int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
-{
-	if (ret <= 0 || !is_target(bpf_get_current_task_btf()))
-		return 0;
-	request_start((__u64)sk, sk, bpf_ktime_get_ns());
 	return 0;
 }
 
