@@ -603,13 +603,16 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 	}
 	ta = sk && arrival_known ? request_arrival(ts, s, sk, now, &before_wake) : 0;
 	if (ta) {
-		/* the longest wait since: the last one, if it ended after ta */
-		bool caught = ts->last_wait_end > ta;
-		__u64 part = ts->last_wait_end - ta;
-
 		ts->slot_ts[i] = ta;
-		ts->slot_top_ns[i] = !caught ? 0 : part < ts->last_wait_ns ? part : ts->last_wait_ns;
-		ts->slot_top_pid[i] = caught ? ts->last_wait_pid : 0;
+		ts->slot_top_ns[i] = 0;
+		ts->slot_top_pid[i] = 0;
+		/* the longest wait since: the part after ta of the last one */
+		if (ts->last_wait_end > ta) {
+			__u64 part = ts->last_wait_end - ta;
+
+			ts->slot_top_ns[i] = part < ts->last_wait_ns ? part : ts->last_wait_ns;
+			ts->slot_top_pid[i] = ts->last_wait_pid;
+		}
 		s->nincomplete = ts->nincomplete;
 		s->nfreq = ts->nfreq;
 	} else if (req_by_conn && same && ts->slot_ts[i] >= ts->cycle_start && !before_wake) {
