@@ -170,15 +170,18 @@ assert summ["requests"] >= len(reqs)
 # An event loop with more ready connections than it serves at once: a
 # request's data waits in its socket while the loop serves the others, and
 # that wait is the request's. With sk_data_ready (6.3+) a request starts when
-# its data arrived; without it (--skip), when it is read, which in this run
-# put the p50 at half the client's.
+# its data arrived. Without it the start is a guess: at the read (the build
+# before arrivals put the p50 at 0.4-0.75x the client's) or, when the loop never
+# sleeps, at the connection's last reply (which adds the client's pause
+# between requests); so the run with --skip sk_data_ready beside it is only
+# checked to count the same requests.
 test_arrival() {
 	if ! bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "'btf_trace_sk_data_ready'"; then
 		skip arrival "the kernel has no sk_data_ready tracepoint (6.3+)"
 		return
 	fi
 	start_server "$SRV_CPU" -e -w 40000 || { fail arrival "server did not start"; cleanup; return; }
-	start_client 10 -c 8 -r 1100
+	start_client 10 -c 16 -r 520
 	sleep 0.5
 	# both at once, so that they see the same requests
 	./latwhy -p "$SPID" -d 4s -j --skip sk_data_ready >"$OUT/skip.json" 2>"$OUT/skip.err" &
@@ -192,9 +195,9 @@ test_arrival() {
 	cp50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT/client.out")
 	check arrival "
 p50 = summ['p50_ns'] / 1000
-assert 0.7 * $cp50 <= p50 <= 1.25 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
+assert 0.8 * $cp50 <= p50 <= 1.25 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
 skip = [json.loads(l) for l in open('$OUT/skip.json') if l.strip()][-1]
-assert skip['p50_ns'] < 0.9 * summ['p50_ns'], 'p50 without arrivals %d, with %d' % (skip['p50_ns'], summ['p50_ns'])
+assert abs(skip['requests'] - summ['requests']) <= 0.05 * summ['requests'], (skip['requests'], summ['requests'])
 "
 	cleanup
 }
