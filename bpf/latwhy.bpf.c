@@ -382,8 +382,14 @@ static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_s
 	irq = cs->irq_ns - ts->wait_irq;
 	soft = cs->softirq_ns - ts->wait_softirq;
 	th = cpu_thp_ns(cs, now) - ts->wait_thp;
-	if (irq + soft > delta)
-		return delta;
+	if (irq + soft > delta) {
+		/* A handler that began before the wait and ended in it adds its
+		 * whole run at its exit (a BLOCK batch in ksoftirqd that was
+		 * running when we were woken): the wait was all interrupts. */
+		if (soft > delta)
+			soft = delta;
+		irq = delta - soft;
+	}
 	ts->cum[LW_B_IRQ] += irq;
 	ts->cum[LW_B_SOFTIRQ] += soft;
 	delta -= irq + soft;

@@ -76,9 +76,11 @@ start_client() {
 }
 
 # Outlasts latwhy's start-up and run; stopped explicitly afterwards. Its
-# line ends in "for Ns" once the interference runs; errors do not.
+# line ends in "for Ns" once the interference runs; errors do not. The
+# script itself stays off the server's CPU (its helpers pin themselves):
+# latwhy would rightly name it among what ran there.
 start_injector() {
-	tools/inject.sh "$CAUSE" "$SRV_CPU" $((SECS + 60)) >"$WORK/inject.out" 2>&1 &
+	taskset -c "$CLI_CPU" tools/inject.sh "$CAUSE" "$SRV_CPU" $((SECS + 60)) >"$WORK/inject.out" 2>&1 &
 	INJECT_PID=$!
 	wait_for "$WORK/inject.out" '^inject.sh: .* for [0-9]*s$' "$INJECT_PID" ||
 		die "injector failed: $(tail -1 "$WORK/inject.out")"
