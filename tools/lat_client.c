@@ -7,6 +7,11 @@
  * At the end all latencies are sorted and exact quantiles printed as
  *   requests=N rps=X p50_us=A p99_us=B p999_us=C max_us=D mean_us=E
  * SIGINT/SIGTERM end the run early and still print the summary.
+ *
+ * The client opts out of transparent huge pages (PR_SET_THP_DISABLE): the
+ * lab's thp injector switches THP to "always" for the whole machine, and
+ * khugepaged collapsing the client's own memory would stall the client,
+ * which is ground truth no server-side tracer can see.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -352,6 +358,8 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv);
 	setup_signals();
+	/* best effort: a kernel without THP has nothing to opt out of */
+	prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
 	if (cfg.have_cpus && sched_setaffinity(0, sizeof(cfg.cpus), &cfg.cpus)) {
 		fprintf(stderr, "lat_client: cannot pin to CPUs %s: %s\n", cfg.cpu_arg,
 			strerror(errno));
