@@ -42,6 +42,13 @@ const volatile bool tcp_send_ends = false;
  * was seen by a partly attached set of programs would miss time. */
 volatile bool armed = false;
 
+/* With lw_tcp_send loaded, lw_sock_send ends only requests on other sockets
+ * (UDP, unix), yet it would run for every send on the host: userspace
+ * attaches it once a target thread reads such a socket (non_tcp_seen), and
+ * sets sock_send_on then. Until then those reads start no request. */
+volatile bool sock_send_on = false;
+__u32 non_tcp_seen = 0;
+
 /* Written by userspace every second: slow-request threshold. */
 volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
 
@@ -1257,6 +1264,11 @@ int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
 {
 	if (ret <= 0 || !is_target(bpf_get_current_task_btf()))
 		return 0;
+	if (!sock_send_on && sk->sk_protocol != IPPROTO_TCP) {
+		if (!non_tcp_seen)
+			non_tcp_seen = 1; /* nothing would end its request yet */
+		return 0;
+	}
 	request_start((__u64)sk, sk, bpf_ktime_get_ns());
 	return 0;
 }
@@ -1299,7 +1311,8 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(lw_sock_send, struct sock *sk, int ret, int flags)
 {
 	/* a TCP request ended in lw_tcp_send already: no second storage
-	 * lookup and slot search for every TCP send of the target */
+	 * lookup and slot search for every TCP send of the target (once a
+	 * non-TCP socket got this program attached) */
 	if (tcp_send_ends && sk->sk_protocol == IPPROTO_TCP)
 		return 0;
 	send_conn((__u64)sk);

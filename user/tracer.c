@@ -41,7 +41,8 @@ struct lw_tracer {
 	__u64 start_ns;
 	__u64 last_tick_ns;
 	__u64 ticks;
-	__u64 hist_count; /* requests counted at the previous tick */
+	bool sock_send_tried; /* see tracer_sock_send() */
+	__u64 hist_count;     /* requests counted at the previous tick */
 	__u64 slow_in_tick;
 	__u64 clock_events;	    /* cpu_frequency events, summed at the last snapshot */
 	__u64 *hist_buf;	    /* per-CPU values of lat_hist */
@@ -203,6 +204,10 @@ static int tracer_probe(struct lw_tracer *t)
 	}
 	t->skel->rodata->req_by_conn = t->mode != LW_REQ_UPROBE;
 	t->skel->rodata->tcp_send_ends = bpf_program__autoload(s->progs.lw_tcp_send);
+	/* then sock_send_length only ends requests on other sockets: attached
+	 * when the target reads one (tracer_sock_send()) */
+	if (t->skel->rodata->tcp_send_ends)
+		bpf_program__set_autoattach(s->progs.lw_sock_send, false);
 	t->skel->rodata->arrival_known = bpf_program__autoload(s->progs.lw_sk_ready);
 cleanup:
 	btf__free(vmlinux);
@@ -250,6 +255,8 @@ static int tracer_attach(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot attach BPF programs: %s\n", strerror(-err));
 		return err;
 	}
+	t->skel->bss->sock_send_on = bpf_program__autoload(t->skel->progs.lw_sock_send) &&
+				     bpf_program__autoattach(t->skel->progs.lw_sock_send);
 	if (t->o->req_mode == LW_REQ_UPROBE) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = t->o->uprobe_sym, .retprobe = true);
 
@@ -444,6 +451,27 @@ static void tracer_thp_pids(struct lw_tracer *t)
 	memcpy(t->skel->bss->thp_pids, pids, sizeof(pids));
 }
 
+/* The target read a non-TCP socket: from now on its requests end at
+ * sock_send_length too. Tried once; without it such reads stay untraced. */
+static void tracer_sock_send(struct lw_tracer *t)
+{
+	struct latwhy_bpf *s = t->skel;
+
+	if (s->bss->sock_send_on || !s->bss->non_tcp_seen || t->sock_send_tried ||
+	    !bpf_program__autoload(s->progs.lw_sock_send))
+		return;
+	t->sock_send_tried = true;
+	s->links.lw_sock_send = bpf_program__attach(s->progs.lw_sock_send);
+	if (!s->links.lw_sock_send) {
+		fprintf(stderr,
+			"latwhy: cannot attach sock_send_length (%s): requests on non-TCP "
+			"sockets are not traced\n",
+			strerror(errno));
+		return;
+	}
+	s->bss->sock_send_on = true;
+}
+
 static void tracer_tick(struct lw_tracer *t, bool live)
 {
 	struct lw_meta_rec m;
@@ -455,6 +483,7 @@ static void tracer_tick(struct lw_tracer *t, bool live)
 	t->last_tick_ns = tick.ts_ns;
 	if (++t->ticks % LW_THP_REFRESH == 0)
 		tracer_thp_pids(t);
+	tracer_sock_send(t);
 	tick.requests = count - t->hist_count;
 	t->hist_count = count;
 	tick.slow = t->slow_in_tick;

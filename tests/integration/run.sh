@@ -202,6 +202,60 @@ assert abs(skip['requests'] - summ['requests']) <= 0.05 * summ['requests'], (ski
 	cleanup
 }
 
+# A server on a unix socket: with tcp_sendmsg_locked, sock_send_length is
+# attached only once the target reads a non-TCP socket (at the next tick),
+# and its requests are traced from then on, none of them stretched across
+# the wait.
+test_unix() {
+	local sock=$OUT/echo.sock
+	python3 - "$sock" >"$OUT/server.out" 2>&1 <<'PY' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(1)
+print("listening", flush=True)
+c, _ = s.accept()
+while True:
+    d = c.recv(64)
+    if not d:
+        break
+    sum(range(2000))  # a little work per request
+    c.sendall(d)
+PY
+	SPID=$!
+	PIDS+=("$SPID")
+	local i
+	for ((i = 0; i < 50; i++)); do
+		grep -q listening "$OUT/server.out" && break
+		sleep 0.1
+	done
+	python3 - "$sock" 8 >"$OUT/client.out" 2>&1 <<'PY' &
+import socket, sys, time
+c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+c.connect(sys.argv[1])
+end, n = time.monotonic() + float(sys.argv[2]), 0
+while time.monotonic() < end:
+    c.sendall(b"x" * 64)
+    got = 0
+    while got < 64:
+        got += len(c.recv(64 - got))
+    n += 1
+print("requests=%d" % n)
+PY
+	PIDS+=("$!")
+	sleep 0.5
+	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check unix "
+assert summ['request_mode'] == 'socket', summ['request_mode']
+assert len(reqs) >= 1000, 'only %d requests' % len(reqs)
+lat = sorted(r['latency_ns'] for r in reqs)
+assert lat[len(lat) // 2] < 2000000, 'median %d ns' % lat[len(lat) // 2]
+# nothing opened before sock_send_length was attached and ended after
+assert lat[-1] < 500000000, 'longest %d ns' % lat[-1]
+"
+	cleanup
+}
+
 # --request syscall (raw_syscalls): the same requests as the socket default.
 test_syscall() {
 	start_server "$SRV_CPU" || { fail syscall "server did not start"; cleanup; return; }
@@ -401,7 +455,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall eventloop arrival slots sched irq freq thp accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots sched irq freq thp accuracy)
 for t in "${TESTS[@]}"; do
 	"test_$t"
 done
