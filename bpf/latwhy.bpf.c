@@ -546,19 +546,29 @@ static __always_inline void cycle_open(struct thread_state *ts, __u64 now, bool 
  * since in that checkpoint's bucket. Returns the arrival, or 0 when it is
  * unknown or not inside the busy span: request_start()'s rules apply then.
  */
-static __always_inline __u64 request_arrival(struct thread_state *ts, struct req_slot *s,
-					     struct sock *sk, __u64 now, bool *before_wake)
+/* When data first became ready on sk since its last read, or 0; the read
+ * consumes it, also one that continues an open request: its second segment
+ * would otherwise be taken for the next request's arrival. */
+static __always_inline __u64 sock_arrival(struct sock *sk)
 {
-	__u64 ta, best_ts = 0;
 	struct sock_state *ss;
-	int best = -1;
-	__u32 b;
+	__u64 ta;
 
 	ss = bpf_sk_storage_get(&socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!ss)
 		return 0;
 	ta = ss->ready_ts;
-	ss->ready_ts = 0; /* read: the next data marks the next request */
+	ss->ready_ts = 0;
+	return ta;
+}
+
+static __always_inline __u64 request_arrival(struct thread_state *ts, struct req_slot *s, __u64 ta,
+					     __u64 now, bool *before_wake)
+{
+	__u64 best_ts = 0;
+	int best = -1;
+	__u32 b;
+
 	/* there before the thread woke: it waited since the wake-up, also when
 	 * the loop served other connections first */
 	*before_wake = ta && ta < ts->cycle_start && ts->cycle_wake;
@@ -593,6 +603,7 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 
 	if (!armed)
 		return;
+	ta = sk && arrival_known ? sock_arrival(sk) : 0;
 	ts = current_running(&cs, now);
 	if (!ts)
 		return;
@@ -614,7 +625,7 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 		cycle_open(ts, now, false);
 		cs->target_cur |= LW_CUR_IN_REQ;
 	}
-	ta = sk && arrival_known ? request_arrival(ts, s, sk, now, &before_wake) : 0;
+	ta = request_arrival(ts, s, ta, now, &before_wake);
 	if (ta) {
 		ts->slot_ts[i] = ta;
 		ts->slot_top_ns[i] = 0;
