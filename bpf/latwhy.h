@@ -184,6 +184,10 @@ enum lw_meta_flags {
 	LW_META_NO_THP = 1 << 3, /* khugepaged tracepoints missing */
 	LW_META_NO_COMPACT = 1 << 4,
 	LW_META_NO_FREQ = 1 << 5, /* cpu_frequency tracepoint missing */
+	/* requests keyed by connection without sk_data_ready (syscall mode,
+	 * before 6.3, or skipped): they start at the wake-up, the last reply
+	 * or the read, not when their data arrived */
+	LW_META_NO_ARRIVAL = 1 << 6,
 };
 
 /* What a request is (lw_meta_rec::req_mode, --request). */

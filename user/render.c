@@ -259,6 +259,7 @@ static void json_missing(struct lw_json *j, __u32 flags)
 		{LW_META_NO_THP, "khugepaged"},
 		{LW_META_NO_COMPACT, "compaction"},
 		{LW_META_NO_FREQ, "cpu_frequency"},
+		{LW_META_NO_ARRIVAL, "sk_data_ready"},
 	};
 
 	lw_json_key(j, "not_attached");
@@ -557,6 +558,10 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 		s->duration_ns ? (double)s->requests * 1e9 / s->duration_ns : 0.0,
 		lw_fmt_ns(p50, sizeof(p50), s->p50_ns), lw_fmt_ns(p99, sizeof(p99), s->p99_ns), th,
 		s->threshold_fixed ? "" : ", running p99", (unsigned long long)s->slow_requests);
+	if (s->flags & LW_META_NO_ARRIVAL)
+		fprintf(f, "  no arrival times (sk_data_ready): a request starts at the wake-up, "
+			   "the last reply or the read; an event loop's queueing may be under- or "
+			   "overstated\n");
 	if (!s->slow_requests) {
 		fprintf(f, "No slow requests were seen%s.\n",
 			s->requests ? ""

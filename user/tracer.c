@@ -209,6 +209,8 @@ static int tracer_probe(struct lw_tracer *t)
 	if (t->skel->rodata->tcp_send_ends)
 		bpf_program__set_autoattach(s->progs.lw_sock_send, false);
 	t->skel->rodata->arrival_known = bpf_program__autoload(s->progs.lw_sk_ready);
+	if (t->mode != LW_REQ_UPROBE && !t->skel->rodata->arrival_known)
+		t->flags |= LW_META_NO_ARRIVAL;
 cleanup:
 	btf__free(vmlinux);
 	return err;

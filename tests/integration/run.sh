@@ -196,8 +196,10 @@ test_arrival() {
 	check arrival "
 p50 = summ['p50_ns'] / 1000
 assert 0.8 * $cp50 <= p50 <= 1.25 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
+assert 'sk_data_ready' not in summ['not_attached'], summ['not_attached']
 skip = [json.loads(l) for l in open('$OUT/skip.json') if l.strip()][-1]
 assert abs(skip['requests'] - summ['requests']) <= 0.05 * summ['requests'], (skip['requests'], summ['requests'])
+assert skip['not_attached'] == ['sk_data_ready'], skip['not_attached']
 "
 	cleanup
 }

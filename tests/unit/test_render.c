@@ -435,6 +435,39 @@ static void test_summary_text_no_freq(void **state)
 	out_free(&o);
 }
 
+/* Requests by connection without sk_data_ready: said in text, and the
+ * tracepoint is listed as not attached in JSON. */
+static void test_summary_no_arrival(void **state)
+{
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_NONE, 2000000, "server");
+	out_open(&o, false);
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_lacks(s, "no arrival times");
+	out_free(&o);
+
+	sum.flags |= LW_META_NO_ARRIVAL;
+	out_open(&o, false);
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_has(s, "slow (> 2.00 ms): 2\n  no arrival times (sk_data_ready): a request starts "
+		      "at the wake-up, the last reply or the read; an event loop's queueing may be "
+		      "under- or overstated\n");
+	out_free(&o);
+
+	out_open(&o, true);
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_has(s, "\"not_attached\":[\"sk_data_ready\"]");
+	assert_json(s,
+		    "d['not_attached'] == ['sk_data_ready'] and d['causes']['irq']['ns'] == 150");
+	out_free(&o);
+}
+
 /* pid 0 is the idle task: the wait was a wake-up latency, not a preemptor */
 static void test_summary_text_idle_wait(void **state)
 {
@@ -497,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_summary_text_no_freq),
 		cmocka_unit_test(test_summary_text_idle_wait),
 		cmocka_unit_test(test_summary_text_freq),
+		cmocka_unit_test(test_summary_no_arrival),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
