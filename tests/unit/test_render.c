@@ -435,6 +435,14 @@ static void test_summary_text_no_freq(void **state)
 	out_free(&o);
 }
 
+/* The summary as text or as its JSON line, without findings. */
+static const char *summary_out(struct out *o, const struct lw_summary *sum, bool json)
+{
+	out_open(o, json);
+	lw_render_summary(o->r, sum, NULL);
+	return out_close(o);
+}
+
 /* Requests by connection without sk_data_ready: said in text, and the
  * tracepoint is listed as not attached in JSON. */
 static void test_summary_no_arrival(void **state)
@@ -444,24 +452,17 @@ static void test_summary_no_arrival(void **state)
 	const char *s;
 
 	build_summary(&sum, LW_FREQ_NONE, 2000000, "server");
-	out_open(&o, false);
-	lw_render_summary(o.r, &sum, NULL);
-	s = out_close(&o);
-	assert_lacks(s, "no arrival times");
+	assert_lacks(summary_out(&o, &sum, false), "no arrival times");
 	out_free(&o);
 
 	sum.flags |= LW_META_NO_ARRIVAL;
-	out_open(&o, false);
-	lw_render_summary(o.r, &sum, NULL);
-	s = out_close(&o);
+	s = summary_out(&o, &sum, false);
 	assert_has(s, "slow (> 2.00 ms): 2\n  no arrival times (sk_data_ready): a request starts "
 		      "at the wake-up, the last reply or the read; an event loop's queueing may be "
 		      "under- or overstated\n");
 	out_free(&o);
 
-	out_open(&o, true);
-	lw_render_summary(o.r, &sum, NULL);
-	s = out_close(&o);
+	s = summary_out(&o, &sum, true);
 	assert_has(s, "\"not_attached\":[\"sk_data_ready\"]");
 	assert_json(s,
 		    "d['not_attached'] == ['sk_data_ready'] and d['causes']['irq']['ns'] == 150");
