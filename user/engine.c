@@ -98,29 +98,50 @@ bool lw_request_consistent(const struct lw_request *r)
 	return diff * 100 <= r->latency_ns;
 }
 
+/* The element of a growable array whose key_len bytes at key_off match
+ * rec's, else a new one holding a copy of rec; NULL when out of memory. */
+static void *find_or_append(void **arr, size_t *n, size_t *cap, size_t size, const void *rec,
+			    size_t key_off, size_t key_len)
+{
+	char *a = *arr;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!memcmp(a + i * size + key_off, (const char *)rec + key_off, key_len))
+			return a + i * size;
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+
+		a = realloc(a, ncap * size);
+		if (!a)
+			return NULL;
+		*arr = a;
+		*cap = ncap;
+	}
+	return memcpy(a + (*n)++ * size, rec, size);
+}
+
+/* Replace-or-append, matched by the first key_len bytes at key_off. */
+static int upsert(void **arr, size_t *n, size_t *cap, size_t size, const void *rec, size_t key_off,
+		  size_t key_len)
+{
+	void *el = find_or_append(arr, n, cap, size, rec, key_off, key_len);
+
+	if (!el)
+		return -ENOMEM;
+	memcpy(el, rec, size);
+	return 0;
+}
+
 /* The longest wait of a slow request, credited to the task that ran: the
  * evidence of the slow requests alone (the preemptor map covers them all). */
 static int add_slow_wait(struct lw_engine *e, const struct lw_request *r)
 {
-	struct lw_slow_wait *w = NULL;
+	struct lw_slow_wait key = {.pid = r->preempt_pid}, *w;
 
-	for (size_t i = 0; i < e->nr_waits; i++)
-		if (e->waits[i].pid == r->preempt_pid)
-			w = &e->waits[i];
-	if (!w) {
-		if (e->nr_waits == e->cap_waits) {
-			size_t ncap = e->cap_waits ? e->cap_waits * 2 : 16;
-			struct lw_slow_wait *a = realloc(e->waits, ncap * sizeof(*a));
-
-			if (!a)
-				return -ENOMEM;
-			e->waits = a;
-			e->cap_waits = ncap;
-		}
-		w = &e->waits[e->nr_waits++];
-		memset(w, 0, sizeof(*w));
-		w->pid = r->preempt_pid;
-	}
+	w = find_or_append((void **)&e->waits, &e->nr_waits, &e->cap_waits, sizeof(*w), &key,
+			   offsetof(struct lw_slow_wait, pid), sizeof(key.pid));
+	if (!w)
+		return -ENOMEM;
 	memcpy(w->comm, r->preempt_comm, sizeof(w->comm));
 	w->comm[sizeof(w->comm) - 1] = '\0';
 	w->requests++;
@@ -156,32 +177,6 @@ static int feed_request(struct lw_engine *e, const struct lw_request *r)
 		return -ENOMEM;
 	if (r->cpu < LW_MAX_CPUS)
 		e->cpus_mask[r->cpu / 64] |= 1ULL << (r->cpu % 64);
-	return 0;
-}
-
-/* Replace-or-append into a growable array, matched by the first
- * key_len bytes after the type word. */
-static int upsert(void **arr, size_t *n, size_t *cap, size_t size, const void *rec, size_t key_off,
-		  size_t key_len)
-{
-	char *a = *arr;
-
-	for (size_t i = 0; i < *n; i++) {
-		if (!memcmp(a + i * size + key_off, (const char *)rec + key_off, key_len)) {
-			memcpy(a + i * size, rec, size);
-			return 0;
-		}
-	}
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-
-		a = realloc(a, ncap * size);
-		if (!a)
-			return -ENOMEM;
-		*arr = a;
-		*cap = ncap;
-	}
-	memcpy(a + (*n)++ * size, rec, size);
 	return 0;
 }
 
