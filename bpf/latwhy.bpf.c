@@ -894,8 +894,8 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
  * per CPU so that a request's runqueue wait can be split by it, also when
  * one was already running at the wake-up. The open interval (thp_start)
  * belongs to whatever runs now, so closing needs no check of prev; opening
- * costs every other switch one load of next->flags (hot: the scheduler
- * just used it), since only kthreads go on to the comm compare.
+ * costs every other switch is_thp_kthread()'s pid compare, on the line
+ * is_target() already read.
  */
 static __always_inline void thp_switch_out(struct lw_cpu_state *cs, __u64 now)
 {
