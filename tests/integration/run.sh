@@ -9,6 +9,9 @@
 # changed it (tools/inject.sh traps EXIT/INT/TERM), also when a test fails.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+LAB_PROG=run.sh
+# shellcheck source=tools/lab.sh
+. tools/lab.sh # wait_for
 T=build/tools
 OUT=$(mktemp -d /tmp/latwhy-it.XXXXXX)
 PIDS=()
@@ -43,10 +46,7 @@ start_server() {
 	"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
 	SPID=$!
 	PIDS+=("$SPID")
-	for _ in $(seq 50); do
-		grep -q 'port=' "$OUT/server.out" && break
-		sleep 0.1
-	done
+	wait_for "$OUT/server.out" 'port=' "$SPID" 5
 	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
 	[ -n "$PORT" ]
 }
@@ -182,16 +182,14 @@ test_arrival() {
 	fi
 	start_server "$SRV_CPU" -e -w 40000 || { fail arrival "server did not start"; cleanup; return; }
 	start_client 10 -c 16 -r 520
+	local client=${PIDS[-1]}
 	sleep 0.5
 	# both at once, so that they see the same requests
 	./latwhy -p "$SPID" -d 4s -j --skip sk_data_ready >"$OUT/skip.json" 2>"$OUT/skip.err" &
-	local skip=$! cp50 i
+	local skip=$! cp50
 	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	wait "$skip"
-	for ((i = 0; i < 100; i++)); do
-		grep -q 'p50_us=' "$OUT/client.out" && break
-		sleep 0.1
-	done
+	wait_for "$OUT/client.out" 'p50_us=' "$client"
 	cp50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT/client.out")
 	check arrival "
 p50 = summ['p50_ns'] / 1000
@@ -226,11 +224,7 @@ while True:
 PY
 	SPID=$!
 	PIDS+=("$SPID")
-	local i
-	for ((i = 0; i < 50; i++)); do
-		grep -q listening "$OUT/server.out" && break
-		sleep 0.1
-	done
+	wait_for "$OUT/server.out" listening "$SPID" 5
 	python3 - "$sock" 8 >"$OUT/client.out" 2>&1 <<'PY' &
 import socket, sys, time
 c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
