@@ -471,21 +471,15 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 	/* over the slow requests alone: which wait made them slow */
 	for (size_t i = 0; i < s->nr_slow_waits && i < 2; i++) {
 		const struct lw_slow_wait *w = &s->slow_waits[i];
+		char who[LW_COMM_LEN + 24];
 
 		if (!w->pid)
-			fprintf(f,
-				"  slow requests waited longest for an idle CPU to wake: in %llu "
-				"of %llu, %s\n",
-				(unsigned long long)w->requests,
-				(unsigned long long)s->slow_requests,
-				lw_fmt_ns(d, sizeof(d), w->ns));
+			snprintf(who, sizeof(who), "an idle CPU to wake");
 		else
-			fprintf(f,
-				"  slow requests waited longest for %s (pid %u): in %llu of %llu, "
-				"%s\n",
-				w->comm, w->pid, (unsigned long long)w->requests,
-				(unsigned long long)s->slow_requests,
-				lw_fmt_ns(d, sizeof(d), w->ns));
+			snprintf(who, sizeof(who), "%s (pid %u)", w->comm, w->pid);
+		fprintf(f, "  slow requests waited longest for %s: in %llu of %llu, %s\n", who,
+			(unsigned long long)w->requests, (unsigned long long)s->slow_requests,
+			lw_fmt_ns(d, sizeof(d), w->ns));
 	}
 	for (size_t i = 0; i < s->nr_irqs && i < 3; i++)
 		fprintf(f, "  IRQ %u (%s) on CPU %u: %s in %llu interrupts\n", s->irqs[i].irq,
