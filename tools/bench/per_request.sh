@@ -13,6 +13,9 @@
 # client shares the host. Needs root, nginx and wrk (make bench installs them).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+LAB_PROG=per_request.sh
+# shellcheck source=tools/lab.sh
+. tools/lab.sh
 SECS=${1:-5}
 shift
 LATWHY=${LATWHY:-./latwhy}
@@ -22,8 +25,8 @@ NG=''
 LW=''
 
 cleanup() {
-	[ -n "$LW" ] && kill "$LW" 2>/dev/null && wait "$LW" 2>/dev/null
-	[ -n "$NG" ] && kill "$NG" 2>/dev/null && wait "$NG" 2>/dev/null
+	stop_child "$LW"
+	stop_child "$NG"
 	sysctl -q kernel.bpf_stats_enabled="$STATS_OLD"
 	rm -rf "$WORK"
 }
@@ -33,7 +36,7 @@ trap 'exit 130' INT TERM
 for t in nginx wrk bpftool; do
 	command -v "$t" >/dev/null || { echo "per_request.sh: $t is not installed" >&2; exit 1; }
 done
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 mkdir -p "$WORK/html" "$WORK/tmp"
 head -c 612 /dev/zero | tr '\0' x >"$WORK/html/index.html"
 # the bench's own nginx: the same configuration, its worker traced
@@ -49,11 +52,7 @@ done
 [ -n "$WORKER" ] || { echo "per_request.sh: nginx did not start: $(tail -1 "$WORK/error.log")" >&2; exit 1; }
 "$LATWHY" -p "$WORKER" -q "$@" >"$WORK/latwhy.out" 2>&1 &
 LW=$!
-for _ in $(seq 50); do
-	grep -q 'tracing pid' "$WORK/latwhy.out" && break
-	sleep 0.1
-done
-grep -q 'tracing pid' "$WORK/latwhy.out" || { echo "per_request.sh: latwhy: $(tail -1 "$WORK/latwhy.out")" >&2; exit 1; }
+wait_for "$WORK/latwhy.out" 'tracing pid' "$LW" 5 || { echo "per_request.sh: latwhy: $(tail -1 "$WORK/latwhy.out")" >&2; exit 1; }
 sysctl -q kernel.bpf_stats_enabled=1
 bpftool -j prog show >"$WORK/a.json"
 taskset -c 0 wrk -t1 -c50 -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$WORK/wrk.out"
