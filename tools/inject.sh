@@ -110,20 +110,6 @@ need_tool() {
 	[ -x "$TOOLS/$1" ] || die "$TOOLS/$1 missing (run make)"
 }
 
-# Hex mask for rps_cpus, in comma-separated 32-bit groups as the kernel prints.
-cpu_mask() {
-	local cpu=$1 groups=$(($1 / 32 + 1)) i out=""
-	for ((i = groups - 1; i >= 0; i--)); do
-		if [ "$i" -eq $((cpu / 32)) ]; then
-			out+=$(printf '%08x' $((1 << (cpu % 32))))
-		else
-			out+=00000000
-		fi
-		[ "$i" -gt 0 ] && out+=,
-	done
-	echo "$out"
-}
-
 # wait_helpers SECONDS: let the helpers run; stop early if one fails. Polls
 # with short sleeps instead of one long `wait -n`: bash can defer a trap that
 # lands just before a blocking wait until that wait ends, which could hold a

@@ -80,6 +80,27 @@ other_cpu() {
 	return 1
 }
 
+# cpu_mask CPU...: the hex mask of these CPUs in comma-separated 32-bit
+# groups, as the kernel prints and parses cpumasks (rps_cpus, workqueue).
+cpu_mask() {
+	local c i max=0 out=""
+	local -a grp=()
+	for c in "$@"; do
+		[ "$c" -gt "$max" ] && max=$c
+	done
+	for ((i = 0; i <= max / 32; i++)); do
+		grp[i]=0
+	done
+	for c in "$@"; do
+		grp[c / 32]=$((grp[c / 32] | (1 << (c % 32))))
+	done
+	for ((i = max / 32; i >= 0; i--)); do
+		out+=$(printf '%08x' "${grp[i]}")
+		[ "$i" -gt 0 ] && out+=,
+	done
+	echo "$out"
+}
+
 # A TCP port on 127.0.0.1 that nothing listens on: the kernel's choice.
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

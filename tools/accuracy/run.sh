@@ -286,15 +286,13 @@ need_servers() {
 WQ_MASK=/sys/devices/virtual/workqueue/cpumask
 WQ_OLD=
 quiet_server_cpu() {
-	local others mask=0 c t
+	local others t
 	local -a tids=()
 	others=$(online_cpus | grep -vx "$SRV_CPU" | paste -sd, -)
-	for c in ${others//,/ }; do
-		mask=$((mask | (1 << c)))
-	done
 	if [ -w "$WQ_MASK" ]; then
 		WQ_OLD=$(cat "$WQ_MASK")
-		printf '%x\n' "$mask" >"$WQ_MASK" 2>/dev/null || WQ_OLD=
+		# shellcheck disable=SC2086 # a list of CPUs
+		cpu_mask ${others//,/ } >"$WQ_MASK" 2>/dev/null || WQ_OLD=
 	fi
 	for t in /proc/[0-9]*/task/[0-9]*; do
 		tids+=("${t##*/}")
