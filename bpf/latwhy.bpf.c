@@ -449,13 +449,14 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 /*
  * A scheduler transition of a busy thread: keep cum[] as of now, and the
  * bucket the time until the next transition goes to. request_arrival() starts
- * a request whose data arrived in between from here.
+ * a request whose data arrived in between from here; without arrival times
+ * nothing reads them (and the verifier drops this).
  */
 static __always_inline void ckpt_take(struct thread_state *ts, __u64 now, __u32 bucket)
 {
 	__u32 k;
 
-	if (!ts->busy)
+	if (!arrival_known || !ts->busy)
 		return;
 	k = ts->ckpt_next++ & (LW_CKPTS - 1);
 	ts->ckpts[k].ts = now;
@@ -780,8 +781,10 @@ static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u3
 {
 	struct lw_preempt_val zero = {}, *v;
 
-	ts->last_wait_ns = delta;
-	ts->last_wait_pid = pid;
+	if (arrival_known) { /* read by request_start() for an arrival */
+		ts->last_wait_ns = delta;
+		ts->last_wait_pid = pid;
+	}
 	if (delta > ts->cycle_top_ns) {
 		ts->cycle_top_ns = delta;
 		ts->cycle_top_pid = pid;
@@ -866,7 +869,8 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 			__builtin_memcpy(comm, prev->comm, LW_COMM_LEN);
 			wait_credit(ts, prev->pid, prev->tgid, comm, delta + thp_ns);
 		}
-		ts->last_wait_end = now;
+		if (arrival_known)
+			ts->last_wait_end = now;
 		if (thp_ns) {
 			ts->cum[LW_B_THP] += thp_ns;
 			__sync_fetch_and_add(&thp.khugepaged_run_ns, thp_ns);
