@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # lab.sh - shell helpers shared by the lab scripts (demo.sh, inject.sh,
-# accuracy/run.sh, bench/run.sh). Sourced, not run:
+# accuracy/run.sh, accuracy/noise.sh, bench/run.sh). Sourced, not run:
 #
 #   LAB_PROG=demo.sh
 #   . "$(dirname "$0")/lab.sh"
@@ -138,4 +138,51 @@ restore_affinity() {
 	done
 	LAB_AFF_TIDS=()
 	LAB_AFF_OLD=()
+}
+
+# quiet_cpu CPU: CPU belongs to the lab until unquiet_cpu (which the caller's
+# EXIT trap must call): every task that may run elsewhere (the machine's own
+# processes, unbound kernel threads such as kdamond and rcu_preempt, unbound
+# workqueues) is confined to the other CPUs, so that what runs there is what
+# the lab puts there. Per-CPU kernel threads (ksoftirqd, kworker/N:M) cannot
+# move and stay: their work is the CPU's own.
+LAB_WQ_MASK=/sys/devices/virtual/workqueue/cpumask
+LAB_WQ_OLD=
+quiet_cpu() {
+	local others t
+	local -a tids=()
+	others=$(online_cpus | grep -vx "$1" | paste -sd, -)
+	if [ -w "$LAB_WQ_MASK" ]; then
+		LAB_WQ_OLD=$(cat "$LAB_WQ_MASK")
+		# shellcheck disable=SC2086 # a list of CPUs
+		cpu_mask ${others//,/ } >"$LAB_WQ_MASK" 2>/dev/null || LAB_WQ_OLD=
+	fi
+	for t in /proc/[0-9]*/task/[0-9]*; do
+		tids+=("${t##*/}")
+	done
+	set_affinity "$others" "${tids[@]}"
+	echo "$LAB_PROG: CPU $1 quieted: ${#LAB_AFF_TIDS[@]} tasks moved to CPU $others" >&2
+}
+
+unquiet_cpu() {
+	restore_affinity
+	[ -n "$LAB_WQ_OLD" ] && { echo "$LAB_WQ_OLD" >"$LAB_WQ_MASK" ||
+		echo "$LAB_PROG: could not restore $LAB_WQ_MASK to $LAB_WQ_OLD" >&2; }
+	LAB_WQ_OLD=
+}
+
+# ensure_tracefs: tracefs where bpftrace looks for tracepoints, mounted if it
+# is not; untracefs (from the caller's EXIT trap) unmounts what this mounted.
+LAB_TRACEFS_MOUNTED=
+ensure_tracefs() {
+	[ -e /sys/kernel/tracing/events ] && return 0
+	[ -e /sys/kernel/debug/tracing/events ] && return 0
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && LAB_TRACEFS_MOUNTED=1
+}
+
+untracefs() {
+	if [ -n "$LAB_TRACEFS_MOUNTED" ]; then
+		umount /sys/kernel/tracing 2>/dev/null
+	fi
+	LAB_TRACEFS_MOUNTED=
 }

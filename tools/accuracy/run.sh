@@ -117,7 +117,7 @@ cleanup() {
 		stop_child "${PIDS[i]}" 10
 	done
 	PIDS=()
-	unquiet_server_cpu
+	unquiet_cpu
 	if [ -n "$WORK" ]; then
 		if [ "$KEEP" -eq 1 ]; then
 			echo "run.sh: work directory kept: $WORK" >&2
@@ -276,38 +276,6 @@ need_servers() {
 }
 
 # ---- injectors -----------------------------------------------------------------
-
-# The server CPU belongs to the lab while it runs: every task that may run
-# elsewhere (the machine's own processes, unbound kernel threads such as
-# kdamond and rcu_preempt, unbound workqueues) is confined to the other CPUs,
-# so that the baseline is quiet and what slows the server is what a scenario
-# injects. Per-CPU kernel threads (ksoftirqd, kworker/N:M) cannot move and
-# stay: their work is the CPU's own. Restored on any exit.
-WQ_MASK=/sys/devices/virtual/workqueue/cpumask
-WQ_OLD=
-quiet_server_cpu() {
-	local others t
-	local -a tids=()
-	others=$(online_cpus | grep -vx "$SRV_CPU" | paste -sd, -)
-	if [ -w "$WQ_MASK" ]; then
-		WQ_OLD=$(cat "$WQ_MASK")
-		# shellcheck disable=SC2086 # a list of CPUs
-		cpu_mask ${others//,/ } >"$WQ_MASK" 2>/dev/null || WQ_OLD=
-	fi
-	for t in /proc/[0-9]*/task/[0-9]*; do
-		tids+=("${t##*/}")
-	done
-	set_affinity "$others" "${tids[@]}"
-	echo "run.sh: CPU $SRV_CPU quieted: ${#LAB_AFF_TIDS[@]} tasks moved to CPU $others" >&2
-}
-
-# shellcheck disable=SC2317 # also called by the EXIT trap
-unquiet_server_cpu() {
-	restore_affinity
-	[ -n "$WQ_OLD" ] && { echo "$WQ_OLD" >"$WQ_MASK" ||
-		echo "run.sh: could not restore $WQ_MASK to $WQ_OLD" >&2; }
-	WQ_OLD=
-}
 
 # start_injectors DIR KIND[,KIND] SECONDS
 start_injectors() {
@@ -585,7 +553,7 @@ for s in "${SCEN[@]}"; do
 done
 
 echo "run.sh: server CPU $SRV_CPU, client CPU $CLI_CPU, work $WORK" >&2
-quiet_server_cpu
+quiet_cpu "$SRV_CPU"
 for fam in lab redis nginx redis-c8 nginx-c8; do
 	pre=
 	[ "$fam" = lab ] || pre=$fam-

@@ -70,7 +70,6 @@ JUDGED=live # the modes the throughput target applies to
 WORK=
 CHILDREN=()         # every background child, stopped on exit
 STATS_OLD=          # kernel.bpf_stats_enabled before we touched it
-TRACEFS_MOUNTED=
 FLOOR_OK=
 SRV_CPU=
 LOAD_CPU=
@@ -118,7 +117,7 @@ stats_set() {
 cleanup() {
 	stop_all
 	[ -n "$STATS_OLD" ] && stats_set "$STATS_OLD"
-	[ -n "$TRACEFS_MOUNTED" ] && umount /sys/kernel/tracing 2>/dev/null
+	untracefs
 	[ -n "$WORK" ] && rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -209,12 +208,6 @@ build_floor() {
 	clang -g -O2 -target bpf -Wall -Werror -idirafter "/usr/include/$(uname -m)-linux-gnu" \
 		-c "$B/floor.bpf.c" -o build/bench/floor.bpf.o &&
 		cc -O2 -g -Wall -Wextra -Werror "$B/floor.c" -lbpf -lelf -lz -o build/bench/floor
-}
-
-ensure_tracefs() {
-	[ -e /sys/kernel/tracing/events ] && return 0
-	[ -e /sys/kernel/debug/tracing/events ] && return 0
-	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && TRACEFS_MOUNTED=1
 }
 
 pick_cpus() {
