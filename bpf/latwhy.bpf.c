@@ -676,10 +676,34 @@ static __always_inline void hist_add(__u64 latency)
  * The request's buckets: cum[] now less its start state. A start rebuilt at
  * the data's arrival (request_arrival()) put the time from the checkpoint to
  * the arrival in one bucket, which can exceed what that bucket then got (a
- * wait that turned out to be mostly interrupts): a bucket below zero is zero
- * and its excess comes off the others, so that they still add up to the
- * latency. FREQ is a part of RUN, not a bucket of its own.
+ * wait that turned out to be mostly interrupts, or an idle CPU's wake-up): a
+ * bucket below zero is zero and its excess comes off the others, so that they
+ * still add up to the latency: first off those a wait is split into, which
+ * hold the rest of that time, run last. FREQ is a part of RUN, not a bucket
+ * of its own.
  */
+static __always_inline __u32 excess_bucket(int k)
+{
+	/* a switch, not a static const array: clang gave the array offset 0
+	 * in .rodata's BTF, over targ_tgid, and the kernel refused the BTF
+	 * (libbpf 1.1, clang 14: "Invalid offset") */
+	switch (k) {
+	case 0:
+		return LW_B_IDLE;
+	case 1:
+		return LW_B_SOFTIRQ;
+	case 2:
+		return LW_B_IRQ;
+	case 3:
+		return LW_B_THP;
+	case 4:
+		return LW_B_SCHED;
+	case 5:
+		return LW_B_BLOCKED;
+	}
+	return LW_B_RUN;
+}
+
 static __always_inline void request_buckets(struct thread_state *ts, struct req_slot *s, __u64 *ns)
 {
 	__u64 excess = 0;
@@ -694,10 +718,11 @@ static __always_inline void request_buckets(struct thread_state *ts, struct req_
 		}
 		ns[b] = d;
 	}
-	for (int b = 0; b < LW_B_MAX && excess; b++) {
+	for (int k = 0; k < LW_B_MAX - 1 && excess; k++) {
+		__u32 b = excess_bucket(k);
 		__u64 take;
 
-		if (b == LW_B_FREQ)
+		if (b >= LW_B_MAX)
 			continue;
 		take = ns[b] < excess ? ns[b] : excess;
 		ns[b] -= take;
@@ -850,6 +875,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 	delta = now - ts->last_ts;
 	if (ts->busy && ts->state == TS_RUNNABLE) {
 		__u64 thp_ns;
+		bool idle;
 
 		delta = wait_split(ts, cs, cpu, delta, now, &thp_ns);
 		/* Migrated (the counters were another CPU's) or compacting:
@@ -858,6 +884,12 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 			thp_ns += delta;
 			delta = 0;
 		}
+		/* Woken onto a CPU that then ran nothing until us (its idle
+		 * task, pid 0, is prev): the wait was its exit from idle (a
+		 * C-state, a halted vCPU) and the wake-up's IPI, not a task. A
+		 * preemption, or a wait on another CPU that this one pulled us
+		 * from, stays sched. */
+		idle = !ts->waiter_pid && !prev->pid && cpu == ts->wait_cpu;
 		/* Blame the task that took the CPU from us, or for a wake-up
 		 * wait the one that ran last before us. */
 		if (ts->waiter_pid) {
@@ -875,7 +907,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 			ts->cum[LW_B_THP] += thp_ns;
 			__sync_fetch_and_add(&thp.khugepaged_run_ns, thp_ns);
 		}
-		ts->cum[LW_B_SCHED] += delta;
+		ts->cum[idle ? LW_B_IDLE : LW_B_SCHED] += delta;
 	} else if (ts->busy && ts->state == TS_SLEEPING) {
 		/* no wake-up seen (the kernel skips a nested run of the
 		 * wake-up program): plain blocking */

@@ -56,6 +56,7 @@ enum lw_bucket {
 	LW_B_SOFTIRQ, /* softirqs while the thread was current */
 	LW_B_THP,     /* khugepaged/compaction instead of or inside the thread */
 	LW_B_SCHED,   /* runnable, another task on the CPU */
+	LW_B_IDLE,    /* woken onto an idle CPU: its idle exit and the wake-up */
 	LW_B_BLOCKED, /* asleep for reasons other than THP */
 	LW_B_MAX,
 };

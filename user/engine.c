@@ -73,11 +73,12 @@ enum lw_cause lw_request_cause(const struct lw_request *r)
 		[LW_CAUSE_IRQ] = r->ns[LW_B_IRQ] + r->ns[LW_B_SOFTIRQ],
 		[LW_CAUSE_THP] = r->ns[LW_B_THP],
 		[LW_CAUSE_SCHED] = r->ns[LW_B_SCHED],
+		[LW_CAUSE_IDLE] = r->ns[LW_B_IDLE],
 	};
 	enum lw_cause best = LW_CAUSE_NONE;
 	__u64 max = 0;
 
-	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
 		if (v[c] > max) {
 			max = v[c];
 			best = c;
@@ -171,6 +172,7 @@ static int feed_request(struct lw_engine *e, const struct lw_request *r)
 	e->cause[LW_CAUSE_IRQ].ns += r->ns[LW_B_IRQ] + r->ns[LW_B_SOFTIRQ];
 	e->cause[LW_CAUSE_THP].ns += r->ns[LW_B_THP];
 	e->cause[LW_CAUSE_SCHED].ns += r->ns[LW_B_SCHED];
+	e->cause[LW_CAUSE_IDLE].ns += r->ns[LW_B_IDLE];
 	c = lw_request_cause(r);
 	e->cause[c].requests++;
 	if (r->preempt_ns && add_slow_wait(e, r))
@@ -351,7 +353,7 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 	memcpy(s->cause, e->cause, sizeof(s->cause));
 	memcpy(s->cpus_mask, e->cpus_mask, sizeof(s->cpus_mask));
 	s->dominant = LW_CAUSE_NONE;
-	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
 		s->cause[c].share = e->slow_latency ? (double)e->cause[c].ns / e->slow_latency : 0;
 		/* A cause below 10% of the slow latency is noise, not a verdict. */
 		if (s->cause[c].share >= 0.10 && s->cause[c].share > best) {
@@ -447,7 +449,7 @@ const char *lw_freq_source_name(enum lw_freq_source s)
 const char *lw_bucket_name(enum lw_bucket b)
 {
 	static const char *const names[LW_B_MAX] = {
-		"run", "frequency", "irq", "softirq", "thp", "sched", "blocked",
+		"run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

@@ -20,10 +20,13 @@ enum lw_cause {
 	LW_CAUSE_IRQ, /* hard IRQ + softirq */
 	LW_CAUSE_THP,
 	LW_CAUSE_SCHED,
-	LW_CAUSE_IDLE, /* C-state exit latency, PM QoS (node findings only) */
+	LW_CAUSE_IDLE, /* wake-up of an idle CPU: C-state exit latency, PM QoS */
 	LW_CAUSE_CPU,  /* CPU quota / throttling (node findings only) */
 	LW_CAUSE_MAX,
 };
+
+/* The causes a trace attributes requests to: LW_CAUSE_FREQ up to this one. */
+#define LW_CAUSE_TRACED_LAST LW_CAUSE_IDLE
 
 enum lw_severity {
 	LW_SEV_INFO = 0,

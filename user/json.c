@@ -266,6 +266,12 @@ void lw_json_ki64(struct lw_json *j, const char *key, long long v)
 	lw_json_i64(j, v);
 }
 
+void lw_json_knull(struct lw_json *j, const char *key)
+{
+	lw_json_key(j, key);
+	lw_json_null(j);
+}
+
 void lw_json_kdouble(struct lw_json *j, const char *key, double v)
 {
 	lw_json_key(j, key);

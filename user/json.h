@@ -45,5 +45,6 @@ void lw_json_ku64(struct lw_json *j, const char *key, unsigned long long v);
 void lw_json_ki64(struct lw_json *j, const char *key, long long v);
 void lw_json_kdouble(struct lw_json *j, const char *key, double v);
 void lw_json_kbool(struct lw_json *j, const char *key, bool v);
+void lw_json_knull(struct lw_json *j, const char *key);
 
 #endif /* LW_JSON_H */

@@ -13,12 +13,6 @@
 #include "opts.h"
 #include "render.h"
 
-static void lw_json_knull(struct lw_json *j, const char *key)
-{
-	lw_json_key(j, key);
-	lw_json_null(j);
-}
-
 struct lw_render {
 	FILE *f;
 	bool json;
@@ -137,7 +131,7 @@ void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struc
 
 	if (r->tty)
 		fprintf(f, "\033[H\033[J"); /* redraw in place */
-	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++)
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++)
 		fmt_share(sh[c], sizeof(sh[c]), s->cause[c].share, cause_measured(s, c));
 	if (t->threshold_ns == LW_THRESH_UNKNOWN)
 		snprintf(th, sizeof(th), "p99 not known yet");
@@ -147,8 +141,9 @@ void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struc
 		(double)t->requests * 1e9 / (double)interval_ns,
 		lw_fmt_ns(p50, sizeof(p50), t->p50_ns), lw_fmt_ns(p99, sizeof(p99), t->p99_ns),
 		(unsigned long long)s->slow_requests, th);
-	fprintf(f, "  slow-request time: frequency %s  irq %s  thp %s  sched %s\n",
-		sh[LW_CAUSE_FREQ], sh[LW_CAUSE_IRQ], sh[LW_CAUSE_THP], sh[LW_CAUSE_SCHED]);
+	fprintf(f, "  slow-request time: frequency %s  irq %s  thp %s  sched %s  idle %s\n",
+		sh[LW_CAUSE_FREQ], sh[LW_CAUSE_IRQ], sh[LW_CAUSE_THP], sh[LW_CAUSE_SCHED],
+		sh[LW_CAUSE_IDLE]);
 	live_irqs(f, s);
 	fmt_clock(clock, sizeof(clock), s);
 	fprintf(f, "  thp: %llu collapses of its memory, %llu compactions   clock: %s\n",
@@ -274,7 +269,7 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 {
 	lw_json_key(j, "causes");
 	lw_json_begin_object(j);
-	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
 		lw_json_key(j, lw_cause_name(c));
 		lw_json_begin_object(j);
 		if (!cause_measured(s, c)) {
@@ -420,7 +415,7 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 
 	fprintf(f, "Where the slow requests' time went (%s in %llu requests):\n",
 		lw_fmt_ns(d, sizeof(d), s->slow_latency_ns), (unsigned long long)s->slow_requests);
-	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_SCHED; c++) {
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
 		bool measured = cause_measured(s, c);
 
 		fmt_share(sh, sizeof(sh), s->cause[c].share, measured);

@@ -330,6 +330,27 @@ assert named >= 0.5 * len(reqs), "only %d of %d requests name lw_hog" % (named, 
 # and the slow requests alone name it first
 w = summ["evidence"]["slow_waits"]
 assert w and w[0]["comm"] == "lw_hog" and w[0]["requests"] >= 0.5 * len(reqs), w
+# the hog keeps the CPU busy: none of its waits is an idle CPU waking
+assert summ["causes"]["idle"]["share"] < 0.1, summ["causes"]
+'
+	cleanup
+}
+
+# Nothing else on the server's CPU: it goes idle between requests, and every
+# request's wake-up waits for it to leave idle (on a VM, the halted vCPU's).
+test_idle() {
+	start_server "$SRV_CPU" || { fail idle "server did not start"; cleanup; return; }
+	start_client 6
+	sleep 0.5
+	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check idle '
+assert len(reqs) > 1000, "only %d requests" % len(reqs)
+woke = [r for r in reqs if r["ns"]["idle"] > 0]
+assert len(woke) >= 0.5 * len(reqs), "only %d of %d requests woke an idle CPU" % (len(woke), len(reqs))
+c = summ["causes"]
+assert c["idle"]["ns"] > 5 * c["sched"]["ns"], "idle is not sched: %s" % c
+top = summ["evidence"]["preempted_by"][0]
+assert top["pid"] == 0 and top["count"] >= len(woke), "the idle task first: %s" % top
 '
 	cleanup
 }
@@ -451,7 +472,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots sched irq freq thp accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots sched idle irq freq thp accuracy)
 for t in "${TESTS[@]}"; do
 	"test_$t"
 done

@@ -146,6 +146,38 @@ static void test_cause_largest(void **state)
 	/* run and blocked are not causes, however large */
 	r = req(0, 100000, 60000, 0, 0, 0, 0, 1, 39999);
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_SCHED);
+	/* an idle CPU's wake-up is its own cause, not sched's */
+	r = req(0, 1000, 100, 0, 100, 0, 0, 200, 0);
+	r.ns[LW_B_IDLE] = 600;
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_IDLE);
+	r.ns[LW_B_IDLE] = 150;
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_SCHED);
+}
+
+/* Idle wake-ups add up with the other buckets and make a summary cause of
+ * their own, with a share and a dominant verdict like any other. */
+static void test_idle_cause(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_request r = req(1, 1000, 300, 0, 0, 0, 0, 100, 0);
+	struct lw_summary s;
+
+	r.ns[LW_B_IDLE] = 600;
+	assert_true(lw_request_consistent(&r));
+	feed_req(e, r);
+	feed_req(e, req(1, 1000, 500, 0, 0, 0, 0, 500, 0));
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.bucket_ns[LW_B_IDLE], 600);
+	assert_int_equal(s.cause[LW_CAUSE_IDLE].ns, 600);
+	assert_int_equal(s.cause[LW_CAUSE_IDLE].requests, 1);
+	assert_int_equal(s.cause[LW_CAUSE_SCHED].ns, 600);
+	assert_int_equal(s.cause[LW_CAUSE_SCHED].requests, 1);
+	assert_true(fabs(s.cause[LW_CAUSE_IDLE].share - 0.3) < EPS);
+	/* a tie goes to the cause scanned first: sched */
+	assert_int_equal(s.dominant, LW_CAUSE_SCHED);
+	feed_req(e, r);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.dominant, LW_CAUSE_IDLE);
 }
 
 static void test_cause_none(void **state)
@@ -850,7 +882,9 @@ static void test_names(void **state)
 	assert_string_equal(lw_freq_source_name(LW_FREQ_TRACEPOINT), "cpu_frequency tracepoint");
 	assert_string_equal(lw_bucket_name(LW_B_RUN), "run");
 	assert_string_equal(lw_bucket_name(LW_B_FREQ), "frequency");
+	assert_string_equal(lw_bucket_name(LW_B_IDLE), "idle");
 	assert_string_equal(lw_bucket_name(LW_B_BLOCKED), "blocked");
+	assert_string_equal(lw_cause_name(LW_CAUSE_IDLE), "idle");
 	assert_string_equal(lw_bucket_name(LW_B_MAX), "unknown");
 	assert_string_equal(lw_cause_name(LW_CAUSE_IRQ), "irq");
 	assert_string_equal(lw_cause_name(LW_CAUSE_NONE), "none");
@@ -908,6 +942,7 @@ int main(void)
 		cmocka_unit_test(test_consistent),
 		T(test_summary_shares),
 		T(test_summary_empty),
+		T(test_idle_cause),
 		T(test_dominant_threshold),
 		T(test_dominant_tie),
 		T(test_cause_request_counts),

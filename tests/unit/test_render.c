@@ -204,13 +204,15 @@ static void test_request_json_exact(void **state)
 			       "\"cpu\":3,\"start_ns\":123456789,\"latency_ns\":10000,"
 			       "\"cause\":\"sched\",\"ns\":{\"run\":4000,\"frequency\":null,"
 			       "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
-			       "\"blocked\":250}}\n");
-	assert_json(s, "d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
-		       "d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
-		       "d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
-		       "list(d['ns']) == ['run','frequency','irq','softirq','thp','sched',"
-		       "'blocked'] and d['ns']['frequency'] is None and d['ns']['sched'] == 5000 "
-		       "and 'preempted_by' not in d");
+			       "\"idle\":0,\"blocked\":250}}\n");
+	assert_json(
+		s,
+		"d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
+		"d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
+		"d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
+		"list(d['ns']) == ['run','frequency','irq','softirq','thp','sched',"
+		"'idle','blocked'] and d['ns']['frequency'] is None and d['ns']['sched'] == 5000 "
+		"and 'preempted_by' not in d");
 	out_free(&o);
 }
 
@@ -230,7 +232,7 @@ static void test_request_json_freq_known(void **state)
 	assert_one_line(s);
 	assert_has(s, "\"cause\":\"frequency\"");
 	assert_has(s, "\"ns\":{\"run\":6000,\"frequency\":1000,\"irq\":300,\"softirq\":300,"
-		      "\"thp\":0,\"sched\":500,\"blocked\":2900}");
+		      "\"thp\":0,\"sched\":500,\"idle\":0,\"blocked\":2900}");
 	assert_has(s, "\"preempted_by\":{\"pid\":777,\"comm\":\"hog\",\"ns\":400}");
 	assert_json(s, "d['ns']['frequency'] == 1000 and isinstance(d['ns']['frequency'], int) "
 		       "and d['preempted_by'] == {'pid': 777, 'comm': 'hog', 'ns': 400}");
@@ -300,9 +302,10 @@ static void test_summary_json(void **state)
 	assert_has(s, "\"causes\":{\"frequency\":{\"ns\":100,\"share\":0.025,\"requests\":0},"
 		      "\"irq\":{\"ns\":150,\"share\":0.0375,\"requests\":0},"
 		      "\"thp\":{\"ns\":1500,\"share\":0.375,\"requests\":1},"
-		      "\"sched\":{\"ns\":800,\"share\":0.2,\"requests\":1}}");
+		      "\"sched\":{\"ns\":800,\"share\":0.2,\"requests\":1},"
+		      "\"idle\":{\"ns\":0,\"share\":0,\"requests\":0}}");
 	assert_has(s, "\"ns\":{\"run\":1400,\"frequency\":100,\"irq\":100,\"softirq\":50,"
-		      "\"thp\":1500,\"sched\":800,\"blocked\":150}");
+		      "\"thp\":1500,\"sched\":800,\"idle\":0,\"blocked\":150}");
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
 	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\",\"ns\":800,"
 		      "\"count\":2}],\"slow_waits\":[{\"pid\":777,\"comm\":\"hog\",\"requests\":1,"
@@ -322,7 +325,7 @@ static void test_summary_json(void **state)
 		"d['requests'] == 5000 and d['slow_requests'] == 2 and "
 		"d['threshold_ns'] == 2000000 and d['freq_source'] == 'cpu_frequency tracepoint' "
 		"and d['dropped'] == 0 + 7 and list(d['causes']) == "
-		"['frequency','irq','thp','sched'] and "
+		"['frequency','irq','thp','sched','idle'] and "
 		"all(set(v) >= {'ns','share'} for v in d['causes'].values()) and "
 		"d['causes']['thp']['ns'] == 1500 and d['causes']['thp']['share'] == 0.375 and "
 		"d['causes']['frequency'] == {'ns': 100, 'share': 0.025, 'requests': 0} and "

@@ -60,7 +60,7 @@ import os
 import re
 import sys
 
-CAUSES = ("frequency", "irq", "thp", "sched")
+CAUSES = ("frequency", "irq", "thp", "sched", "idle")
 # injector -> the cause latwhy should name
 INJECT_CAUSE = {"sched": "sched", "irq": "irq", "softirq": "irq", "thp": "thp", "freq": "frequency"}
 BAR_CAUSE_OK = 0.90
@@ -300,7 +300,7 @@ def score(d, cache):
     row["cause_ns"] = per
     row["share"] = {c: (per[c] / tot_lat if tot_lat else 0.0) for c in CAUSES}
     row["buckets"] = {b: sum((r["ns"].get(b) or 0) for r in slow)
-                      for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "blocked")}
+                      for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked")}
     row["tot_lat"] = tot_lat
     # How much of the ground truth lies inside latwhy's requests at all: the
     # slow requests' server-side latency above the baseline's server median.
@@ -362,11 +362,11 @@ def ms(x):
 
 def table(rows):
     hdr = ("scenario", "injected", "slow>", "slow gt/lw", "extra ms", "freq", "irq", "thp",
-           "sched", "explained", "wrong", "cause ok", "bar")
+           "sched", "idle", "explained", "wrong", "cause ok", "bar")
     lines = []
     for r in rows:
         if "error" in r:
-            lines.append((r["name"], r["inject"], "", "", "", "", "", "", "", "", "", "",
+            lines.append((r["name"], r["inject"], "", "", "", "", "", "", "", "", "", "", "",
                           "ERROR: " + r["error"]))
             continue
         sh = r["share"]
@@ -377,7 +377,7 @@ def table(rows):
         thr = "run" if r["meta"].get("kind") == "freq" else "%.0fus" % (r["slow_ns"] / 1e3)
         lines.append((r["name"], r["inject"], thr, slow, ms(r["extra"]),
                       pct(sh["frequency"]), pct(sh["irq"]), pct(sh["thp"]), pct(sh["sched"]),
-                      pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
+                      pct(sh["idle"]), pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
     w = [max(len(str(x[i])) for x in [hdr] + lines) for i in range(len(hdr))]
     out = []
     fmt = lambda t: "  ".join(str(x).ljust(w[i]) for i, x in enumerate(t)).rstrip()
@@ -398,9 +398,9 @@ def details(rows):
         if r.get("gt_n"):
             reqs += "/%d" % r["gt_n"]
         line = "%-17s requests latwhy/client %s, visible %s; slow-request buckets ms: run %s (freq %s) " \
-               "irq %s softirq %s thp %s sched %s blocked %s" % (
+               "irq %s softirq %s thp %s sched %s idle %s blocked %s" % (
                    r["name"], reqs, pct(r.get("visible")), ms(b["run"]), ms(b["frequency"]), ms(b["irq"]),
-                   ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["blocked"]))
+                   ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["idle"]), ms(b["blocked"]))
         if r["preemptors"]:
             line += "; preempted by " + ", ".join("%s %s" % (c, ms(n)) for c, n in r["preemptors"])
         if r["causes"]:
