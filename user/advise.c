@@ -677,6 +677,42 @@ static void fill_idle(struct adv *a, const struct lw_cpuset deep[LW_MAX_IDLE_STA
 	    "performance profile)");
 }
 
+/*
+ * The haltpoll governor (KVM guests) lets an idle vCPU poll up to
+ * guest_halt_poll_ns, growing its window towards it, before it halts. Below
+ * the kernel's default every short idle halts: waking the vCPU again takes a
+ * VM exit, the host's wake-up of its thread and a VM entry.
+ */
+static bool haltpoll_short(const struct lw_node *n)
+{
+	return !strcmp(n->idle.governor, "haltpoll") && n->idle.halt_poll_ns >= 0 &&
+	       n->idle.halt_poll_ns < LW_HALT_POLL_NS;
+}
+
+static void fill_haltpoll(struct adv *a, int pid)
+{
+	long long old = a->n->idle.halt_poll_ns;
+
+	put(a, &a->f->seen,
+	    "haltpoll governor with guest_halt_poll_ns %lld: an idle vCPU %s, and waking it "
+	    "takes a VM exit, the host's wake-up of the vCPU and a VM entry",
+	    old, old ? "polls only briefly before it halts" : "halts at once, without polling");
+	add(a, &a->f->fix, "echo %d > " LW_HALTPOLL_PARAM, LW_HALT_POLL_NS);
+	add(a, &a->f->persist,
+	    "cat > /etc/tmpfiles.d/latwhy-haltpoll.conf <<'EOF'\nw " LW_HALTPOLL_PARAM
+	    " - - - - %d\nEOF",
+	    LW_HALT_POLL_NS);
+	add(a, &a->f->rollback, "echo %lld > " LW_HALTPOLL_PARAM, old);
+	add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-haltpoll.conf");
+	add(a, &a->f->verify, "cat " LW_HALTPOLL_PARAM "  # %d", LW_HALT_POLL_NS);
+	add(a, &a->f->verify, "latwhy -p %d -d 30s  # the idle share of slow-request time falls",
+	    pid);
+	put(a, &a->f->cost,
+	    "an idle vCPU spins up to %d us before it halts: host CPU that other guests cannot "
+	    "use (a host that set %lld on purpose, shared or nested, may not want it)",
+	    LW_HALT_POLL_NS / 1000, old);
+}
+
 static void advise_idle(struct adv *a)
 {
 	const struct lw_node *n = a->n;
@@ -1666,8 +1702,15 @@ int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
 		case LW_CAUSE_IDLE:
 			put(&a, &a.f->seen, "C-state exit latency on the target's CPUs");
 			put(&a, &a.f->why, "waking an idle CPU delays the first instruction");
+			if (t->idle_wakeups)
+				put(&a, &a.f->evidence,
+				    "%llu wake-ups of an idle CPU, %s each on average",
+				    t->idle_wakeups,
+				    fmt_ns(t->idle_wake_ns / t->idle_wakeups, b, sizeof(b)));
 			if (deep_states(n, &on, deep))
 				fill_idle(&a, deep);
+			else if (haltpoll_short(n))
+				fill_haltpoll(&a, t->pid);
 			break;
 		case LW_CAUSE_CPU:
 			put(&a, &a.f->seen, "CPU quota throttling of the target's cgroup");
@@ -1684,7 +1727,7 @@ int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
 			put(&a, &a.f->evidence,
 			    "%.0f%% of slow-request time (%s over %llu slow requests)%s%s",
 			    t->share[c] * 100, fmt_ns(t->cause_ns[c], b, sizeof(b)),
-			    t->slow_requests, ev ? "; " : "", ev ? ev : "");
+			    t->slow_requests, ev && *ev ? "; " : "", ev ? ev : "");
 		}
 	}
 	return a.err;

@@ -19,12 +19,13 @@
 #include "node.h"
 
 /* Thresholds (why these values: see advise.c). */
-#define LW_DEEP_IDLE_US	 50   /* C-state exit latency that a request feels */
-#define LW_SHARE_FINDING 0.10 /* a trace cause this big gets a finding */
-#define LW_SHARE_CRIT	 0.25 /* the largest cause this big is critical */
-#define LW_IRQ_RATE_WARN 100  /* IRQs/s on the target's CPUs worth a warning */
-#define LW_IRQ_RATE_CRIT 1000 /* IRQs/s on the target's CPUs */
-#define LW_IRQ_BOOT_MIN	 100  /* IRQs since boot worth moving, without a sample */
+#define LW_DEEP_IDLE_US	 50	/* C-state exit latency that a request feels */
+#define LW_HALT_POLL_NS	 200000 /* the kernel's default guest_halt_poll_ns */
+#define LW_SHARE_FINDING 0.10	/* a trace cause this big gets a finding */
+#define LW_SHARE_CRIT	 0.25	/* the largest cause this big is critical */
+#define LW_IRQ_RATE_WARN 100	/* IRQs/s on the target's CPUs worth a warning */
+#define LW_IRQ_RATE_CRIT 1000	/* IRQs/s on the target's CPUs */
+#define LW_IRQ_BOOT_MIN	 100	/* IRQs since boot worth moving, without a sample */
 
 /* What a trace measured, handed over by the engine for the live summary. */
 struct lw_trace_facts {
@@ -46,6 +47,7 @@ struct lw_trace_facts {
 		int own; /* a thread of the target itself */
 	} preempt[8];
 	size_t nr_preempt;
+	unsigned long long idle_wakeups, idle_wake_ns; /* waits for an idle CPU to wake */
 	unsigned long long thp_collapses, thp_scans, compactions;
 	unsigned freq_khz; /* lowest clock seen on target CPUs, 0 = no data */
 	unsigned ref_khz;

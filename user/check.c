@@ -186,6 +186,10 @@ static void print_idle(FILE *f, const struct lw_node *n)
 	fprintf(f, "cpuidle\n  driver: %s, governor: %s\n",
 		n->idle.driver[0] ? n->idle.driver : "none",
 		n->idle.governor[0] ? n->idle.governor : "none");
+	if (n->idle.halt_poll_ns >= 0)
+		fprintf(f, "  haltpoll: guest_halt_poll_ns %lld%s\n", n->idle.halt_poll_ns,
+			n->idle.halt_poll_ns ? ""
+					     : " (an idle vCPU halts at once, without polling)");
 	for (int c = 0; c < n->nr_cpus; c++) {
 		const struct lw_cpu *cpu = &n->cpus[c];
 		struct lw_cpuset g;
@@ -519,6 +523,10 @@ static void json_idle(struct lw_json *j, const struct lw_node *n)
 	lw_json_begin_object(j);
 	lw_json_kstr(j, "driver", n->idle.driver[0] ? n->idle.driver : NULL);
 	lw_json_kstr(j, "governor", n->idle.governor[0] ? n->idle.governor : NULL);
+	if (n->idle.halt_poll_ns >= 0)
+		lw_json_ki64(j, "guest_halt_poll_ns", n->idle.halt_poll_ns);
+	else
+		lw_json_knull(j, "guest_halt_poll_ns");
 	lw_json_key(j, "cpus");
 	lw_json_begin_array(j);
 	for (int c = 0; c < n->nr_cpus; c++) {

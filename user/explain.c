@@ -46,7 +46,12 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 		 * the top one's time, the longest wait of some slow request, and
 		 * never latwhy itself. */
 		/* pid 0 is the idle task: a wake-up latency, not a task to move */
-		if (!s->preempt[i].pid || s->preempt[i].pid == (unsigned)getpid() ||
+		if (!s->preempt[i].pid) {
+			f->idle_wakeups = s->preempt[i].count;
+			f->idle_wake_ns = s->preempt[i].ns;
+			continue;
+		}
+		if (s->preempt[i].pid == (unsigned)getpid() ||
 		    s->preempt[i].ns * 10 < s->preempt[0].ns ||
 		    !slowed_requests(s, s->preempt[i].pid))
 			continue;

@@ -440,6 +440,7 @@ static void read_idle(struct lw_node *n)
 			  SYS_CPU "/cpuidle/current_governor_ro"))
 		lw_sysfs_read(n->root, n->idle.governor, sizeof(n->idle.governor),
 			      SYS_CPU "/cpuidle/current_governor");
+	READ_NUM(n->root, n->idle.halt_poll_ns, -1, LW_HALTPOLL_PARAM);
 	for (int c = 0; c < n->nr_cpus; c++)
 		read_cpu_idle(n, &n->cpus[c]);
 }

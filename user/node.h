@@ -98,9 +98,16 @@ struct lw_cpufreq {
 	int boost;		/* cpufreq/boost, -1 absent */
 };
 
+/* The haltpoll cpuidle governor's poll limit (KVM guests). */
+#define LW_HALTPOLL_PARAM "/sys/module/haltpoll/parameters/guest_halt_poll_ns"
+
 struct lw_cpuidle {
 	char driver[32];   /* current_driver, "" when none */
 	char governor[32]; /* current_governor(_ro) */
+	/* the haltpoll governor's (KVM guests) longest poll before an idle
+	 * vCPU halts, /sys/module/haltpoll/parameters/guest_halt_poll_ns;
+	 * -1 absent */
+	long long halt_poll_ns;
 };
 
 struct lw_thp {

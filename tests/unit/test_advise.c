@@ -469,6 +469,50 @@ static void test_trace_vm(void **state)
 	ctx_free(&c);
 }
 
+/* Wake-ups of an idle vCPU that never polls: the haltpoll window is the fix,
+ * from the value the node has, and back to it. A node with a deep C-state gets
+ * that state disabled instead; one with neither gets no command at all. */
+static void test_trace_idle(void **state)
+{
+	struct lw_trace_facts t = {
+		.pid = 4242,
+		.slow_requests = 10,
+		.cpus_mask = {0x3},
+		.idle_wakeups = 400,
+		.idle_wake_ns = 6800000,
+		.freq_source = "no frequency data",
+	};
+	struct ctx c;
+	const struct lw_finding *f;
+
+	t.share[LW_CAUSE_IDLE] = 0.3;
+	t.cause_ns[LW_CAUSE_IDLE] = 3000000;
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(lw_node_read(&c.n, LW_FIXTURES "/vm-nocpufreq", 4242), 0);
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	assert_shape(&c.fs, "idle:crit");
+	f = &c.fs.v[0];
+	assert_contains(f->evidence, "30% of slow-request time (3.0 ms over 10 slow requests); "
+				     "400 wake-ups of an idle CPU, 17 us each on average");
+	assert_contains(f->seen, "guest_halt_poll_ns 0: an idle vCPU halts at once");
+	assert_has(&f->fix, "echo 200000 > /sys/module/haltpoll/parameters/guest_halt_poll_ns");
+	assert_has(&f->rollback, "echo 0 > /sys/module/haltpoll/parameters/guest_halt_poll_ns");
+	assert_has(&f->verify,
+		   "latwhy -p 4242 -d 30s  # the idle share of slow-request time falls");
+	assert_non_null(f->cost);
+	ctx_free(&c);
+
+	/* a deep C-state: disable it, no haltpoll command */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(lw_node_read(&c.n, LW_FIXTURES "/intel-hwp", 0), 0);
+	t.cpus_mask[0] = 0x1;
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	assert_shape(&c.fs, "idle:crit");
+	assert_has(&c.fs.v[0].fix, "echo 1 > /sys/devices/system/cpu/cpu0/cpuidle/state3/disable");
+	assert_true(c.fs.v[0].fix.n == 1);
+	ctx_free(&c);
+}
+
 /* A frequent preemptor that no slow request waited for longest gets no fix;
  * one that did, does. Without slow-request evidence every one stays. */
 static void test_facts_slow_waits(void **state)
@@ -502,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_irq_rate),
 		cmocka_unit_test(test_trace_acpi),
 		cmocka_unit_test(test_trace_vm),
+		cmocka_unit_test(test_trace_idle),
 		cmocka_unit_test(test_facts_slow_waits),
 	};
 
