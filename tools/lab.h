@@ -135,6 +135,37 @@ static inline void lab_secs_or_other_opt(int o, char **argv, void (*usage)(void)
 	*secs = lab_opt_long(optarg, 1, 86400, "bad duration");
 }
 
+/*
+ * The whole command line of lw_hog and lw_noise, "-C CPU -d SECONDS" (both required, no
+ * operands), then the caller pinned to CPU. Returns CPU; exits 2 on a usage error, 1 when
+ * the pin is refused.
+ */
+static inline long lab_cpu_secs_pinned(int argc, char **argv, void (*usage)(void), long *secs)
+{
+	long cpu = -1;
+	cpu_set_t set;
+	int o;
+
+	*secs = -1;
+	while ((o = getopt(argc, argv, ":C:d:h")) != -1) {
+		if (o == 'C')
+			cpu = lab_opt_long(optarg, 0, CPU_SETSIZE - 1, "bad CPU");
+		else
+			lab_secs_or_other_opt(o, argv, usage, secs);
+	}
+	if (cpu < 0 || *secs <= 0 || optind < argc) {
+		fprintf(stderr, LAB_PROG ": -C CPU and -d SECONDS are required (see -h)\n");
+		exit(2);
+	}
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, LAB_PROG ": cannot pin to CPU %ld: %s\n", cpu, strerror(errno));
+		exit(1);
+	}
+	return cpu;
+}
+
 /* Seconds on CLOCK_MONOTONIC, for run-until deadlines that a wall clock step cannot move. */
 static inline double now_s(void)
 {

@@ -28,30 +28,10 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	long cpu = -1, secs = -1;
-	cpu_set_t set;
+	long secs;
 	double end;
-	int o;
 
-	while ((o = getopt(argc, argv, ":C:d:h")) != -1) {
-		switch (o) {
-		case 'C':
-			cpu = lab_opt_long(optarg, 0, CPU_SETSIZE - 1, "bad CPU");
-			break;
-		default:
-			lab_secs_or_other_opt(o, argv, usage, &secs);
-		}
-	}
-	if (cpu < 0 || secs <= 0 || optind < argc) {
-		fprintf(stderr, "lw_hog: -C CPU and -d SECONDS are required (see -h)\n");
-		return 2;
-	}
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		fprintf(stderr, "lw_hog: cannot pin to CPU %ld: %s\n", cpu, strerror(errno));
-		return 1;
-	}
+	lab_cpu_secs_pinned(argc, argv, usage, &secs);
 	/* An inherited nice value would make this a weaker hog than intended. */
 	if (setpriority(PRIO_PROCESS, 0, 0))
 		fprintf(stderr, "lw_hog: cannot set nice 0: %s\n", strerror(errno));

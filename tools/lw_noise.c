@@ -55,30 +55,9 @@ static int gap_bin(uint64_t ns)
 int main(int argc, char **argv)
 {
 	uint64_t bins[NR_BINS] = {}, lost = 0, n = 0, start, end, prev, now;
-	long cpu = -1, secs = -1;
-	cpu_set_t set;
-	int o;
+	long secs;
 
-	while ((o = getopt(argc, argv, ":C:d:h")) != -1) {
-		switch (o) {
-		case 'C':
-			cpu = lab_opt_long(optarg, 0, CPU_SETSIZE - 1, "bad CPU");
-			break;
-		default:
-			lab_secs_or_other_opt(o, argv, usage, &secs);
-		}
-	}
-	if (cpu < 0 || secs <= 0 || optind < argc) {
-		fprintf(stderr, "lw_noise: -C CPU and -d SECONDS are required (see -h)\n");
-		return 2;
-	}
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set)) {
-		fprintf(stderr, "lw_noise: cannot pin to CPU %ld: %s\n", cpu, strerror(errno));
-		return 1;
-	}
-
+	lab_cpu_secs_pinned(argc, argv, usage, &secs);
 	start = prev = mono_ns();
 	end = start + (uint64_t)secs * 1000000000ull;
 	do {

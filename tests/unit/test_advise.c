@@ -433,6 +433,17 @@ static void test_trace_acpi(void **state)
 	ctx_free(&c);
 }
 
+/* The trace findings t gets on a fixture node; c is freed by the caller. */
+static void trace_on(struct ctx *c, const char *fixture, int pid, const struct lw_trace_facts *t)
+{
+	char dir[256];
+
+	memset(c, 0, sizeof(*c));
+	snprintf(dir, sizeof(dir), LW_FIXTURES "/%s", fixture);
+	assert_int_equal(lw_node_read(&c->n, dir, pid), 0);
+	assert_int_equal(lw_advise_trace(&c->n, t, &c->fs), 0);
+}
+
 static void test_trace_vm(void **state)
 {
 	struct lw_trace_facts t = {
@@ -452,9 +463,7 @@ static void test_trace_vm(void **state)
 
 	t.share[LW_CAUSE_FREQ] = 0.30;
 	t.share[LW_CAUSE_IRQ] = 0.35;
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(lw_node_read(&c.n, LW_FIXTURES "/vm-nocpufreq", 4242), 0);
-	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
 	assert_shape(&c.fs, "frequency:warn irq:crit");
 	f = &c.fs.v[0];
 	assert_contains(f->evidence, "no frequency data");
@@ -474,22 +483,15 @@ static void test_trace_vm(void **state)
  * that state disabled instead; one with neither gets no command at all. */
 static void test_trace_idle(void **state)
 {
-	struct lw_trace_facts t = {
-		.pid = 4242,
-		.slow_requests = 10,
-		.cpus_mask = {0x3},
-		.idle_wakeups = 400,
-		.idle_wake_ns = 6800000,
-		.freq_source = "no frequency data",
-	};
+	struct lw_trace_facts t = {.pid = 4242, .slow_requests = 10, .cpus_mask = {0x3}};
 	struct ctx c;
 	const struct lw_finding *f;
 
+	t.idle_wakeups = 400;
+	t.idle_wake_ns = 6800000;
 	t.share[LW_CAUSE_IDLE] = 0.3;
 	t.cause_ns[LW_CAUSE_IDLE] = 3000000;
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(lw_node_read(&c.n, LW_FIXTURES "/vm-nocpufreq", 4242), 0);
-	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
 	assert_shape(&c.fs, "idle:crit");
 	f = &c.fs.v[0];
 	assert_contains(f->evidence, "30% of slow-request time (3.0 ms over 10 slow requests); "
@@ -503,13 +505,18 @@ static void test_trace_idle(void **state)
 	ctx_free(&c);
 
 	/* a deep C-state: disable it, no haltpoll command */
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(lw_node_read(&c.n, LW_FIXTURES "/intel-hwp", 0), 0);
 	t.cpus_mask[0] = 0x1;
-	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	trace_on(&c, "intel-hwp", 0, &t);
 	assert_shape(&c.fs, "idle:crit");
 	assert_has(&c.fs.v[0].fix, "echo 1 > /sys/devices/system/cpu/cpu0/cpuidle/state3/disable");
 	assert_true(c.fs.v[0].fix.n == 1);
+	ctx_free(&c);
+
+	/* its deep C-state already disabled, and no haltpoll: nothing to run */
+	trace_on(&c, "amd-pstate", 0, &t);
+	assert_shape(&c.fs, "idle:crit");
+	assert_int_equal(c.fs.v[0].fix.n, 0);
+	assert_contains(c.fs.v[0].seen, "C-state exit latency");
 	ctx_free(&c);
 }
 
