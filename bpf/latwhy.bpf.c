@@ -684,9 +684,9 @@ static __always_inline void hist_add(__u64 latency)
  */
 static __always_inline __u32 excess_bucket(int k)
 {
-	/* a switch, not a static const array: clang gave the array offset 0
-	 * in .rodata's BTF, over targ_tgid, and the kernel refused the BTF
-	 * (libbpf 1.1, clang 14: "Invalid offset") */
+	/* a switch, not a static const array: the array sat at offset 0 of
+	 * .rodata's BTF, over targ_tgid, and the kernel refused that BTF
+	 * ("Invalid offset"; clang 14, libbpf 1.1) */
 	switch (k) {
 	case 0:
 		return LW_B_IDLE;
