@@ -59,6 +59,7 @@ __u64 untracked = 0;  /* requests given up: every slot of the thread open */
 __u64 targ_mm = 0;    /* the target's mm_struct, learned at sched_switch */
 struct lw_thp_stats thp = {};
 __u32 thp_pids[LW_THP_PIDS] = {}; /* written by userspace: see is_thp_kthread() */
+__u32 thp_pid_max = 0;		  /* the largest of them, written after them */
 
 enum lw_tstate {
 	TS_UNKNOWN = 0,
@@ -257,6 +258,10 @@ static __always_inline bool is_thp_kthread(struct task_struct *t)
 {
 	__u32 pid = t->pid;
 
+	/* kthreads started at boot have small pids: one compare turns away
+	 * every task started later, before the loop */
+	if (pid > thp_pid_max)
+		return false;
 	for (int i = 0; i < LW_THP_PIDS; i++)
 		if (thp_pids[i] == pid && pid)
 			return true;

@@ -447,10 +447,13 @@ static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
 
 static void tracer_thp_pids(struct lw_tracer *t)
 {
-	__u32 pids[LW_THP_PIDS] = {};
+	__u32 pids[LW_THP_PIDS] = {}, max = 0;
 
 	lw_probe_thp_kthreads(pids, LW_THP_PIDS);
 	memcpy(t->skel->bss->thp_pids, pids, sizeof(pids));
+	for (int i = 0; i < LW_THP_PIDS; i++)
+		max = pids[i] > max ? pids[i] : max;
+	t->skel->bss->thp_pid_max = max;
 }
 
 /* The target read a non-TCP socket: from now on its requests end at
