@@ -1550,7 +1550,10 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 	text_close(a, &x, &a->f->evidence);
 	put(a, &a->f->seen, "interrupts ran on the target's CPUs %s while it handled requests",
 	    cpus_str(on, b, sizeof(b)));
-	put(a, &a->f->why, "each interrupt preempts a request thread and evicts its cache");
+	put(a, &a->f->why, "each interrupt preempts a request thread and evicts its cache%s",
+	    n->vm ? "; in a VM its delivery also costs the CPU time outside the guest, which "
+		    "no tracer in it sees: the irq time is a lower bound, the rest shows as run"
+		  : "");
 	if (nr)
 		fill_irq_moves(a, mv, nr, "trace", &avoid, false);
 	if (!lw_cpuset_empty(&pinned) && n->has_target)

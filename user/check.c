@@ -362,9 +362,9 @@ void lw_node_print(FILE *f, const struct lw_node *n)
 	unsigned lo = lowest_khz(n);
 	char b[256];
 
-	fprintf(f, "node %s: %d CPUs online (%s), %zu NUMA node%s\n", n->root[0] ? n->root : "/",
+	fprintf(f, "node %s: %d CPUs online (%s), %zu NUMA node%s%s\n", n->root[0] ? n->root : "/",
 		lw_cpuset_count(&n->online), set_str(&n->online, b, sizeof(b)), n->nr_numa,
-		n->nr_numa == 1 ? "" : "s");
+		n->nr_numa == 1 ? "" : "s", n->vm ? ", a virtual machine" : "");
 	if (lo)
 		fprintf(f, "drift signals: lowest clock %u MHz, THP %s, IRQ entropy %.2f bits\n",
 			mhz(lo), n->thp.present ? n->thp.enabled : "n/a", lw_node_irq_entropy(n));
@@ -697,6 +697,7 @@ void lw_node_json(struct lw_json *j, const struct lw_node *n)
 
 	lw_json_begin_object(j);
 	lw_json_kstr(j, "root", n->root[0] ? n->root : "/");
+	lw_json_kbool(j, "vm", n->vm);
 	json_set(j, "cpus_online", &n->online);
 	json_set(j, "cpus_isolated", &n->isolated);
 	lw_json_key(j, "drift");

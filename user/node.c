@@ -1184,6 +1184,25 @@ static int read_target(struct lw_node *n, int pid)
 	return 0;
 }
 
+/* The CPU flags of a guest carry "hypervisor" (CPUID leaf 1, ECX bit 31). */
+static void read_vm(struct lw_node *n)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/cpuinfo"))
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (!n->vm && getline(&line, &len, f) > 0)
+		if (!strncmp(line, "flags", 5) && strstr(line, " hypervisor"))
+			n->vm = true;
+	free(line);
+	fclose(f);
+}
+
 /* ---- public ---- */
 
 int lw_node_read(struct lw_node *n, const char *root, int pid)
@@ -1209,6 +1228,7 @@ int lw_node_read(struct lw_node *n, const char *root, int pid)
 	err = read_numa(n);
 	if (err)
 		goto cleanup;
+	read_vm(n);
 	read_freq(n);
 	read_idle(n);
 	read_thp(n);

@@ -199,6 +199,7 @@ struct lw_node {
 	size_t nr_nics;
 	struct lw_numa_node *numa;
 	size_t nr_numa;
+	bool vm; /* /proc/cpuinfo's "hypervisor" flag: a guest */
 	bool has_target;
 	struct lw_target target;
 };

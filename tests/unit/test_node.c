@@ -251,6 +251,7 @@ static void test_intel_hwp(void **state)
 	assert_int_equal(n.cpus[1].cur_khz, 2150000);
 	assert_string_equal(n.idle.driver, "intel_idle");
 	assert_int_equal(n.idle.halt_poll_ns, -1); /* no haltpoll governor */
+	assert_false(n.vm);
 	assert_int_equal(n.cpus[0].nr_idle, 4);
 	assert_string_equal(n.cpus[0].idle[3].name, "C6");
 	assert_int_equal(n.cpus[0].idle[3].latency_us, 170);
@@ -291,6 +292,7 @@ static void test_vm(void **state)
 	assert_string_equal(n.idle.driver, "haltpoll");
 	assert_string_equal(n.cpus[1].idle[1].name, "haltpoll idle");
 	assert_int_equal(n.idle.halt_poll_ns, 0); /* set on this VM's command line */
+	assert_true(n.vm);
 	assert_string_equal(n.thp.enabled, "madvise");
 	assert_string_equal(n.thp.defrag, "madvise");
 	assert_int_equal(irq(&n, 36)->pin, LW_IRQ_PIN_NAME);
