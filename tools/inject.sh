@@ -111,9 +111,11 @@ need_tool() {
 }
 
 # wait_helpers SECONDS: let the helpers run; stop early if one fails. Polls
-# with short sleeps instead of one long `wait -n`: bash can defer a trap that
+# with 1 s sleeps instead of one long `wait -n`: bash can defer a trap that
 # lands just before a blocking wait until that wait ends, which could hold a
-# SIGTERM for the whole run.
+# SIGTERM for the whole run. Not shorter: each poll forks a sleep on the
+# client's CPU, and under PREEMPT_NONE a waking client waits for the fork and
+# exec to leave the kernel (latwhy traced on the client showed it).
 wait_helpers() {
 	local end p rc
 	local -a left
@@ -130,7 +132,7 @@ wait_helpers() {
 			fi
 		done
 		PIDS=("${left[@]}")
-		sleep 0.2 &
+		sleep 1 &
 		wait "$!"
 	done
 }

@@ -319,8 +319,9 @@ stop_server() {
 start_latwhy() {
 	local d=$1 slow=$2
 	shift 2
-	# a tracer has no business on the CPU it watches
-	taskset -c "$CLI_CPU" "$LATWHY" -p "$SPID" -j --slow "$slow" -d 600s "$@" \
+	# a tracer has no business on the CPU it watches; on the client's it
+	# runs SCHED_IDLE, so that a waking client never waits for its drains
+	taskset -c "$CLI_CPU" chrt -i 0 "$LATWHY" -p "$SPID" -j --slow "$slow" -d 600s "$@" \
 		>"$d/trace.json" 2>"$d/latwhy.err" &
 	LWPID=$!
 	PIDS+=("$LWPID")
