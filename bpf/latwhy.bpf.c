@@ -1104,12 +1104,26 @@ int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
 	return 0;
 }
 
+/*
+ * A send by the target raises NET_RX on its own CPU when the peer is local
+ * (loopback, a sidecar): the send's local_bh_enable() then runs the peer's
+ * receive in the target's context. That is the cost of its own send, not an
+ * interrupt: the first NET_RX after the send began (send_conn() sets
+ * LW_CUR_SENDING) stays in the thread's run. A context switch clears both
+ * flags with the rest of target_cur, so one NET_RX per send at most.
+ */
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(lw_softirq_entry, unsigned int vec)
 {
 	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
+	__u32 cur;
 
-	if (!cs || !cpu_watched(cs))
+	if (!cs)
+		return 0;
+	cur = cs->target_cur;
+	if ((cur & LW_CUR_SENDING) && vec == NET_RX_SOFTIRQ)
+		cs->target_cur = (cur & ~LW_CUR_SENDING) | LW_CUR_OWN_SOFTIRQ;
+	if (!cpu_watched(cs))
 		return 0;
 	cs->softirq_start = bpf_ktime_get_ns();
 	cs->softirq_irq_snap = cs->irq_ns;
@@ -1121,16 +1135,22 @@ int BPF_PROG(lw_softirq_exit, unsigned int vec)
 {
 	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
 	struct lw_count *c;
-	__u32 key = vec;
+	__u32 key = vec, own;
 	__u64 delta, nested;
 
-	if (!cs || !cs->softirq_start)
+	if (!cs)
+		return 0;
+	own = cs->target_cur & LW_CUR_OWN_SOFTIRQ;
+	if (own && vec == NET_RX_SOFTIRQ)
+		cs->target_cur &= ~LW_CUR_OWN_SOFTIRQ;
+	if (!cs->softirq_start)
 		return 0;
 	delta = bpf_ktime_get_ns() - cs->softirq_start;
 	nested = cs->irq_ns - cs->softirq_irq_snap;
 	delta = delta > nested ? delta - nested : 0;
 	cs->softirq_start = 0;
-	cs->softirq_ns += delta;
+	if (!own)
+		cs->softirq_ns += delta;
 	c = bpf_map_lookup_elem(&softirq_ev, &key);
 	if (c) {
 		c->ns += delta;
@@ -1258,11 +1278,15 @@ static __always_inline bool fd_is_socket(struct task_struct *t, __u32 fd)
 static __always_inline void send_conn(__u64 conn)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct lw_cpu_state *cs;
 	struct thread_state *ts;
 	int i;
 
 	if (!is_target(t))
 		return;
+	cs = cpu_state_get(bpf_get_smp_processor_id());
+	if (cs && (cs->target_cur & LW_CUR_TARGET))
+		cs->target_cur |= LW_CUR_SENDING; /* see lw_softirq_entry() */
 	ts = bpf_task_storage_get(&threads, t, 0, 0);
 	if (!ts)
 		return;

@@ -245,8 +245,10 @@ struct lw_cpu_state {
 	__u32 ref_khz; /* reference clock, 0 = unknown */
 } __attribute__((aligned(64)));
 
-#define LW_CUR_TARGET 1
-#define LW_CUR_IN_REQ 2 /* and busy: a request open, or woken for one */
+#define LW_CUR_TARGET	   1
+#define LW_CUR_IN_REQ	   2 /* and busy: a request open, or woken for one */
+#define LW_CUR_SENDING	   4 /* it began a send: the next NET_RX here is its own */
+#define LW_CUR_OWN_SOFTIRQ 8 /* the NET_RX running now is that one */
 
 /* Histogram bucket of a latency; shared by BPF and userspace. */
 static inline __u32 lw_hist_bucket(__u64 v)
