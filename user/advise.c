@@ -705,8 +705,13 @@ static void fill_haltpoll(struct adv *a, int pid)
 	add(a, &a->f->rollback, "echo %lld > " LW_HALTPOLL_PARAM, old);
 	add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-haltpoll.conf");
 	add(a, &a->f->verify, "cat " LW_HALTPOLL_PARAM "  # %d", LW_HALT_POLL_NS);
-	add(a, &a->f->verify, "latwhy -p %d -d 30s  # the idle share of slow-request time falls",
-	    pid);
+	if (pid > 0)
+		add(a, &a->f->verify,
+		    "latwhy -p %d -d 30s  # the idle share of slow-request time falls", pid);
+	else
+		add(a, &a->f->verify,
+		    "# latwhy -p PID -d 30s on the service: the idle share of slow-request time "
+		    "falls");
 	put(a, &a->f->cost,
 	    "an idle vCPU spins up to %d us before it halts: host CPU that other guests cannot "
 	    "use (a host that set %lld on purpose, shared or nested, may not want it)",
@@ -722,7 +727,18 @@ static void advise_idle(struct adv *a)
 	struct text t;
 	char b[256];
 
-	if (!deep_states(n, &within, deep) || !begin(a, LW_CAUSE_IDLE, LW_SEV_WARN))
+	if (!deep_states(n, &within, deep)) {
+		/* a guest whose idle vCPUs halt at once: whether that costs
+		 * requests only a trace can say (the idle finding), hence info */
+		if (haltpoll_short(n) && begin(a, LW_CAUSE_IDLE, LW_SEV_INFO)) {
+			put(a, &a->f->why,
+			    "every wake-up of an idle CPU then waits for the host to run the "
+			    "vCPU again: tens of us per request on a busy or nested host");
+			fill_haltpoll(a, n->has_target ? n->target.pid : 0);
+		}
+		return;
+	}
+	if (!begin(a, LW_CAUSE_IDLE, LW_SEV_WARN))
 		return;
 	text_open(a, &t);
 	tx(&t, "%s:", n->idle.driver[0] ? n->idle.driver : "cpuidle");

@@ -237,24 +237,31 @@ static void test_vm(void **state)
 	const struct lw_finding *f;
 
 	node_findings(&c, "vm-nocpufreq", 4242);
-	assert_shape(&c.fs, "frequency:info thp:warn irq:warn irq:warn");
+	assert_shape(&c.fs, "frequency:info idle:info thp:warn irq:warn irq:warn");
 	f = &c.fs.v[0];
 	assert_contains(f->seen, "no cpufreq driver");
 	assert_contains(f->why, "nothing to tune from the guest");
 	assert_contains(f->why, "cannot be measured");
 	assert_int_equal(f->fix.n, 1);
 	assert_true(f->fix.v[0][0] == '#'); /* a note, nothing to run */
+	/* a guest that never polls: the haltpoll window, from and back to 0 */
+	f = &c.fs.v[1];
+	assert_contains(f->seen, "guest_halt_poll_ns 0");
+	assert_has(&f->fix, "echo 200000 > /sys/module/haltpoll/parameters/guest_halt_poll_ns");
+	assert_has(&f->rollback, "echo 0 > /sys/module/haltpoll/parameters/guest_halt_poll_ns");
+	assert_has(&f->verify,
+		   "latwhy -p 4242 -d 30s  # the idle share of slow-request time falls");
 	/* khugepaged defrag matters: the target madvises 2 regions */
-	assert_contains(c.fs.v[1].seen, "pid 4242 has 2 MADV_HUGEPAGE regions");
+	assert_contains(c.fs.v[2].seen, "pid 4242 has 2 MADV_HUGEPAGE regions");
 	/* movable virtio IRQs: all CPUs are the target's, CPU 1 is kept for them,
 	 * the one that already takes the managed virtio1-req.0 */
-	f = &c.fs.v[2];
+	f = &c.fs.v[3];
 	assert_has(&f->fix, "taskset -apc 0 4242");
 	assert_has(&f->fix, "echo 1 > /proc/irq/41/smp_affinity_list");
 	assert_has(&f->fix, "echo 1 > /proc/irq/42/smp_affinity_list");
 	assert_has(&f->rollback, "echo 0-1 > /proc/irq/41/smp_affinity_list");
 	/* virtio1-req.0: managed, shared queue: move the target, never the IRQ */
-	f = &c.fs.v[3];
+	f = &c.fs.v[4];
 	assert_contains(f->seen, "IRQ 36 (virtio1-req.0) is kernel-managed: its affinity cannot be "
 				 "changed");
 	assert_contains(f->seen, "queue shared by CPUs 0-1");
