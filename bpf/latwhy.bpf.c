@@ -543,15 +543,6 @@ static __always_inline void cycle_open(struct thread_state *ts, __u64 now, bool 
 	ts->cycle_top_pid = 0;
 }
 
-/*
- * --request socket, where the kernel has sk_data_ready (6.3+): the time the
- * request's data became ready on its socket, if this thread was busy then
- * (an event loop serving other connections, or preempted, reads it later, and
- * the time in between is this request's too). s->snap is rebuilt as the
- * thread's cum[] at that time: the last checkpoint before it, plus the time
- * since in that checkpoint's bucket. Returns the arrival, or 0 when it is
- * unknown or not inside the busy span: request_start()'s rules apply then.
- */
 /* When data first became ready on sk since its last read, or 0; the read
  * consumes it, also one that continues an open request: its second segment
  * would otherwise be taken for the next request's arrival. */
@@ -568,6 +559,15 @@ static __always_inline __u64 sock_arrival(struct sock *sk)
 	return ta;
 }
 
+/*
+ * --request socket, where the kernel has sk_data_ready (6.3+): the time the
+ * request's data became ready on its socket, if this thread was busy then
+ * (an event loop serving other connections, or preempted, reads it later, and
+ * the time in between is this request's too). s->snap is rebuilt as the
+ * thread's cum[] at that time: the last checkpoint before it, plus the time
+ * since in that checkpoint's bucket. Returns the arrival, or 0 when it is
+ * unknown or not inside the busy span: request_start()'s rules apply then.
+ */
 static __always_inline __u64 request_arrival(struct thread_state *ts, struct req_slot *s, __u64 ta,
 					     __u64 now, bool *before_wake)
 {
@@ -1140,8 +1140,8 @@ int BPF_PROG(lw_softirq_exit, unsigned int vec)
 
 	if (!cs)
 		return 0;
-	own = cs->target_cur & LW_CUR_OWN_SOFTIRQ;
-	if (own && vec == NET_RX_SOFTIRQ)
+	own = vec == NET_RX_SOFTIRQ && (cs->target_cur & LW_CUR_OWN_SOFTIRQ);
+	if (own)
 		cs->target_cur &= ~LW_CUR_OWN_SOFTIRQ;
 	if (!cs->softirq_start)
 		return 0;
