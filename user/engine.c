@@ -66,18 +66,23 @@ void lw_engine_free(struct lw_engine *e)
 	free(e);
 }
 
+/* A request's ns per traced cause: the buckets each cause is made of. */
+static void request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX])
+{
+	memset(v, 0, LW_CAUSE_MAX * sizeof(v[0]));
+	v[LW_CAUSE_FREQ] = r->ns[LW_B_FREQ];
+	v[LW_CAUSE_IRQ] = r->ns[LW_B_IRQ] + r->ns[LW_B_SOFTIRQ];
+	v[LW_CAUSE_THP] = r->ns[LW_B_THP];
+	v[LW_CAUSE_SCHED] = r->ns[LW_B_SCHED];
+	v[LW_CAUSE_IDLE] = r->ns[LW_B_IDLE];
+}
+
 enum lw_cause lw_request_cause(const struct lw_request *r)
 {
-	__u64 v[LW_CAUSE_MAX] = {
-		[LW_CAUSE_FREQ] = r->ns[LW_B_FREQ],
-		[LW_CAUSE_IRQ] = r->ns[LW_B_IRQ] + r->ns[LW_B_SOFTIRQ],
-		[LW_CAUSE_THP] = r->ns[LW_B_THP],
-		[LW_CAUSE_SCHED] = r->ns[LW_B_SCHED],
-		[LW_CAUSE_IDLE] = r->ns[LW_B_IDLE],
-	};
 	enum lw_cause best = LW_CAUSE_NONE;
-	__u64 max = 0;
+	__u64 v[LW_CAUSE_MAX], max = 0;
 
+	request_cause_ns(r, v);
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
 		if (v[c] > max) {
 			max = v[c];
@@ -152,6 +157,7 @@ static int add_slow_wait(struct lw_engine *e, const struct lw_request *r)
 
 static int feed_request(struct lw_engine *e, const struct lw_request *r)
 {
+	__u64 v[LW_CAUSE_MAX];
 	enum lw_cause c;
 
 	if (!e->reqs) {
@@ -168,11 +174,9 @@ static int feed_request(struct lw_engine *e, const struct lw_request *r)
 	e->slow_latency += r->latency_ns;
 	for (int b = 0; b < LW_B_MAX; b++)
 		e->bucket_ns[b] += r->ns[b];
-	e->cause[LW_CAUSE_FREQ].ns += r->ns[LW_B_FREQ];
-	e->cause[LW_CAUSE_IRQ].ns += r->ns[LW_B_IRQ] + r->ns[LW_B_SOFTIRQ];
-	e->cause[LW_CAUSE_THP].ns += r->ns[LW_B_THP];
-	e->cause[LW_CAUSE_SCHED].ns += r->ns[LW_B_SCHED];
-	e->cause[LW_CAUSE_IDLE].ns += r->ns[LW_B_IDLE];
+	request_cause_ns(r, v);
+	for (int k = LW_CAUSE_FREQ; k <= LW_CAUSE_TRACED_LAST; k++)
+		e->cause[k].ns += v[k];
 	c = lw_request_cause(r);
 	e->cause[c].requests++;
 	if (r->preempt_ns && add_slow_wait(e, r))
