@@ -57,7 +57,9 @@ cleanup() {
 	done
 	unquiet_cpu
 	untracefs
+	[ -n "$WORK" ] && rm -rf "$WORK"
 }
+WORK=
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -75,9 +77,8 @@ SRV_CPU=$(tools/inject.sh irq-cpu 2>/dev/null) || SRV_CPU=$(online_cpus | tail -
 CLI_CPU=$(other_cpu "$SRV_CPU") || { echo "noise.sh: needs 2 CPUs" >&2 && exit 1; }
 quiet_cpu "$SRV_CPU"
 WORK=$(mktemp -d /tmp/latwhy-noise.XXXXXX) || exit 1
-trap 'cleanup; rm -rf "$WORK"' EXIT
 
-# ms PCT: a bpftrace sum in ns over SECS, as a percentage of the time.
+# pct NS: a bpftrace sum in ns over SECS, as a percentage of the time.
 pct() {
 	awk -v ns="${1:-0}" -v s="$SECS" 'BEGIN { printf "%.1f", ns / (s * 1e7) }'
 }
@@ -102,7 +103,7 @@ measure() {
 	build/tools/lw_noise -C "$SRV_CPU" -d $((SECS + 1)) >"$d/noise" 2>&1 &
 	noise=$!
 	PIDS+=("$noise")
-	bpftrace tools/accuracy/noise.bt "$noise" "$SRV_CPU" "$SECS" >"$d/bt" 2>&1 &
+	bpftrace tools/accuracy/noise.bt "$noise" "$SECS" >"$d/bt" 2>&1 &
 	bt=$!
 	PIDS+=("$bt")
 	wait "$noise" "$bt"
