@@ -338,11 +338,22 @@ stop_latwhy() {
 
 # ---- clients -------------------------------------------------------------------
 
+# A client with one connection is the lab's instrument and runs SCHED_FIFO:
+# on the client's CPU the machine's own kernel threads (kdamond, rcu_preempt)
+# and the lab's helpers otherwise hold a woken client for up to milliseconds
+# under a non-preemptible kernel. With THP injected that doubled the slow
+# requests, which no server-side tracer can see (a second latwhy on the
+# client: 116 of its 121 slow turnarounds waited for those). A closed loop
+# with one connection sleeps while the server works, and the others run
+# meanwhile. Eight connections keep the client's CPU busy: SCHED_FIFO there
+# would starve latwhy's drains and the CPU's kernel threads.
+CLI_RT=()
+
 # lat_client prints its summary line on stdout and the latencies to -o FILE:
 # both go into one file, score.py skips the summary line.
 start_lat_client() {
 	local d=$1 secs=$2
-	"$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d "$secs" -q -o "$d/lat.o" \
+	"${CLI_RT[@]}" "$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d "$secs" -q -o "$d/lat.o" \
 		>"$d/lat" 2>"$d/client.err" &
 	CPID=$!
 	PIDS+=("$CPID")
@@ -351,7 +362,7 @@ start_lat_client() {
 # GET of random keys (-r), CONNS connections, about secs seconds' worth.
 start_redis_bench() {
 	local d=$1 secs=$2
-	taskset -c "$CLI_CPU" redis-benchmark -p "$PORT" -c "$CONNS" -n $((REDIS_RPS * secs)) \
+	taskset -c "$CLI_CPU" "${CLI_RT[@]}" redis-benchmark -p "$PORT" -c "$CONNS" -n $((REDIS_RPS * secs)) \
 		-t get -r 1000 --precision 3 >"$d/redis.out" 2>&1 &
 	CPID=$!
 	PIDS+=("$CPID")
@@ -362,7 +373,7 @@ start_redis_bench() {
 start_wrk() {
 	local d=$1 secs=$2
 	python3 "$ACC/score.py" wrklat >"$d/lat.lua"
-	WRK_LAT="$d/lat" taskset -c "$CLI_CPU" wrk -t "$CONNS" -c "$CONNS" -d "${secs}s" \
+	WRK_LAT="$d/lat" taskset -c "$CLI_CPU" "${CLI_RT[@]}" wrk -t "$CONNS" -c "$CONNS" -d "${secs}s" \
 		-s "$d/lat.lua" "http://127.0.0.1:$PORT/" >"$d/wrk.out" 2>&1 &
 	CPID=$!
 	PIDS+=("$CPID")
@@ -414,7 +425,8 @@ run_scenario() {
 	local name=$1 fam=$2 inject=$3 d secs=$SECS slow base bar=single kind
 	kind=${fam%-c*}
 	CONNS=1
-	[[ $fam == *-c8 ]] && CONNS=8
+	CLI_RT=(chrt -f 10)
+	[[ $fam == *-c8 ]] && CONNS=8 CLI_RT=()
 	d=$WORK/$name
 	mkdir -p "$d"
 	case $inject in *thp*) secs=$THP_SECS ;; esac
