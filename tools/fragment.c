@@ -8,7 +8,8 @@
  * each 2 MiB range is built from order-0 pages even with THP enabled=always),
  * then frees every other page. The freed pages are scattered order-0 holes:
  * a later huge page allocation must compact memory to find a 2 MiB block.
- * Holds the remaining pages until SECONDS have passed, then exits.
+ * Says so on stdout, holds the remaining pages until SECONDS have passed,
+ * then exits.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -71,6 +72,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fragment: %s\n", strerror(errno));
 		return 1;
 	}
+	/* inject.sh waits for this: touching the memory is the costly part */
+	printf("fragment: %ld MiB touched, every other page freed\n", mb);
+	fflush(stdout);
 	while (now_s() < end)
 		usleep(100000);
 	return 0;

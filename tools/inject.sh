@@ -111,14 +111,19 @@ need_tool() {
 }
 
 # wait_helpers SECONDS: let the helpers run; stop early if one fails. Polls
-# with 1 s sleeps instead of one long `wait -n`: bash can defer a trap that
+# once a second instead of one long `wait -n`: bash can defer a trap that
 # lands just before a blocking wait until that wait ends, which could hold a
-# SIGTERM for the whole run. Not shorter: each poll forks a sleep on the
-# client's CPU, and under PREEMPT_NONE a waking client waits for the fork and
-# exec to leave the kernel (latwhy traced on the client showed it).
+# SIGTERM for the whole run. The second is a `read -t` on a FIFO that nothing
+# writes, not a `sleep`: a forked sleep runs on the client's CPU, and under
+# PREEMPT_NONE a waking client waits for its fork and exec to leave the
+# kernel; with THP injected an exec can compact memory first (latwhy traced
+# on the client showed inject.sh ahead of it for 20 ms in 20 s).
 wait_helpers() {
-	local end p rc
+	local end p rc tick fifo="$LAB/tick.$$"
 	local -a left
+	{ mkdir -p "$LAB" && mkfifo "$fifo"; } || die "cannot create $fifo"
+	exec {tick}<>"$fifo"
+	rm -f "$fifo"
 	end=$((${EPOCHREALTIME//[!0-9]/} + $1 * 1000000))
 	while [ "${EPOCHREALTIME//[!0-9]/}" -lt "$end" ]; do
 		left=()
@@ -132,9 +137,9 @@ wait_helpers() {
 			fi
 		done
 		PIDS=("${left[@]}")
-		sleep 1 &
-		wait "$!"
+		read -r -t 1 -u "$tick" _
 	done
+	exec {tick}>&-
 }
 
 # ---- disk completion IRQs ----------------------------------------------------
@@ -267,10 +272,21 @@ inject_softirq() {
 }
 
 inject_thp() {
-	local other k was=""
+	local other k was="" ready="$LAB/fragment.$$"
 	need_tool fragment
 	[ -w "$THP/enabled" ] || die "thp: $THP not writable (kernel without THP?)"
 	lock_kind thp
+	# Fragment first, and say ready only once it is done: populating
+	# 512 MiB of fresh memory stalled the other vCPU for 50 ms on the
+	# development VM with THP untouched (the host's work, invisible to the
+	# guest), which a client already running would count as THP's. The
+	# fragmenter runs on the other CPU, by default SCHED_IDLE, so as not to
+	# delay the client.
+	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
+	"${HELPER[@]}" taskset -c "$other" "$TOOLS/fragment" -d "$DUR" >"$ready" &
+	PIDS+=("$!")
+	wait_for "$ready" '^fragment: ' "$!" 60 || die "thp: fragment did not finish: $(cat "$ready")"
+	rm -f "$ready"
 	for k in enabled defrag khugepaged/defrag khugepaged/pages_to_scan \
 		khugepaged/scan_sleep_millisecs khugepaged/alloc_sleep_millisecs; do
 		was+="$k=$(knob_value "$THP/$k") "
@@ -283,18 +299,14 @@ inject_thp() {
 	set_knob "$THP/khugepaged/alloc_sleep_millisecs" 10
 	# khugepaged and kcompactd work on the server's CPU only: the cause is
 	# meant to hit the server, and on the client's CPU they would delay the
-	# client, which no server-side tracer can see. The fragmenter runs
-	# on the other CPU, by default SCHED_IDLE, for the same reason.
+	# client, which no server-side tracer can see.
 	local p pinned=""
 	for p in $(pgrep -x khugepaged) $(pgrep '^kcompactd'); do
 		set_affinity "$CPU" "$p" && pinned+=" $(cat "/proc/$p/comm" 2>/dev/null)"
 	done
-	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
-	"${HELPER[@]}" taskset -c "$other" "$TOOLS/fragment" -d "$DUR" &
-	PIDS+=("$!")
 	echo "inject.sh: thp: enabled=always defrag=always khugepaged defrag=1 pages_to_scan=4096" \
 		"scan/alloc_sleep=10ms (was ${was% }); on CPU $CPU:${pinned:- (none pinned)};" \
-		"fragment 512 MiB (${INJECT_HELPERS:-idle}) on CPU $other for ${DUR}s"
+		"fragmented 512 MiB (${INJECT_HELPERS:-idle}) on CPU $other, held for ${DUR}s"
 	wait_helpers "$DUR"
 }
 

@@ -3,6 +3,7 @@
 
     score.py quantiles FILE         print "n p50_ns p99_ns p999_ns" of a latency file
     score.py wrklat                 a wrk Lua script that writes every request's latency
+    score.py pathns DIR             a baseline's client median minus latwhy's, ns
     score.py cpusnap PID            CPU time so far of every task outside PID's tree
     score.py table [--keep-going] DIR...
                                     one row per scenario directory; exit 1 when a
@@ -11,7 +12,8 @@
 A scenario directory (written by tools/accuracy/run.sh) holds:
 
     meta        key=value lines: name, inject (e.g. "sched,irq" or "-"), kind
-                (lab, freq, redis, nginx), slow_ns (the --slow given to latwhy),
+                (lab, freq, redis, nginx), slow_ns (the client's threshold),
+                lw_slow_ns (latwhy's: slow_ns minus the baseline's pathns),
                 baseline (the baseline scenario's directory), bar (single, baseline
                 or none), note (free text)
     lat         the client's latencies, ns, one per line (non-numeric lines are
@@ -27,8 +29,8 @@ A scenario directory (written by tools/accuracy/run.sh) holds:
 
 Ground truth, measured by the client, never by latwhy:
 
-    slow requests    the client's requests slower than slow_ns, the threshold
-                     latwhy was given (slow_ns = 1.5 x the baseline's p99)
+    slow requests    the client's requests slower than slow_ns (1.5 x the
+                     baseline's p99)
     extra latency    sum over the slow requests of (latency - baseline median)
 
 For kind=freq the clock is injected into latwhy only (no cpufreq driver), so
@@ -36,7 +38,10 @@ nothing is really slower: the requests scored are latwhy's requests that lie
 wholly inside one injected low-clock step, and the ground truth is
 sum(run x (1 - f/f_ref)) over them, from latwhy's measured run time.
 
-latwhy's side, from its NDJSON over its slow requests:
+latwhy's side, from its NDJSON over its slow requests: those slower than
+lw_slow_ns, the same threshold less what the client sees outside latwhy's
+window in the baseline (pathns), so that a request just over the client's
+threshold is one just over latwhy's, not one latwhy never reports:
 
     share[c]     cause c's ns over the slow requests' total latency (as latwhy's
                  summary computes it; irq includes softirq)
@@ -208,6 +213,19 @@ def load_trace(d):
     return reqs, summ
 
 
+def path_ns(d):
+    """What a baseline's client sees beyond latwhy's request window, ns: the
+    client's median minus latwhy's (the client's send and the delivery to
+    the server's socket, the reply's delivery and the client's wake-up). A
+    request is slow to the client at slow_ns and to latwhy at slow_ns minus
+    this: the same requests, seen from both ends."""
+    hist = load_client(d)
+    _, summ = load_trace(d)
+    if not hist or not summ or not summ.get("p50_ns"):
+        return 0
+    return max(0, quantile(hist, 0.5) - summ["p50_ns"])
+
+
 def cause_ns(r, c):
     ns = r["ns"]
     if c == "irq":
@@ -293,7 +311,9 @@ def score(d, cache):
         gslow = [(v, c) for v, c in hist if v > slow_ns]
         row["gt_slow"] = sum(c for _, c in gslow)
         row["extra"] = sum((v - med) * c for v, c in gslow) if med is not None else None
-        slow = [r for r in reqs if r["latency_ns"] > slow_ns]
+        lw_slow_ns = int(meta.get("lw_slow_ns", slow_ns) or slow_ns)
+        row["lw_slow_ns"] = lw_slow_ns
+        slow = [r for r in reqs if r["latency_ns"] > lw_slow_ns]
     row["lw_slow"] = len(slow)
     tot_lat = sum(r["latency_ns"] for r in slow)
     per = {c: sum(cause_ns(r, c) for r in slow) for c in CAUSES}
@@ -361,7 +381,7 @@ def ms(x):
 
 
 def table(rows):
-    hdr = ("scenario", "injected", "slow>", "slow gt/lw", "extra ms", "freq", "irq", "thp",
+    hdr = ("scenario", "injected", "slow> gt/lw", "slow gt/lw", "extra ms", "freq", "irq", "thp",
            "sched", "idle", "explained", "wrong", "cause ok", "bar")
     lines = []
     for r in rows:
@@ -374,7 +394,8 @@ def table(rows):
         if "pass" in r:
             bar = "PASS" if r["pass"] else "MISS (%s)" % r["why"]
         slow = "%d/%d" % (r["gt_slow"], r["lw_slow"])
-        thr = "run" if r["meta"].get("kind") == "freq" else "%.0fus" % (r["slow_ns"] / 1e3)
+        thr = "run" if r["meta"].get("kind") == "freq" else \
+            "%.0f/%.0fus" % (r["slow_ns"] / 1e3, r.get("lw_slow_ns", r["slow_ns"]) / 1e3)
         lines.append((r["name"], r["inject"], thr, slow, ms(r["extra"]),
                       pct(sh["frequency"]), pct(sh["irq"]), pct(sh["thp"]), pct(sh["sched"]),
                       pct(sh["idle"]), pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
@@ -478,6 +499,9 @@ def main(argv):
         n = round(sum(c for _, c in hist))
         print(n, quantile(hist, 0.5), quantile(hist, 0.99), quantile(hist, 0.999))
         return 0 if n else 1
+    if len(argv) == 3 and argv[1] == "pathns":
+        print(path_ns(argv[2]))
+        return 0
     if len(argv) == 3 and argv[1] == "cpusnap":
         cpusnap(int(argv[2]))
         return 0
