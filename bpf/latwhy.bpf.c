@@ -1109,8 +1109,10 @@ int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
  * (loopback, a sidecar): the send's local_bh_enable() then runs the peer's
  * receive in the target's context. That is the cost of its own send, not an
  * interrupt: the first NET_RX after the send began (send_conn() sets
- * LW_CUR_SENDING) stays in the thread's run. A context switch clears both
- * flags with the rest of target_cur, so one NET_RX per send at most.
+ * LW_CUR_SENDING) stays in the thread's run, and is neither timed nor
+ * counted as evidence, which spares the two clock reads of every local
+ * reply. A context switch clears both flags with the rest of target_cur, so
+ * one NET_RX per send at most.
  */
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(lw_softirq_entry, unsigned int vec)
@@ -1121,8 +1123,10 @@ int BPF_PROG(lw_softirq_entry, unsigned int vec)
 	if (!cs)
 		return 0;
 	cur = cs->target_cur;
-	if ((cur & LW_CUR_SENDING) && vec == NET_RX_SOFTIRQ)
+	if ((cur & LW_CUR_SENDING) && vec == NET_RX_SOFTIRQ) {
 		cs->target_cur = (cur & ~LW_CUR_SENDING) | LW_CUR_OWN_SOFTIRQ;
+		return 0;
+	}
 	if (!cpu_watched(cs))
 		return 0;
 	cs->softirq_start = bpf_ktime_get_ns();
@@ -1135,22 +1139,22 @@ int BPF_PROG(lw_softirq_exit, unsigned int vec)
 {
 	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
 	struct lw_count *c;
-	__u32 key = vec, own;
+	__u32 key = vec;
 	__u64 delta, nested;
 
 	if (!cs)
 		return 0;
-	own = vec == NET_RX_SOFTIRQ && (cs->target_cur & LW_CUR_OWN_SOFTIRQ);
-	if (own)
+	if (vec == NET_RX_SOFTIRQ && (cs->target_cur & LW_CUR_OWN_SOFTIRQ)) {
 		cs->target_cur &= ~LW_CUR_OWN_SOFTIRQ;
+		return 0;
+	}
 	if (!cs->softirq_start)
 		return 0;
 	delta = bpf_ktime_get_ns() - cs->softirq_start;
 	nested = cs->irq_ns - cs->softirq_irq_snap;
 	delta = delta > nested ? delta - nested : 0;
 	cs->softirq_start = 0;
-	if (!own)
-		cs->softirq_ns += delta;
+	cs->softirq_ns += delta;
 	c = bpf_map_lookup_elem(&softirq_ev, &key);
 	if (c) {
 		c->ns += delta;
