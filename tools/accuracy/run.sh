@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh - attribution accuracy: latwhy against a ground-truth latency lab.
 #
-#   tools/accuracy/run.sh [--short] [--no-servers] [--keep] [--out FILE] [SCENARIO ...]
+#   tools/accuracy/run.sh [--short] [--no-servers] [--keep] [--trace-client] [--out FILE] [SCENARIO ...]
 #
 # For each scenario a fresh server is pinned to the server CPU (the CPU the
 # disk completion IRQs land on, else the last CPU), a closed-loop client runs
@@ -30,6 +30,12 @@
 #
 #   --out FILE    also write the table to FILE (make accuracy: last-run.txt)
 #   --keep        keep the work directory (NDJSON, latencies) and print its path
+#   --trace-client
+#                 a diagnostic: a second latwhy traces lat_client too, and the
+#                 details say what its slow turnarounds (reply in, next request
+#                 out, over 100 us) waited for: the client's side of the extra
+#                 latency, which no server-side window holds. It adds its own
+#                 load to the client's CPU: not for the scored table.
 #   LATWHY=PATH   the tracer to score (default ./latwhy)
 #
 # Exit: 0 every bar met, 1 a scenario missed its bar or failed, 2 usage.
@@ -47,6 +53,7 @@ LATWHY=${LATWHY:-./latwhy}
 SHORT=0
 SERVERS=1
 KEEP=0
+TRACE_CLIENT=0
 OUT_FILE=
 SCEN=()
 
@@ -60,6 +67,7 @@ while [ $# -gt 0 ]; do
 	--short) SHORT=1 ;;
 	--no-servers) SERVERS=0 ;;
 	--keep) KEEP=1 ;;
+	--trace-client) TRACE_CLIENT=1 ;;
 	--out)
 		[ $# -ge 2 ] || usage
 		OUT_FILE=$2
@@ -95,6 +103,7 @@ WORK=
 PIDS=()      # everything started, stopped in reverse order on exit
 INJ_PIDS=()  # injectors of the current scenario
 SPID=        # the current server
+CLWPID=      # latwhy on the client (--trace-client)
 NOTES=()     # printed under the table
 
 die() {
@@ -321,14 +330,22 @@ stop_server() {
 start_latwhy() {
 	local d=$1 slow=$2
 	shift 2
-	# a tracer has no business on the CPU it watches; on the client's it
-	# runs SCHED_IDLE, so that a waking client never waits for its drains
-	taskset -c "$CLI_CPU" chrt -i 0 "$LATWHY" -p "$SPID" -j --slow "$slow" -d 600s "$@" \
-		>"$d/trace.json" 2>"$d/latwhy.err" &
-	LWPID=$!
-	PIDS+=("$LWPID")
-	wait_for "$d/latwhy.err" '^latwhy: tracing pid' "$LWPID" 20 ||
-		die "latwhy did not start: $(tail -1 "$d/latwhy.err")"
+	spawn_latwhy "$SPID" "$d/trace.json" "$d/latwhy.err" --slow "$slow" "$@"
+	LWPID=$SPAWNED_LW
+}
+
+# spawn_latwhy PID OUT ERR [latwhy args]: sets SPAWNED_LW to the tracer's pid
+# once it is attached and armed. A tracer has no business on the CPU it watches; on the
+# client's it runs SCHED_IDLE, so that a waking client never waits for its
+# drains.
+spawn_latwhy() {
+	local pid=$1 out=$2 err=$3 lw
+	shift 3
+	taskset -c "$CLI_CPU" chrt -i 0 "$LATWHY" -p "$pid" -j -d 600s "$@" >"$out" 2>"$err" &
+	lw=$!
+	PIDS+=("$lw")
+	wait_for "$err" '^latwhy: tracing pid' "$lw" 20 || die "latwhy did not start: $(tail -1 "$err")"
+	SPAWNED_LW=$lw
 }
 
 stop_latwhy() {
@@ -336,6 +353,11 @@ stop_latwhy() {
 	stop_child "$LWPID" 10
 	forget_pid "$LWPID"
 	grep -q '"type":"summary"' "$d/trace.json" || echo "run.sh: $(basename "$d"): latwhy wrote no summary" >&2
+	if [ -n "$CLWPID" ]; then
+		stop_child "$CLWPID" 10
+		forget_pid "$CLWPID"
+		CLWPID=
+	fi
 }
 
 # ---- clients -------------------------------------------------------------------
@@ -359,6 +381,11 @@ start_lat_client() {
 		>"$d/lat" 2>"$d/client.err" &
 	CPID=$!
 	PIDS+=("$CPID")
+	# its first requests go untraced while this attaches
+	if [ "$TRACE_CLIENT" -eq 1 ]; then
+		spawn_latwhy "$CPID" "$d/client.json" "$d/client-latwhy.err" --slow 100us
+		CLWPID=$SPAWNED_LW
+	fi
 }
 
 # GET of random keys (-r), CONNS connections, about secs seconds' worth.

@@ -21,6 +21,7 @@ A scenario directory (written by tools/accuracy/run.sh) holds:
                 hooks write it too, see wrklat); or
     redis.out   redis-benchmark's output (its percentile distribution is used)
     trace.json  latwhy's NDJSON (-j): slow requests, then one summary line
+    client.json (run.sh --trace-client) a second latwhy's NDJSON on the client
     freq.log    for kind=freq: lw_freqinject's "injected cpu=C khz=K ts_ns=T" lines,
                 and a "ref_khz=K" line
     cpu.before, cpu.after
@@ -430,11 +431,47 @@ def details(rows):
         if nz:
             line += "; other processes ran %.0f ms (%s)" % (
                 nz, ", ".join("%s %.0f" % kv for kv in top))
+        cl = client_side(r["dir"])
+        if cl:
+            line += "; " + cl
         note = r["meta"].get("note")
         if note:
             line += "; " + note
         out.append(line)
     return out
+
+
+def client_side(d):
+    """run.sh --trace-client: what the client's slow turnarounds (its reply
+    in to its next request out) spent their time on, from client.json."""
+    p = os.path.join(d, "client.json")
+    if not os.path.exists(p):
+        return None
+    slow = []
+    with open(p) as f:
+        for line in f:
+            try:
+                o = json.loads(line)
+            except ValueError:
+                continue
+            if o.get("type") == "request":
+                slow.append(o)
+    tot = sum(r["latency_ns"] for r in slow)
+    b = {}
+    pre = {}
+    for r in slow:
+        for k, v in r["ns"].items():
+            if v and k != "frequency":
+                b[k] = b.get(k, 0) + v
+        q = r.get("preempted_by")
+        if q:
+            pre[q["comm"]] = pre.get(q["comm"], 0) + q["ns"]
+    line = "client side: %d slow turnarounds, %s ms (%s)" % (
+        len(slow), ms(tot), ", ".join("%s %s" % (k, ms(v)) for k, v in sorted(b.items(), key=lambda kv: -kv[1])))
+    if pre:
+        line += ", waited for " + ", ".join(
+            "%s %s" % (c, ms(n)) for c, n in sorted(pre.items(), key=lambda kv: -kv[1])[:4])
+    return line
 
 
 def cpusnap(root):
