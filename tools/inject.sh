@@ -73,6 +73,7 @@ cleanup() {
 	KNOB_FILE=()
 	KNOB_OLD=()
 	restore_affinity
+	rm -f "$LAB/fragment.$$" "$LAB/tick.$$"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
