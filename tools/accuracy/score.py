@@ -193,9 +193,10 @@ def quantile(hist, q):
     return hs[-1][0]
 
 
-def load_trace(d):
+def load_trace(d, name="trace.json"):
+    """latwhy's NDJSON in d: its request lines and its summary (or None)."""
     reqs, summ = [], None
-    p = os.path.join(d, "trace.json")
+    p = os.path.join(d, name)
     if not os.path.exists(p):
         return reqs, summ
     with open(p) as f:
@@ -444,18 +445,9 @@ def details(rows):
 def client_side(d):
     """run.sh --trace-client: what the client's slow turnarounds (its reply
     in to its next request out) spent their time on, from client.json."""
-    p = os.path.join(d, "client.json")
-    if not os.path.exists(p):
+    if not os.path.exists(os.path.join(d, "client.json")):
         return None
-    slow = []
-    with open(p) as f:
-        for line in f:
-            try:
-                o = json.loads(line)
-            except ValueError:
-                continue
-            if o.get("type") == "request":
-                slow.append(o)
+    slow, _ = load_trace(d, "client.json")
     tot = sum(r["latency_ns"] for r in slow)
     b = {}
     pre = {}
