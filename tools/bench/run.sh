@@ -63,9 +63,10 @@ PKGS="bpftrace bpfcc-tools libbpf-tools redis-server redis-tools nginx wrk pytho
 # and mode_NAME_stop (detach; may add a table 3 row with self_row); see
 # mode_live_*. The first is the baseline. An always-on mode becomes a third
 # column by writing its two functions and adding it here.
-MODES=(base floor live livesys)
-MODE_TITLES=("without latwhy" "empty tp_btf programs" "latwhy -p (live)" "--request syscall")
-JUDGED=live # the modes the throughput target applies to
+MODES=(base floor live livesys livesched)
+MODE_TITLES=("without latwhy" "empty tp_btf programs" "latwhy -p (live)" "--request syscall"
+	"scheduler causes only")
+JUDGED=live,livesched # the modes the throughput target applies to
 
 WORK=
 CHILDREN=()         # every background child, stopped on exit
@@ -469,6 +470,16 @@ mode_livesys_start() {
 	LIVE_ARGS="--request syscall" mode_live_start "$@"
 }
 mode_livesys_stop() {
+	mode_live_stop
+}
+
+# The cheapest configuration there is today: scheduler causes only, no
+# interrupt or arrival tracepoints (README, Performance).
+LW_SCHED_ONLY=sk_data_ready,tcp_sendmsg_locked,softirq_entry,softirq_exit,irq_handler_entry,irq_handler_exit
+mode_livesched_start() {
+	LIVE_ARGS="--skip $LW_SCHED_ONLY" mode_live_start "$@"
+}
+mode_livesched_stop() {
 	mode_live_stop
 }
 
