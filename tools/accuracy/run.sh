@@ -372,6 +372,12 @@ stop_latwhy() {
 # meanwhile. Eight connections keep the client's CPU busy: SCHED_FIFO there
 # would starve latwhy's drains and the CPU's kernel threads.
 CLI_RT=()
+# set_conns N: the client's connections, and its policy with them.
+set_conns() {
+	CONNS=$1
+	CLI_RT=()
+	[ "$CONNS" -eq 1 ] && CLI_RT=(chrt -f 10)
+}
 
 # lat_client prints its summary line on stdout and the latencies to -o FILE:
 # both go into one file, score.py skips the summary line.
@@ -453,9 +459,8 @@ threshold() {
 run_scenario() {
 	local name=$1 fam=$2 inject=$3 d secs=$SECS slow base bar=single kind
 	kind=${fam%-c*}
-	CONNS=1
-	CLI_RT=(chrt -f 10)
-	[[ $fam == *-c8 ]] && CONNS=8 CLI_RT=()
+	set_conns 1
+	[[ $fam == *-c8 ]] && set_conns 8
 	d=$WORK/$name
 	mkdir -p "$d"
 	case $inject in *thp*) secs=$THP_SECS ;; esac
@@ -535,6 +540,7 @@ run_freq() {
 	sleep 1
 	start_latwhy "$d" 1us --ref-mhz $((ref / 1000))
 	python3 "$ACC/score.py" cpusnap $$ >"$d/cpu.before"
+	set_conns 1
 	start_lat_client "$d" "$SECS"
 	sleep 0.5
 	# one step every SECS/8 s: full clock, down in three steps, up in three
@@ -583,7 +589,7 @@ ROWS=()
 # server: a madvised heap that an allocator-style purge (200 pages/s) keeps
 # splitting, for khugepaged to collapse again under thp (as make demo does).
 LAB_ARGS=(--thp -m 256 -R 200)
-CONNS=1
+set_conns 1
 
 want() {
 	local s
