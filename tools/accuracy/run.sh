@@ -335,9 +335,9 @@ start_latwhy() {
 }
 
 # spawn_latwhy PID OUT ERR [latwhy args]: sets SPAWNED_LW to the tracer's pid
-# once it is attached and armed. A tracer has no business on the CPU it watches; on the
-# client's it runs SCHED_IDLE, so that a waking client never waits for its
-# drains.
+# once it is attached and armed. A tracer has no business on the CPU it
+# watches; on the client's it runs SCHED_IDLE, so that a waking client never
+# waits for its drains.
 spawn_latwhy() {
 	local pid=$1 out=$2 err=$3 lw
 	shift 3
