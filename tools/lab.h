@@ -166,13 +166,19 @@ static inline long lab_cpu_secs_pinned(int argc, char **argv, void (*usage)(void
 	return cpu;
 }
 
-/* Seconds on CLOCK_MONOTONIC, for run-until deadlines that a wall clock step cannot move. */
-static inline double now_s(void)
+/* Nanoseconds on CLOCK_MONOTONIC (vDSO, no syscall), the clock latwhy's BPF side reads too. */
+static inline unsigned long long lab_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Seconds on CLOCK_MONOTONIC, for run-until deadlines that a wall clock step cannot move. */
+static inline double now_s(void)
+{
+	return lab_now_ns() / 1e9;
 }
 
 /* 127.0.0.1:port, the only address the lab tools serve, dial or flood. */

@@ -83,14 +83,6 @@ static void usage(void)
 	       DEFAULT_SECONDS);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
 static int parse_num(const char *s, double *out)
 {
 	char *end;
@@ -214,7 +206,7 @@ static int may_send(void)
 		return 0;
 	if (cfg.total && __atomic_fetch_add(&issued, 1, __ATOMIC_RELAXED) >= cfg.total)
 		return 0;
-	return !deadline_ns || now_ns() < deadline_ns;
+	return !deadline_ns || lab_now_ns() < deadline_ns;
 }
 
 /* Sleep until the next paced send time; a late request goes out at once. */
@@ -235,7 +227,7 @@ static void *conn_thread(void *arg)
 {
 	struct conn *c = arg;
 	char buf[MSG_SIZE] = {0};
-	uint64_t next = now_ns();
+	uint64_t next = lab_now_ns();
 	int fd = connect_server();
 
 	if (fd < 0) {
@@ -247,13 +239,13 @@ static void *conn_thread(void *arg)
 		uint64_t t0;
 
 		pace(&next);
-		t0 = now_ns();
+		t0 = lab_now_ns();
 		if (xfer_full(fd, buf, sizeof(buf), 1) || xfer_full(fd, buf, sizeof(buf), 0)) {
 			if (!stop)
 				c->err = errno;
 			break;
 		}
-		if (record(c, now_ns() - t0)) {
+		if (record(c, lab_now_ns() - t0)) {
 			c->err = ENOMEM;
 			break;
 		}
@@ -374,7 +366,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lat_client: %lu connection(s) to 127.0.0.1:%d\n", cfg.conns,
 			cfg.port);
 
-	start = now_ns();
+	start = lab_now_ns();
 	if (cfg.seconds)
 		deadline_ns = start + (uint64_t)(cfg.seconds * NSEC_PER_SEC);
 	for (unsigned long i = 0; i < cfg.conns; i++) {
@@ -385,7 +377,7 @@ int main(int argc, char **argv)
 	}
 	for (unsigned long i = 0; i < cfg.conns; i++)
 		pthread_join(conns[i].thread, NULL);
-	end = now_ns();
+	end = lab_now_ns();
 
 	for (unsigned long i = 0; i < cfg.conns; i++) {
 		if (conns[i].err) {

@@ -19,6 +19,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#define LAB_PROG "lw_freqinject"
+#include "lab.h"
+
 static int find_prog(void)
 {
 	__u32 id = 0, best = 0;
@@ -40,14 +43,6 @@ static int find_prog(void)
 	if (!best)
 		return -ENOENT;
 	return bpf_prog_get_fd_by_id(best);
-}
-
-static unsigned long long mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 int main(int argc, char **argv)
@@ -98,7 +93,7 @@ int main(int argc, char **argv)
 		}
 		if (i > optind + 1 && interval_ms)
 			usleep(interval_ms * 1000);
-		ts = mono_ns();
+		ts = lab_now_ns();
 		if (bpf_prog_test_run_opts(fd, &opts)) {
 			fprintf(stderr, "lw_freqinject: BPF_PROG_TEST_RUN: %s\n", strerror(errno));
 			return 1;

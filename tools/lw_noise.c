@@ -34,14 +34,6 @@ static void usage(void)
 	       GAP_NS);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + t.tv_nsec;
-}
-
 static int gap_bin(uint64_t ns)
 {
 	int i;
@@ -58,10 +50,10 @@ int main(int argc, char **argv)
 	long secs;
 
 	lab_cpu_secs_pinned(argc, argv, usage, &secs);
-	start = prev = mono_ns();
+	start = prev = lab_now_ns();
 	end = start + (uint64_t)secs * 1000000000ull;
 	do {
-		now = mono_ns();
+		now = lab_now_ns();
 		if (now - prev > GAP_NS) {
 			lost += now - prev;
 			bins[gap_bin(now - prev)]++;
