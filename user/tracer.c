@@ -440,7 +440,6 @@ static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
 	m->untracked = t->skel->bss->untracked;
 }
 
-/* One interval: histogram, threshold, snapshots; the live view if live. */
 /* khugepaged is stopped and started again when THP is switched off and on:
  * its pid is looked up at start and again every LW_THP_REFRESH ticks. */
 #define LW_THP_REFRESH 10
@@ -477,6 +476,7 @@ static void tracer_sock_send(struct lw_tracer *t)
 	s->bss->sock_send_on = true;
 }
 
+/* One interval: histogram, threshold, snapshots; the live view if live. */
 static void tracer_tick(struct lw_tracer *t, bool live)
 {
 	struct lw_meta_rec m;
