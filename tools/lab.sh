@@ -80,6 +80,13 @@ other_cpu() {
 	return 1
 }
 
+# lab_usage LINE: the script's synopsis, line LINE of its header comment,
+# on stderr without the comment's "# ", then exit 2.
+lab_usage() {
+	sed -n "${1}p" "$0" | sed 's/^# \{0,3\}//' >&2
+	exit 2
+}
+
 # cpu_mask CPU...: the hex mask of these CPUs in comma-separated 32-bit
 # groups, as the kernel prints and parses cpumasks (rps_cpus, workqueue).
 cpu_mask() {

@@ -26,10 +26,7 @@ SECS=4
 KINDS=()
 PIDS=()
 
-usage() {
-	sed -n '5p' "$0" | sed 's/^# \{0,3\}//' >&2
-	exit 2
-}
+usage() { lab_usage 5; }
 
 while [ $# -gt 0 ]; do
 	case $1 in

@@ -57,10 +57,7 @@ TRACE_CLIENT=0
 OUT_FILE=
 SCEN=()
 
-usage() {
-	sed -n '4p' "$0" | sed 's/^# \{0,3\}//' >&2
-	exit 2
-}
+usage() { lab_usage 4; }
 
 while [ $# -gt 0 ]; do
 	case $1 in
