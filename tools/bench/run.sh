@@ -61,8 +61,8 @@ PKGS="bpftrace bpfcc-tools libbpf-tools redis-server redis-tools nginx wrk pytho
 # Section 2's modes: one column each, run in turn every round. A mode NAME
 # needs mode_NAME_start PID (attach to the server PID, return once attached)
 # and mode_NAME_stop (detach; may add a table 3 row with self_row); see
-# mode_live_*. The first is the baseline. An always-on mode becomes a third
-# column by writing its two functions and adding it here.
+# mode_live_*. The first is the baseline. A further mode (a cheaper always-on one)
+# becomes a column by writing its two functions and adding it here.
 MODES=(base floor live livesys livesched)
 MODE_TITLES=("without latwhy" "empty tp_btf programs" "latwhy -p (live)" "--request syscall"
 	"scheduler causes only")
