@@ -292,7 +292,15 @@ def self_cost(args):
 
 
 def progids(args):
-    ids = sorted({e["prog_id"] for e in load_json(args.perf) if e.get("pid") == args.pid})
+    """PID's attached programs; with --tp, only those on that tracepoint, and
+    with --progs, only the raw_tp ones (BPF_PROG_TEST_RUN runs no tp_btf)."""
+    raw = None
+    if args.progs:
+        raw = {i for i, p in progs_by_id(args.progs).items() if p.get("type") == "raw_tracepoint"}
+    ids = sorted({e["prog_id"] for e in load_json(args.perf)
+                  if e.get("pid") == args.pid
+                  and (not args.tp or e.get("tracepoint") == args.tp)
+                  and (raw is None or e["prog_id"] in raw)})
     print(" ".join(str(i) for i in ids))
 
 
@@ -390,6 +398,8 @@ def main():
     p = sub.add_parser("progids")
     p.add_argument("perf")
     p.add_argument("pid", type=int)
+    p.add_argument("--tp")
+    p.add_argument("--progs", help="bpftool prog show JSON: keep the raw_tp programs")
     p = sub.add_parser("progsum")
     p.add_argument("a")
     p.add_argument("b")

@@ -71,6 +71,7 @@ JUDGED=live,livesched # the modes the throughput target applies to
 WORK=
 CHILDREN=()         # every background child, stopped on exit
 STATS_OLD=          # kernel.bpf_stats_enabled before we touched it
+AUTOGROUP_OLD=      # kernel.sched_autogroup_enabled before section 1
 FLOOR_OK=
 SRV_CPU=
 LOAD_CPU=
@@ -115,9 +116,28 @@ stats_set() {
 	sysctl -qw kernel.bpf_stats_enabled="$1" 2>/dev/null
 }
 
+# Section 1's workload puts every task it starts in the root task group, with
+# the kernel threads whose events it needs. In the autogroup of the session
+# that started the bench, the lab server and the hog starved khugepaged on
+# their CPU outright (6.18: 0 ms of run in 5 s, at nice 19 or 0, though
+# runnable), and no khugepaged event happened in the window.
+autogroup_off() {
+	AUTOGROUP_OLD=$(sysctl -n kernel.sched_autogroup_enabled 2>/dev/null) || return 0
+	sysctl -qw kernel.sched_autogroup_enabled=0 2>/dev/null ||
+		note "cannot switch sched_autogroup_enabled off: khugepaged may starve"
+}
+
+autogroup_restore() {
+	[ -n "$AUTOGROUP_OLD" ] || return 0
+	sysctl -qw kernel.sched_autogroup_enabled="$AUTOGROUP_OLD" 2>/dev/null ||
+		echo "bench: could not restore kernel.sched_autogroup_enabled to $AUTOGROUP_OLD" >&2
+	AUTOGROUP_OLD=
+}
+
 cleanup() {
 	stop_all
 	[ -n "$STATS_OLD" ] && stats_set "$STATS_OLD"
+	autogroup_restore
 	untracefs
 	[ -n "$WORK" ] && rm -rf "$WORK"
 }
@@ -276,12 +296,34 @@ snapshot() {
 	bpftool -j perf >"$1/perf.json" 2>/dev/null
 }
 
+# freq_drive PAIRS: no cpufreq driver fires cpu_frequency on a VM, so its raw_tp
+# programs (each latwhy's and the floor's) are run with BPF_PROG_TEST_RUN on
+# the server CPU instead, 500 events/s each, a clock step down and back up
+# PAIRS times. The tp_btf and tracepoint ones cannot be run that way.
+FREQ_NOTE=
+freq_drive() {
+	local pid role ids id n=0
+	snapshot "$S1" f
+	while IFS=$'\t' read -r pid _ role; do
+		[ "$role" = peer ] && continue
+		ids=$(python3 "$B/report.py" progids "$S1/perf.json" "$pid" \
+			--tp cpu_frequency --progs "$S1/progs.f.json")
+		for id in $ids; do
+			spawn "$S1/freq-$id.out" taskset -c "$LOAD_CPU" "$T/lw_freqinject" \
+				-I "$id" -i 2 -r "$1" "$SRV_CPU" 2000000 1000000
+			n=$((n + 1))
+		done
+	done <"$owners"
+	FREQ_NOTE="cpu_frequency: $n raw_tp programs run with BPF_PROG_TEST_RUN on CPU $SRV_CPU, ~500 events/s each (no cpufreq driver)"
+}
+
 # Whatever happens in it, section 1 leaves nothing running and bpf_stats as
 # it found it.
 section1() {
 	section1_run
 	stop_all
 	[ -n "$STATS_OLD" ] && stats_set "$STATS_OLD"
+	autogroup_restore
 }
 
 section1_run() {
@@ -301,6 +343,7 @@ section1_run() {
 
 	# The workload: the lab server on SRV_CPU with a THP heap, two closed-loop
 	# clients, and every injector aimed at its CPU.
+	autogroup_off
 	wait_s=$((S1_SECS + 40))
 	# -R: a purging allocator splits huge pages, khugepaged collapses them again.
 	spawn "$S1/server.out" "$T/lat_server" -p 0 -c "$SRV_CPU" -m 256 --thp -R 500
@@ -361,6 +404,7 @@ section1_run() {
 		fi
 	done
 	kinds=$ran
+	freq_drive "$((inj_secs * 250))"
 
 	python3 "$B/report.py" procsnap "$S1/snap.a"
 	snapshot "$S1" a
@@ -391,6 +435,7 @@ section1_run() {
 	python3 "$B/report.py" --verdicts "$WORK/verdicts" progcost "$S1" | tee -a "$WORK/report.txt"
 	say "   workload: lat_server (pid $srv, CPU $SRV_CPU, 256 MiB THP heap, 500 pages/s purged) under 2 closed-loop clients;" \
 		"injected on its CPU:$kinds (tools/inject.sh)"
+	[ -n "$FREQ_NOTE" ] && say "   $FREQ_NOTE"
 	say "   peers: bpftrace $B/peer_accounting.bt $srv; BCC tools $( [ "$BCC" = bpfcc ] &&
 		echo 'from bpfcc-tools' ||
 		echo "from libbpf-tools: bpfcc-tools' Python tools need this kernel's headers (no /lib/modules/$(uname -r)/build, no CONFIG_IKHEADERS); libbpf-tools are the same BCC 0.26 tools built CO-RE")"
