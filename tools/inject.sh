@@ -8,7 +8,9 @@
 #   sched    lw_hog busy-loops on CPU at nice 0
 #   irq      O_DIRECT reads issued from another CPU, completion IRQs on CPU
 #            (exit 3 if the disk IRQ does not land on CPU: it is not moved)
-#   softirq  lo's RPS steers receive processing to CPU; UDP flood from another CPU
+#   softirq  lo's RPS steers receive processing to CPU; UDP from another CPU in
+#            bursts, one NET_RX run per interrupt (INJECT_SOFTIRQ=flood: datagram
+#            by datagram, an interrupt for nearly each: more events, make bench)
 #   thp      THP always + eager khugepaged; fragment 512 MiB from another CPU
 #
 #   INJECT_HELPERS=idle (default) or nice: how the helpers on the other CPU
@@ -45,6 +47,14 @@ idle) HELPER=(chrt -i 0) ;;
 nice) HELPER=(nice -n 19) ;;
 *)
 	echo "inject.sh: INJECT_HELPERS must be idle or nice, not '$INJECT_HELPERS'" >&2
+	exit 2
+	;;
+esac
+
+case ${INJECT_SOFTIRQ:-burst} in
+burst | flood) ;;
+*)
+	echo "inject.sh: INJECT_SOFTIRQ must be burst or flood, not '$INJECT_SOFTIRQ'" >&2
 	exit 2
 	;;
 esac
@@ -288,12 +298,21 @@ inject_softirq() {
 	old=$(cat "$RPS")
 	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
 	set_knob "$RPS" "$(cpu_mask "$CPU")"
+	# Bursts by default: datagram by datagram, nearly each one costs the
+	# CPU an RPS interrupt, and on a VM each interrupt some 8 us outside
+	# the guest that no tracer sees (tools/accuracy/noise.sh), as much as
+	# the softirq time itself. NAPI batches a busy NIC's receive the same.
+	local mode=(-b 2000) how="bursts (2000/s of 1024 datagrams)"
+	if [ "${INJECT_SOFTIRQ:-burst}" = flood ]; then
+		mode=()
+		how="flood (datagram by datagram)"
+	fi
 	# INJECT_HELPERS=idle: the sender soaks up the other CPU without delaying
 	# the client there (a waking task preempts it at once; nice 19 does not).
-	"${HELPER[@]}" taskset -c "$other" "$TOOLS/udp_flood" -p 0 -C "$CPU" -d "$DUR" &
+	"${HELPER[@]}" taskset -c "$other" "$TOOLS/udp_flood" -p 0 -C "$CPU" -d "$DUR" "${mode[@]}" &
 	PIDS+=("$!")
 	echo "inject.sh: softirq: lo rps_cpus $old -> $(cat "$RPS") (CPU $CPU);" \
-		"UDP flood from CPU $other, receiver on CPU $CPU, for ${DUR}s"
+		"UDP $how from CPU $other, receiver on CPU $CPU, for ${DUR}s"
 	wait_helpers "$DUR"
 }
 

@@ -389,8 +389,10 @@ section1_run() {
 	inj_secs=$((S1_SECS + 8))
 	kinds=""
 	for k in sched irq softirq thp; do
-		# helpers at nice 19, not SCHED_IDLE: more events per second
-		spawn "$S1/inject-$k.out" env INJECT_HELPERS=nice tools/inject.sh "$k" "$SRV_CPU" "$inj_secs"
+		# helpers at nice 19, not SCHED_IDLE, and the per-datagram UDP
+		# flood: more events per second
+		spawn "$S1/inject-$k.out" env INJECT_HELPERS=nice INJECT_SOFTIRQ=flood \
+			tools/inject.sh "$k" "$SRV_CPU" "$inj_secs"
 		kinds+=" $k"
 	done
 	sleep 3
