@@ -1512,6 +1512,70 @@ static void trace_freq(struct adv *a, const struct lw_trace_facts *t, const stru
 	}
 }
 
+/*
+ * NET_RX on the target's CPUs that RPS sent there: each queue whose rps_cpus
+ * holds one of them gets its mask without them, or, when that would leave
+ * none, the online CPUs the target does not run on. An empty mask would not
+ * do: without RPS a loopback packet is processed on its sender's CPU, which
+ * may be the target's. Returns whether any queue was steered there.
+ */
+static bool fill_rps(struct adv *a, const struct lw_cpuset *on, int pid)
+{
+	const struct lw_node *n = a->n;
+	struct lw_cpuset rest;
+	struct text t;
+	char b[96], c[96];
+	bool any = false;
+
+	lw_cpuset_andnot(&rest, &n->online, on);
+	text_open(a, &t);
+	for (size_t i = 0; i < n->nr_rps; i++) {
+		const struct lw_rps *r = &n->rps[i];
+		struct lw_cpuset dest;
+
+		if (!lw_cpuset_intersects(&r->cpus, on))
+			continue;
+		any = true;
+		lw_cpuset_andnot(&dest, &r->cpus, on);
+		if (lw_cpuset_empty(&dest))
+			dest = rest;
+		if (lw_cpuset_empty(&dest)) {
+			add(a, &a->f->fix,
+			    "# RPS sends %s %s's receive processing to CPUs %s, and the target "
+			    "runs "
+			    "on every CPU: no other CPU to send it to",
+			    r->dev, r->queue, cpus_str(&r->cpus, b, sizeof(b)));
+			continue;
+		}
+		lw_cpuset_format_mask(&dest, b, sizeof(b));
+		add(a, &a->f->fix, "echo %s > /sys/class/net/%s/queues/%s/rps_cpus  # CPUs %s", b,
+		    r->dev, r->queue, cpus_str(&dest, c, sizeof(c)));
+		add(a, &a->f->rollback, "echo %s > /sys/class/net/%s/queues/%s/rps_cpus", r->mask,
+		    r->dev, r->queue);
+		tx(&t, "w /sys/class/net/%s/queues/%s/rps_cpus - - - - %s\n", r->dev, r->queue, b);
+	}
+	if (text_take(a, &t)) {
+		add(a, &a->f->persist, "cat > /etc/tmpfiles.d/latwhy-rps.conf <<'EOF'\n%sEOF", t.s);
+		add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-rps.conf");
+		add(a, &a->f->verify, "grep . /sys/class/net/*/queues/rx-*/rps_cpus");
+		/* not /proc/softirqs' counts: a local send to a CPU RPS picks still
+		 * raises NET_RX on the sender, to send the IPI */
+		add(a, &a->f->verify, "latwhy -p %d -d 30s  # NET_RX time on CPUs %s falls", pid,
+		    cpus_str(on, c, sizeof(c)));
+		if (a->f->cost)
+			put(a, &a->f->cost,
+			    "%s; RPS's CPUs take that receive processing instead, an IPI per "
+			    "batch",
+			    a->f->cost);
+		else
+			put(a, &a->f->cost,
+			    "RPS's CPUs take that receive processing instead, an IPI "
+			    "per batch");
+	}
+	free(t.s);
+	return any;
+}
+
 static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	const struct lw_node *n = a->n;
@@ -1520,9 +1584,20 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 	size_t nr = 0;
 	struct text x;
 	char b[64];
+	bool net_rx = false;
 
 	if (n->has_target)
 		lw_cpuset_or(&avoid, &avoid, &n->target.cpus);
+	/* RPS first: where it sends NET_RX to the target, that is most of the
+	 * softirq time, and the hard IRQs below are its trigger elsewhere */
+	for (size_t i = 0; i < t->nr_softirqs; i++)
+		net_rx |= !strcmp(t->softirqs[i].vec, "NET_RX") &&
+			  lw_cpuset_test(on, (int)t->softirqs[i].cpu);
+	if (net_rx && !fill_rps(a, on, t->pid))
+		add(a, &a->f->fix,
+		    "# no RPS mask sends receive processing to CPUs %s: its NET_RX follows the "
+		    "NIC queue interrupts, or local senders on those CPUs",
+		    cpus_str(on, b, sizeof(b)));
 	text_open(a, &x);
 	for (size_t i = 0; i < t->nr_irqs && i < 8; i++) {
 		const struct lw_fact_irq *fi = &t->irqs[i];
@@ -1562,6 +1637,15 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 			add(a, &a->f->fix, "# no CPU outside the target's for IRQ %u", q->irq);
 		else
 			nr++;
+	}
+	for (size_t i = 0, k = 0; i < t->nr_softirqs && k < 3; i++) {
+		const struct lw_fact_softirq *s = &t->softirqs[i];
+
+		if (!lw_cpuset_test(on, (int)s->cpu))
+			continue;
+		tx(&x, "%s%s on CPU %u: %s in %llu runs", t->nr_irqs || k ? "; " : "", s->vec,
+		   s->cpu, fmt_ns(s->ns, b, sizeof(b)), s->count);
+		k++;
 	}
 	text_close(a, &x, &a->f->evidence);
 	put(a, &a->f->seen, "interrupts ran on the target's CPUs %s while it handled requests",

@@ -40,6 +40,12 @@ struct lw_trace_facts {
 		unsigned long long ns, count;
 	} irqs[8];
 	size_t nr_irqs;
+	struct lw_fact_softirq {
+		char vec[12]; /* "NET_RX" */
+		unsigned cpu;
+		unsigned long long ns, count;
+	} softirqs[8];
+	size_t nr_softirqs;
 	struct lw_fact_task {
 		unsigned pid;
 		char comm[16];

@@ -39,6 +39,14 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 		q->ns = s->irqs[i].ns;
 		q->count = s->irqs[i].count;
 	}
+	for (size_t i = 0; i < s->nr_softirqs && f->nr_softirqs < 8; i++) {
+		struct lw_fact_softirq *q = &f->softirqs[f->nr_softirqs++];
+
+		snprintf(q->vec, sizeof(q->vec), "%s", lw_softirq_name(s->softirqs[i].vec));
+		q->cpu = s->softirqs[i].cpu;
+		q->ns = s->softirqs[i].ns;
+		q->count = s->softirqs[i].count;
+	}
 	for (size_t i = 0; i < s->nr_preempt && f->nr_preempt < 8; i++) {
 		struct lw_fact_task *p;
 

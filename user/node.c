@@ -137,6 +137,31 @@ char *lw_cpuset_format(const struct lw_cpuset *s, char *buf, size_t len)
 	return buf;
 }
 
+char *lw_cpuset_format_mask(const struct lw_cpuset *s, char *buf, size_t len)
+{
+	size_t off = 0;
+	int top;
+
+	if (!len)
+		return buf;
+	/* 32-bit groups, most significant first; the first without zeros */
+	for (top = LW_NODE_MAX_CPUS / 32 - 1; top > 0; top--)
+		if ((s->w[top / 2] >> (top % 2 * 32)) & 0xffffffffULL)
+			break;
+	buf[0] = '\0';
+	for (int g = top; g >= 0; g--) {
+		unsigned v = (unsigned)(s->w[g / 2] >> (g % 2 * 32));
+		int w = snprintf(buf + off, len - off, g == top ? "%x" : ",%08x", v);
+
+		if (w < 0 || (size_t)w >= len - off) {
+			snprintf(buf, len, "?");
+			break;
+		}
+		off += w;
+	}
+	return buf;
+}
+
 int lw_cpuset_count(const struct lw_cpuset *s)
 {
 	int n = 0;
@@ -955,6 +980,62 @@ static int read_nics(struct lw_node *n)
 	return err;
 }
 
+static int rps_add(struct lw_node *n, const char *dev, const char *queue, const char *mask)
+{
+	struct lw_rps *v, *r;
+	struct lw_cpuset set = {0};
+
+	if (lw_cpuset_parse_mask(&set, mask) || lw_cpuset_empty(&set))
+		return 0;
+	v = realloc(n->rps, (n->nr_rps + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n->rps = v;
+	r = &n->rps[n->nr_rps++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->dev, sizeof(r->dev), "%s", dev);
+	snprintf(r->queue, sizeof(r->queue), "%s", queue);
+	snprintf(r->mask, sizeof(r->mask), "%s", mask);
+	r->cpus = set;
+	return 0;
+}
+
+/* Every device's receive queues, loopback and virtual ones included: RPS on
+ * lo is how a local peer's traffic lands on another CPU's NET_RX. */
+static int read_rps(struct lw_node *n)
+{
+	char p[PATH_MAX], mask[80];
+	struct dirent *de, *qe;
+	int err = 0;
+	DIR *d, *q;
+
+	if (lw_sysfs_path(p, sizeof(p), n->root, "/sys/class/net"))
+		return -ENAMETOOLONG;
+	d = opendir(p);
+	if (!d)
+		return 0;
+	while (!err && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(n->rps->dev) ||
+		    lw_sysfs_path(p, sizeof(p), n->root, "/sys/class/net/%s/queues", de->d_name))
+			continue;
+		q = opendir(p);
+		if (!q)
+			continue;
+		while (!err && (qe = readdir(q))) {
+			if (strncmp(qe->d_name, "rx-", 3) ||
+			    strlen(qe->d_name) >= sizeof(n->rps->queue) ||
+			    lw_sysfs_read(n->root, mask, sizeof(mask),
+					  "/sys/class/net/%s/queues/%s/rps_cpus", de->d_name,
+					  qe->d_name))
+				continue;
+			err = rps_add(n, de->d_name, qe->d_name, mask);
+		}
+		closedir(q);
+	}
+	closedir(d);
+	return err;
+}
+
 /* ---- target ---- */
 
 static int read_status(struct lw_node *n, struct lw_target *t)
@@ -1239,6 +1320,9 @@ int lw_node_read(struct lw_node *n, const char *root, int pid)
 	err = read_nics(n);
 	if (err)
 		goto cleanup;
+	err = read_rps(n);
+	if (err)
+		goto cleanup;
 	if (pid)
 		err = read_target(n, pid);
 cleanup:
@@ -1265,6 +1349,7 @@ void lw_node_free(struct lw_node *n)
 		free(n->nics[i].irqs);
 	free(n->irqs);
 	free(n->nics);
+	free(n->rps);
 	free(n->numa);
 	free(n->cpus);
 	free(n->root);

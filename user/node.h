@@ -26,6 +26,8 @@ int lw_cpuset_parse_list(struct lw_cpuset *s, const char *list);
 int lw_cpuset_parse_mask(struct lw_cpuset *s, const char *mask);
 /* Cpulist form of s into buf ("" when empty); returns buf. */
 char *lw_cpuset_format(const struct lw_cpuset *s, char *buf, size_t len);
+/* Cpumask form, as rps_cpus takes it: "2", "1,00000000"; "0" when empty. */
+char *lw_cpuset_format_mask(const struct lw_cpuset *s, char *buf, size_t len);
 int lw_cpuset_count(const struct lw_cpuset *s);
 int lw_cpuset_first(const struct lw_cpuset *s); /* -1 when empty */
 bool lw_cpuset_intersects(const struct lw_cpuset *a, const struct lw_cpuset *b);
@@ -150,6 +152,19 @@ struct lw_nic {
 	size_t nr_irqs;
 };
 
+/*
+ * A receive queue with RPS on: the kernel hands the packets it receives
+ * there to the CPUs of rps_cpus (an IPI), whose NET_RX softirq then does
+ * their protocol processing, whatever CPU the interrupt hit. Only queues
+ * with a non-empty mask are kept.
+ */
+struct lw_rps {
+	char dev[32];	/* under /sys/class/net */
+	char queue[16]; /* "rx-0" */
+	char mask[80];	/* rps_cpus as read, to put back */
+	struct lw_cpuset cpus;
+};
+
 struct lw_numa_node {
 	int id;
 	struct lw_cpuset cpus;
@@ -197,6 +212,8 @@ struct lw_node {
 	struct lw_irqbalance irqbalance;
 	struct lw_nic *nics;
 	size_t nr_nics;
+	struct lw_rps *rps;
+	size_t nr_rps;
 	struct lw_numa_node *numa;
 	size_t nr_numa;
 	bool vm; /* /proc/cpuinfo's "hypervisor" flag: a guest */

@@ -406,6 +406,46 @@ assert sum(1 for r in reqs if r['ns']['irq'] > 0) > 0, 'no request shows irq tim
 	cleanup
 }
 
+# lo's RPS sends a UDP burst's receive processing to the server's CPU (the
+# softirq injector): latwhy's fix must be the rps_cpus write that moves it off
+# that CPU, with the injector's mask as its rollback; and after running the
+# fix, its verify step (latwhy again) must see the NET_RX time there fall.
+# Not /proc/softirqs' counts: each local send still raises NET_RX on the
+# sender's CPU, to send RPS's IPI.
+test_rps() {
+	local rps=/sys/class/net/lo/queues/rx-0/rps_cpus fix
+	[ -w "$rps" ] || { skip rps "$rps not writable (kernel without RPS?)"; return; }
+	start_server "$SRV_CPU" || { fail rps "server did not start"; cleanup; return; }
+	start_client 14
+	tools/inject.sh softirq "$SRV_CPU" 12 >"$OUT/inject.out" 2>&1 &
+	PIDS+=("$!")
+	sleep 1
+	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	fix=$(python3 -c '
+import json, sys
+s = [json.loads(l) for l in open(sys.argv[1])][-1]
+f = [x for x in s["findings"] if x["cause"] == "irq"]
+print(next((l for l in f[0]["fix"] if "/rps_cpus" in l), "") if f else "")' "$OUT/trace.json")
+	[ -n "$fix" ] && sh -c "$fix"
+	./latwhy -p "$SPID" -d 4s -j >"$OUT/after.json" 2>>"$OUT/latwhy.err"
+	check rps "
+fix = '''$fix'''
+other = [c for c in range($NCPU) if c != $SRV_CPU][0]
+want = 'echo %x > $rps  # CPUs %d' % (1 << other, other)
+assert fix == want, 'fix %r, wanted %r' % (fix, want)
+irq = [x for x in summ['findings'] if x['cause'] == 'irq'][0]
+assert 'echo %x > $rps' % (1 << $SRV_CPU) in irq['rollback'], irq['rollback']
+assert 'NET_RX on CPU $SRV_CPU' in irq['evidence'], irq['evidence']
+def net_rx(s):
+    return sum(x['ns'] for x in s['evidence']['softirqs'] if x['vec'] == 'NET_RX' and x['cpu'] == $SRV_CPU)
+after = [json.loads(l) for l in open('$OUT/after.json')][-1]
+b, a = net_rx(summ), net_rx(after)
+assert b >= 100e6, 'only %d ns of NET_RX on the server CPU in 4 s before the fix' % b
+assert a * 10 < b, 'NET_RX on the server CPU: %d ns in 4 s before the fix, %d after' % (b, a)
+"
+	cleanup
+}
+
 # cpu_frequency events injected into the loaded program on the server's CPU.
 test_freq() {
 	start_server "$SRV_CPU" || { fail freq "server did not start"; cleanup; return; }
@@ -506,7 +546,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots sched idle irq freq thp accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots sched idle irq rps freq thp accuracy)
 for t in "${TESTS[@]}"; do
 	"test_$t"
 done

@@ -488,6 +488,85 @@ static void test_trace_vm(void **state)
 	ctx_free(&c);
 }
 
+/* NET_RX on the target's CPU that lo's RPS mask sends there (the lab's softirq
+ * injector): the mask without that CPU comes first, with its way back; none
+ * of it when the NET_RX ran elsewhere, a comment when no other CPU is left or
+ * no RPS mask is to blame. */
+static bool any_fix_has(const struct lw_findings *fs, const char *want)
+{
+	for (size_t i = 0; i < fs->n; i++)
+		if (strv_has(&fs->v[i].fix, want) || strv_has(&fs->v[i].persist, want) ||
+		    strv_has(&fs->v[i].rollback, want))
+			return true;
+	return false;
+}
+
+static void test_trace_rps(void **state)
+{
+	struct lw_trace_facts t = {
+		.pid = 4242,
+		.slow_requests = 85,
+		.cpus_mask = {0x2},
+		.irqs = {{.irq = 42, .cpu = 1, .name = "virtio3-tx", .ns = 11400, .count = 2}},
+		.nr_irqs = 1,
+		.softirqs = {{.vec = "NET_RX", .cpu = 1, .ns = 1430000000ULL, .count = 8790},
+			     {.vec = "TIMER", .cpu = 1, .ns = 223600, .count = 117}},
+		.nr_softirqs = 2,
+		.freq_source = "no frequency data",
+	};
+	struct ctx c;
+	const struct lw_finding *f;
+
+	t.share[LW_CAUSE_IRQ] = 0.43;
+	t.cause_ns[LW_CAUSE_IRQ] = 33530000;
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
+	assert_shape(&c.fs, "irq:crit");
+	f = &c.fs.v[0];
+	assert_contains(f->evidence, "IRQ 42 (virtio3-tx) on CPU 1: 11 us in 2 interrupts; "
+				     "NET_RX on CPU 1: 1.43 s in 8790 runs; TIMER on CPU 1");
+	assert_string_equal(f->fix.v[0],
+			    "echo 1 > /sys/class/net/lo/queues/rx-0/rps_cpus  # CPUs 0");
+	/* the fixture's target may run on both CPUs: IRQ 42 has nowhere to go */
+	assert_has(&f->fix, "# no CPU outside the target's for IRQ 42");
+	assert_has(&f->rollback, "echo 2 > /sys/class/net/lo/queues/rx-0/rps_cpus");
+	assert_has(&f->rollback, "rm -f /etc/tmpfiles.d/latwhy-rps.conf");
+	assert_has(&f->persist, "cat > /etc/tmpfiles.d/latwhy-rps.conf <<'EOF'\n"
+				"w /sys/class/net/lo/queues/rx-0/rps_cpus - - - - 1\nEOF");
+	assert_has(&f->verify, "latwhy -p 4242 -d 30s  # NET_RX time on CPUs 1 falls");
+	assert_contains(f->cost, "RPS's CPUs take that receive processing instead");
+	assert_complete(&c.fs);
+	ctx_free(&c);
+
+	/* the NET_RX ran on the other CPU: not the target's, no RPS change */
+	t.softirqs[0].cpu = 0;
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
+	assert_false(any_fix_has(&c.fs, "rps_cpus"));
+	assert_false(any_fix_has(&c.fs, "RPS"));
+	assert_null(strstr(c.fs.v[0].evidence, "NET_RX"));
+	ctx_free(&c);
+
+	/* the target on both CPUs: nowhere to send lo's receive */
+	t.softirqs[0].cpu = 1;
+	t.cpus_mask[0] = 0x3;
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
+	assert_has(&c.fs.v[0].fix, "# RPS sends lo rx-0's receive processing to CPUs 1, and the "
+				   "target runs on every CPU: no other CPU to send it to");
+	assert_false(any_fix_has(&c.fs, "> /sys/class/net/"));
+	ctx_free(&c);
+
+	/* no RPS mask on the node: say where NET_RX comes from instead */
+	t.softirqs[0].cpu = 0;
+	t.irqs[0].cpu = 0;
+	t.cpus_mask[0] = 0x1;
+	trace_on(&c, "intel-hwp", 0, &t);
+	f = &c.fs.v[c.fs.n - 1];
+	assert_int_equal(f->cause, LW_CAUSE_IRQ);
+	assert_has(&f->fix, "# no RPS mask sends receive processing to CPUs 0: its NET_RX follows "
+			    "the NIC queue interrupts, or local senders on those CPUs");
+	assert_false(any_fix_has(&c.fs, "rps_cpus"));
+	ctx_free(&c);
+}
+
 /* Wake-ups of an idle vCPU that never polls: the haltpoll window is the fix,
  * from the value the node has, and back to it. A node with a deep C-state gets
  * that state disabled instead; one with neither gets no command at all. */
@@ -563,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_irq_rate),
 		cmocka_unit_test(test_trace_acpi),
 		cmocka_unit_test(test_trace_vm),
+		cmocka_unit_test(test_trace_rps),
 		cmocka_unit_test(test_trace_idle),
 		cmocka_unit_test(test_facts_slow_waits),
 	};

@@ -101,6 +101,34 @@ static void test_cpuset(void **state)
 	assert_string_equal(lw_cpuset_format(&s, b, 9), "0-3,8");
 }
 
+/* The mask form rps_cpus takes, and what parse_mask reads back. */
+static void test_cpuset_mask(void **state)
+{
+	static const struct {
+		const char *list, *mask;
+	} cases[] = {
+		{"", "0"},
+		{"1", "2"},
+		{"0-31", "ffffffff"},
+		{"32", "1,00000000"},
+		{"0,40", "100,00000001"},
+		{"511", "80000000,00000000,00000000,00000000,00000000,00000000,00000000,00000000,"
+			"00000000,00000000,00000000,00000000,00000000,00000000,00000000,00000000"},
+	};
+	struct lw_cpuset s, back;
+	char b[160];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(lw_cpuset_parse_list(&s, cases[i].list), 0);
+		assert_string_equal(lw_cpuset_format_mask(&s, b, sizeof(b)), cases[i].mask);
+		assert_int_equal(lw_cpuset_parse_mask(&back, b), 0);
+		assert_memory_equal(&back, &s, sizeof(s));
+	}
+	/* too small a buffer: "?", never a wrong mask */
+	lw_cpuset_parse_list(&s, "32");
+	assert_string_equal(lw_cpuset_format_mask(&s, b, 4), "?");
+}
+
 static void test_irq_is_managed(void **state)
 {
 	assert_true(lw_irq_is_managed("nvme0q1"));
@@ -307,6 +335,12 @@ static void test_vm(void **state)
 	assert_int_equal(n.nics[0].numa_node, -1);
 	assert_int_equal(n.nics[0].nr_irqs, 3);
 	assert_int_equal(irq(&n, 38)->nic, 0);
+	/* RPS: lo's on, to CPU 1; eth0's mask 0 (off) is not kept */
+	assert_int_equal(n.nr_rps, 1);
+	assert_string_equal(n.rps[0].dev, "lo");
+	assert_string_equal(n.rps[0].queue, "rx-0");
+	assert_string_equal(n.rps[0].mask, "2");
+	assert_set(&n.rps[0].cpus, "1");
 	assert_false(n.irqbalance.running);
 	assert_string_equal(n.target.cgroup, "/");
 	assert_string_equal(n.target.cpu_max, "max 100000");
@@ -442,6 +476,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cpuset),
+		cmocka_unit_test(test_cpuset_mask),
 		cmocka_unit_test(test_irq_is_managed),
 		cmocka_unit_test(test_acpi_powersave),
 		cmocka_unit_test(test_target),
