@@ -1526,6 +1526,7 @@ static bool fill_rps(struct adv *a, const struct lw_cpuset *on, int pid)
 	struct text t;
 	char b[96], c[96];
 	bool any = false;
+	int moved = 0;
 
 	lw_cpuset_andnot(&rest, &n->online, on);
 	text_open(a, &t);
@@ -1553,8 +1554,9 @@ static bool fill_rps(struct adv *a, const struct lw_cpuset *on, int pid)
 		add(a, &a->f->rollback, "echo %s > /sys/class/net/%s/queues/%s/rps_cpus", r->mask,
 		    r->dev, r->queue);
 		tx(&t, "w /sys/class/net/%s/queues/%s/rps_cpus - - - - %s\n", r->dev, r->queue, b);
+		moved++;
 	}
-	if (text_take(a, &t)) {
+	if (text_take(a, &t) && moved) {
 		add(a, &a->f->persist, "cat > /etc/tmpfiles.d/latwhy-rps.conf <<'EOF'\n%sEOF", t.s);
 		add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-rps.conf");
 		add(a, &a->f->verify, "grep . /sys/class/net/*/queues/rx-*/rps_cpus");

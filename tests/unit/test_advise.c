@@ -552,6 +552,8 @@ static void test_trace_rps(void **state)
 	assert_has(&c.fs.v[0].fix, "# RPS sends lo rx-0's receive processing to CPUs 1, and the "
 				   "target runs on every CPU: no other CPU to send it to");
 	assert_false(any_fix_has(&c.fs, "> /sys/class/net/"));
+	assert_false(any_fix_has(&c.fs, "latwhy-rps.conf"));
+	assert_false(strv_has(&c.fs.v[0].verify, "NET_RX time"));
 	ctx_free(&c);
 
 	/* no RPS mask on the node: say where NET_RX comes from instead */
