@@ -1226,6 +1226,129 @@ static void advise_nic_numa(struct adv *a, size_t i)
 	add(a, &a->f->verify, "cat /sys/class/net/%s/device/numa_node", nic->name);
 }
 
+/*
+ * Receive processing that RPS sends to the target's CPUs (on): each queue
+ * whose rps_cpus holds one of them gets its mask without them, or, when that
+ * would leave none, the online CPUs outside on. An empty mask would not do:
+ * without RPS a loopback packet is processed on its sender's CPU, which may be
+ * the target's. The verify step is a trace (trace) or a check of pid. Returns
+ * whether any queue sends there.
+ */
+static bool fill_rps(struct adv *a, const struct lw_cpuset *on, int pid, bool trace)
+{
+	const struct lw_node *n = a->n;
+	struct lw_cpuset rest;
+	struct text t;
+	char b[96], c[96];
+	bool any = false;
+	int moved = 0;
+
+	lw_cpuset_andnot(&rest, &n->online, on);
+	text_open(a, &t);
+	for (size_t i = 0; i < n->nr_rps; i++) {
+		const struct lw_rps *r = &n->rps[i];
+		struct lw_cpuset dest;
+
+		if (!lw_cpuset_intersects(&r->cpus, on))
+			continue;
+		any = true;
+		lw_cpuset_andnot(&dest, &r->cpus, on);
+		if (lw_cpuset_empty(&dest))
+			dest = rest;
+		if (lw_cpuset_empty(&dest)) {
+			add(a, &a->f->fix,
+			    "# RPS sends %s %s's receive processing to CPUs %s, and the "
+			    "target runs on every CPU: no other CPU to send it to",
+			    r->dev, r->queue, cpus_str(&r->cpus, b, sizeof(b)));
+			continue;
+		}
+		lw_cpuset_format_mask(&dest, b, sizeof(b));
+		/* no "# CPUs" comment after it: the fix script takes plain writes only */
+		add(a, &a->f->fix, "echo %s > /sys/class/net/%s/queues/%s/rps_cpus", b, r->dev,
+		    r->queue);
+		add(a, &a->f->rollback, "echo %s > /sys/class/net/%s/queues/%s/rps_cpus", r->mask,
+		    r->dev, r->queue);
+		tx(&t, "w /sys/class/net/%s/queues/%s/rps_cpus - - - - %s\n", r->dev, r->queue, b);
+		moved++;
+	}
+	if (text_take(a, &t) && moved) {
+		add(a, &a->f->persist, "cat > /etc/tmpfiles.d/latwhy-rps.conf <<'EOF'\n%sEOF", t.s);
+		add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-rps.conf");
+		add(a, &a->f->verify, "grep . /sys/class/net/*/queues/rx-*/rps_cpus");
+		/* not /proc/softirqs' counts: a local send to a CPU RPS picks still
+		 * raises NET_RX on the sender, to send the IPI */
+		if (trace)
+			add(a, &a->f->verify, "latwhy -p %d -d 30s  # NET_RX time on CPUs %s falls",
+			    pid, cpus_str(on, c, sizeof(c)));
+		else
+			add(a, &a->f->verify, "latwhy check -p %d  # this finding is gone", pid);
+		if (a->f->cost)
+			put(a, &a->f->cost,
+			    "%s; RPS's CPUs take that receive processing instead, an IPI per "
+			    "batch",
+			    a->f->cost);
+		else
+			put(a, &a->f->cost,
+			    "RPS's CPUs take that receive processing instead, an IPI "
+			    "per batch");
+	}
+	free(t.s);
+	return any;
+}
+
+/*
+ * RPS masks that send receive processing to the target's CPUs (field notes
+ * case 3: RPS/XPS masks). Rated by the NET_RX softirqs those CPUs ran, as
+ * IRQs are by their interrupts.
+ */
+static void advise_rps_target(struct adv *a)
+{
+	const struct lw_node *n = a->n;
+	const struct lw_target *tg = &n->target;
+	struct lw_cpuset on = tg->cpus, outside;
+	enum lw_severity sev;
+	unsigned long long rx;
+	bool sampled, any = false;
+	struct text t;
+	char b[96], r[64];
+
+	/* A target on every CPU: the IRQ findings keep one CPU for interrupts
+	 * (housekeeping_cpu()), and RPS may send there too. */
+	lw_cpuset_andnot(&outside, &n->online, &tg->cpus);
+	if (lw_cpuset_empty(&outside)) {
+		struct lw_cpuset hk = {0};
+
+		lw_cpuset_set(&hk, housekeeping_cpu(n));
+		lw_cpuset_andnot(&on, &tg->cpus, &hk);
+	}
+	for (size_t i = 0; i < n->nr_rps; i++)
+		any |= lw_cpuset_intersects(&n->rps[i].cpus, &on);
+	if (!any)
+		return;
+	rx = lw_net_rx_on(n, &on, &sampled);
+	/* since boot: a warning unless those CPUs never ran one */
+	sev = rx || !n->net_rx ? LW_SEV_WARN : LW_SEV_INFO;
+	if (!begin(a, LW_CAUSE_IRQ, sampled ? irq_severity(n, rx) : sev))
+		return;
+	if (sampled && n->sample_ms)
+		snprintf(r, sizeof(r), "%.0f/s", rx * 1000.0 / n->sample_ms);
+	else
+		snprintf(r, sizeof(r), "%llu since boot", rx);
+	text_open(a, &t);
+	tx(&t,
+	   "RPS sends receive processing to the target's CPUs %s:", cpus_str(&on, b, sizeof(b)));
+	for (size_t i = 0, k = 0; i < n->nr_rps; i++)
+		if (lw_cpuset_intersects(&n->rps[i].cpus, &on))
+			tx(&t, "%s %s %s (rps_cpus %s)", k++ ? ";" : "", n->rps[i].dev,
+			   n->rps[i].queue, n->rps[i].mask);
+	tx(&t, "; NET_RX softirqs on them: %s", r);
+	text_close(a, &t, &a->f->seen);
+	put(a, &a->f->why,
+	    "each NET_RX run there does the protocol processing of other CPUs' packets and "
+	    "preempts a request thread; on loopback or a sidecar it is the peers' traffic");
+	fill_rps(a, &on, tg->pid, false);
+}
+
 /* Movable IRQs (outside NIC-NUMA findings) landing on the target's CPUs. */
 static void advise_irq_target(struct adv *a)
 {
@@ -1371,6 +1494,7 @@ static void advise_irqs(struct adv *a)
 		return;
 	advise_irq_target(a);
 	advise_irq_managed(a);
+	advise_rps_target(a);
 }
 
 /* ---- CPU quota ---- */
@@ -1512,72 +1636,6 @@ static void trace_freq(struct adv *a, const struct lw_trace_facts *t, const stru
 	}
 }
 
-/*
- * NET_RX on the target's CPUs that RPS sent there: each queue whose rps_cpus
- * holds one of them gets its mask without them, or, when that would leave
- * none, the online CPUs the target does not run on. An empty mask would not
- * do: without RPS a loopback packet is processed on its sender's CPU, which
- * may be the target's. Returns whether any queue was steered there.
- */
-static bool fill_rps(struct adv *a, const struct lw_cpuset *on, int pid)
-{
-	const struct lw_node *n = a->n;
-	struct lw_cpuset rest;
-	struct text t;
-	char b[96], c[96];
-	bool any = false;
-	int moved = 0;
-
-	lw_cpuset_andnot(&rest, &n->online, on);
-	text_open(a, &t);
-	for (size_t i = 0; i < n->nr_rps; i++) {
-		const struct lw_rps *r = &n->rps[i];
-		struct lw_cpuset dest;
-
-		if (!lw_cpuset_intersects(&r->cpus, on))
-			continue;
-		any = true;
-		lw_cpuset_andnot(&dest, &r->cpus, on);
-		if (lw_cpuset_empty(&dest))
-			dest = rest;
-		if (lw_cpuset_empty(&dest)) {
-			add(a, &a->f->fix,
-			    "# RPS sends %s %s's receive processing to CPUs %s, and the target "
-			    "runs "
-			    "on every CPU: no other CPU to send it to",
-			    r->dev, r->queue, cpus_str(&r->cpus, b, sizeof(b)));
-			continue;
-		}
-		lw_cpuset_format_mask(&dest, b, sizeof(b));
-		add(a, &a->f->fix, "echo %s > /sys/class/net/%s/queues/%s/rps_cpus  # CPUs %s", b,
-		    r->dev, r->queue, cpus_str(&dest, c, sizeof(c)));
-		add(a, &a->f->rollback, "echo %s > /sys/class/net/%s/queues/%s/rps_cpus", r->mask,
-		    r->dev, r->queue);
-		tx(&t, "w /sys/class/net/%s/queues/%s/rps_cpus - - - - %s\n", r->dev, r->queue, b);
-		moved++;
-	}
-	if (text_take(a, &t) && moved) {
-		add(a, &a->f->persist, "cat > /etc/tmpfiles.d/latwhy-rps.conf <<'EOF'\n%sEOF", t.s);
-		add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-rps.conf");
-		add(a, &a->f->verify, "grep . /sys/class/net/*/queues/rx-*/rps_cpus");
-		/* not /proc/softirqs' counts: a local send to a CPU RPS picks still
-		 * raises NET_RX on the sender, to send the IPI */
-		add(a, &a->f->verify, "latwhy -p %d -d 30s  # NET_RX time on CPUs %s falls", pid,
-		    cpus_str(on, c, sizeof(c)));
-		if (a->f->cost)
-			put(a, &a->f->cost,
-			    "%s; RPS's CPUs take that receive processing instead, an IPI per "
-			    "batch",
-			    a->f->cost);
-		else
-			put(a, &a->f->cost,
-			    "RPS's CPUs take that receive processing instead, an IPI "
-			    "per batch");
-	}
-	free(t.s);
-	return any;
-}
-
 static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	const struct lw_node *n = a->n;
@@ -1595,7 +1653,7 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 	for (size_t i = 0; i < t->nr_softirqs; i++)
 		net_rx |= !strcmp(t->softirqs[i].vec, "NET_RX") &&
 			  lw_cpuset_test(on, (int)t->softirqs[i].cpu);
-	if (net_rx && !fill_rps(a, on, t->pid))
+	if (net_rx && !fill_rps(a, on, t->pid, true))
 		add(a, &a->f->fix,
 		    "# no RPS mask sends receive processing to CPUs %s: its NET_RX follows the "
 		    "NIC queue interrupts, or local senders on those CPUs",

@@ -698,6 +698,80 @@ cleanup:
 	return err;
 }
 
+/*
+ * /proc/softirqs' NET_RX row, per CPU: the receive processing each CPU did,
+ * wherever it came from (its NIC queues' interrupts, RPS, local senders).
+ * With sample, what it did since the first read goes to net_rx_delta.
+ */
+static int read_net_rx(struct lw_node *n, bool sample)
+{
+	int col_cpu[LW_NODE_MAX_CPUS];
+	unsigned long long *v;
+	char path[PATH_MAX];
+	char *line = NULL, *p, *end;
+	size_t cap = 0;
+	int cols = -1, err = 0;
+	FILE *f;
+
+	if (!n->nr_cpus || lw_sysfs_path(path, sizeof(path), n->root, "/proc/softirqs"))
+		return 0;
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	v = calloc(n->nr_cpus, sizeof(*v));
+	if (!v) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		if (cols < 0) {
+			cols = parse_header(line, col_cpu, LW_NODE_MAX_CPUS);
+			if (cols < 0)
+				goto cleanup; /* unreadable: no NET_RX data */
+			continue;
+		}
+		p = line + strspn(line, " ");
+		if (strncmp(p, "NET_RX:", 7))
+			continue;
+		p += 7;
+		for (int c = 0; c < cols; c++, p = end) {
+			unsigned long long x = strtoull(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (col_cpu[c] >= 0 && col_cpu[c] < n->nr_cpus)
+				v[col_cpu[c]] = x;
+		}
+		if (!sample) {
+			n->net_rx = v;
+		} else if (n->net_rx) {
+			for (int c = 0; c < n->nr_cpus; c++)
+				v[c] = v[c] >= n->net_rx[c] ? v[c] - n->net_rx[c] : 0;
+			n->net_rx_delta = v;
+		}
+		v = NULL;
+		break;
+	}
+cleanup:
+	free(v);
+	free(line);
+	fclose(f);
+	return err;
+}
+
+unsigned long long lw_net_rx_on(const struct lw_node *n, const struct lw_cpuset *set, bool *sampled)
+{
+	const unsigned long long *v = n->net_rx_delta ? n->net_rx_delta : n->net_rx;
+	unsigned long long sum = 0;
+
+	if (sampled)
+		*sampled = n->net_rx_delta != NULL;
+	for (int c = 0; v && c < n->nr_cpus; c++)
+		if (lw_cpuset_test(set, c))
+			sum += v[c];
+	return sum;
+}
+
 /* The kernel drops the write bit of smp_affinity for IRQs user space cannot move. */
 static bool affinity_read_only(const char *root, unsigned irq)
 {
@@ -1000,6 +1074,15 @@ static int rps_add(struct lw_node *n, const char *dev, const char *queue, const 
 	return 0;
 }
 
+/* By device, then queue number: readdir's order is the filesystem's. */
+static int cmp_rps(const void *a, const void *b)
+{
+	const struct lw_rps *x = a, *y = b;
+	int d = strcmp(x->dev, y->dev);
+
+	return d ? d : atoi(x->queue + 3) - atoi(y->queue + 3);
+}
+
 /* Every device's receive queues, loopback and virtual ones included: RPS on
  * lo is how a local peer's traffic lands on another CPU's NET_RX. */
 static int read_rps(struct lw_node *n)
@@ -1033,6 +1116,8 @@ static int read_rps(struct lw_node *n)
 		closedir(q);
 	}
 	closedir(d);
+	if (n->nr_rps > 1)
+		qsort(n->rps, n->nr_rps, sizeof(*n->rps), cmp_rps);
 	return err;
 }
 
@@ -1323,6 +1408,9 @@ int lw_node_read(struct lw_node *n, const char *root, int pid)
 	err = read_rps(n);
 	if (err)
 		goto cleanup;
+	err = read_net_rx(n, false);
+	if (err)
+		goto cleanup;
 	if (pid)
 		err = read_target(n, pid);
 cleanup:
@@ -1331,12 +1419,16 @@ cleanup:
 
 int lw_node_sample_irqs(struct lw_node *n, unsigned ms)
 {
+	int err;
 	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
 
 	while (ms && nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	n->sample_ms = ms;
-	return read_interrupts(n, true);
+	free(n->net_rx_delta);
+	n->net_rx_delta = NULL;
+	err = read_interrupts(n, true);
+	return err ? err : read_net_rx(n, true);
 }
 
 void lw_node_free(struct lw_node *n)
@@ -1350,6 +1442,8 @@ void lw_node_free(struct lw_node *n)
 	free(n->irqs);
 	free(n->nics);
 	free(n->rps);
+	free(n->net_rx);
+	free(n->net_rx_delta);
 	free(n->numa);
 	free(n->cpus);
 	free(n->root);

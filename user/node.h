@@ -214,6 +214,9 @@ struct lw_node {
 	size_t nr_nics;
 	struct lw_rps *rps;
 	size_t nr_rps;
+	/* /proc/softirqs' NET_RX per CPU (nr_cpus entries; NULL when unreadable),
+	 * and over the IRQ sample (NULL when none was taken) */
+	unsigned long long *net_rx, *net_rx_delta;
 	struct lw_numa_node *numa;
 	size_t nr_numa;
 	bool vm; /* /proc/cpuinfo's "hypervisor" flag: a guest */
@@ -228,7 +231,8 @@ struct lw_node {
  * lw_node_free() whatever the result.
  */
 int lw_node_read(struct lw_node *n, const char *root, int pid);
-/* Sleep ms, re-read /proc/interrupts and fill each IRQ's delta. */
+/* Sleep ms, re-read /proc/interrupts and fill each IRQ's delta, and
+ * /proc/softirqs' NET_RX's. */
 int lw_node_sample_irqs(struct lw_node *n, unsigned ms);
 void lw_node_free(struct lw_node *n);
 
@@ -240,6 +244,11 @@ const struct lw_numa_node *lw_node_numa(const struct lw_node *n, int id);
  * (*sampled = true), else since boot. */
 unsigned long long lw_irq_count_on(const struct lw_node *n, const struct lw_irq *q,
 				   const struct lw_cpuset *set, bool *sampled);
+
+/* NET_RX softirqs on the CPUs in set: over the sample when one was taken
+ * (*sampled = true), else since boot; 0 when /proc/softirqs was unreadable. */
+unsigned long long lw_net_rx_on(const struct lw_node *n, const struct lw_cpuset *set,
+				bool *sampled);
 
 /*
  * Whether the IRQ named name is a kernel-managed queue vector whose affinity

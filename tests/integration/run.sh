@@ -431,7 +431,7 @@ print(next((l for l in f[0]["fix"] if "/rps_cpus" in l), "") if f else "")' "$OU
 	check rps "
 fix = '''$fix'''
 other = [c for c in range($NCPU) if c != $SRV_CPU][0]
-want = 'echo %x > $rps  # CPUs %d' % (1 << other, other)
+want = 'echo %x > $rps' % (1 << other)
 assert fix == want, 'fix %r, wanted %r' % (fix, want)
 irq = [x for x in summ['findings'] if x['cause'] == 'irq'][0]
 assert 'echo %x > $rps' % (1 << $SRV_CPU) in irq['rollback'], irq['rollback']

@@ -277,7 +277,7 @@ static void test_numa_nic(void **state)
 	const struct lw_finding *f;
 
 	node_findings(&c, "numa-nic", 4242);
-	assert_shape(&c.fs, "irq:warn irq:warn");
+	assert_shape(&c.fs, "irq:warn irq:warn irq:warn");
 	f = &c.fs.v[0];
 	assert_contains(f->seen, "eth1 is on NUMA node 1 (CPUs 4-7)");
 	assert_contains(f->seen, "60 (eth1-TxRx-0) on CPU 0");
@@ -298,6 +298,20 @@ static void test_numa_nic(void **state)
 	assert_has(&f->persist, "systemctl set-property gateway.service AllowedCPUs=5");
 	assert_has(&f->rollback, "systemctl set-property gateway.service AllowedCPUs=4-5");
 	assert_no_affinity_cmd(&c.fs, 36);
+	/* RPS spreads eth1's receive over node 1, the target's CPUs too: the
+	 * masks keep node 1's other CPUs */
+	f = &c.fs.v[2];
+	assert_string_equal(f->seen, "RPS sends receive processing to the target's CPUs 4-5: "
+				     "eth1 rx-0 (rps_cpus 00,000000f0); eth1 rx-1 (rps_cpus "
+				     "00,000000f0); eth1 rx-2 (rps_cpus 00,000000f0); eth1 rx-3 "
+				     "(rps_cpus 00,000000f0); NET_RX softirqs on them: 4799999 "
+				     "since boot");
+	assert_int_equal(f->fix.n, 4);
+	assert_string_equal(f->fix.v[0], "echo c0 > /sys/class/net/eth1/queues/rx-0/rps_cpus");
+	assert_has(&f->rollback, "echo 00,000000f0 > /sys/class/net/eth1/queues/rx-3/rps_cpus");
+	assert_has(&f->persist, "w /sys/class/net/eth1/queues/rx-2/rps_cpus - - - - c0\n");
+	assert_has(&f->verify, "latwhy check -p 4242  # this finding is gone");
+	assert_complete(&c.fs);
 	ctx_free(&c);
 }
 
@@ -524,8 +538,7 @@ static void test_trace_rps(void **state)
 	f = &c.fs.v[0];
 	assert_contains(f->evidence, "IRQ 42 (virtio3-tx) on CPU 1: 11 us in 2 interrupts; "
 				     "NET_RX on CPU 1: 1.43 s in 8790 runs; TIMER on CPU 1");
-	assert_string_equal(f->fix.v[0],
-			    "echo 1 > /sys/class/net/lo/queues/rx-0/rps_cpus  # CPUs 0");
+	assert_string_equal(f->fix.v[0], "echo 1 > /sys/class/net/lo/queues/rx-0/rps_cpus");
 	/* the fixture's target may run on both CPUs: IRQ 42 has nowhere to go */
 	assert_has(&f->fix, "# no CPU outside the target's for IRQ 42");
 	assert_has(&f->rollback, "echo 2 > /sys/class/net/lo/queues/rx-0/rps_cpus");

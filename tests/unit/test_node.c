@@ -354,6 +354,8 @@ static void test_numa_nic(void **state)
 {
 	struct lw_node n;
 	const struct lw_numa_node *nn;
+	struct lw_cpuset set;
+	bool sampled;
 
 	read_fixture(&n, "numa-nic", 4242);
 	assert_int_equal(n.nr_numa, 2);
@@ -370,6 +372,18 @@ static void test_numa_nic(void **state)
 	assert_set(&irq(&n, 60)->eff, "0");
 	assert_int_equal(irq(&n, 60)->node, 1);
 	assert_int_equal(n.target.thp_enabled, 0); /* prctl(PR_SET_THP_DISABLE) */
+	/* eth1's four queues with RPS on; NET_RX per CPU from /proc/softirqs */
+	assert_int_equal(n.nr_rps, 4);
+	assert_string_equal(n.rps[0].dev, "eth1");
+	assert_set(&n.rps[3].cpus, "4-7");
+	assert_non_null(n.net_rx);
+	assert_true(n.net_rx[4] == 2398765ULL && n.net_rx[7] == 2399876ULL);
+	lw_cpuset_parse_list(&set, "4-5");
+	assert_true(lw_net_rx_on(&n, &set, &sampled) == 4799999ULL);
+	assert_false(sampled);
+	assert_int_equal(lw_node_sample_irqs(&n, 0), 0);
+	assert_true(lw_net_rx_on(&n, &set, &sampled) == 0);
+	assert_true(sampled);
 	lw_node_free(&n);
 }
 
