@@ -1004,18 +1004,28 @@ static int nic_read_irqs(struct lw_node *n, struct lw_nic *nic)
 	return err;
 }
 
+/* /sys/class/net under the node's root; NULL and errno when it cannot be
+ * opened (ENAMETOOLONG: the root's path is too long). */
+static DIR *class_net_open(const struct lw_node *n)
+{
+	char p[PATH_MAX];
+
+	if (lw_sysfs_path(p, sizeof(p), n->root, "/sys/class/net")) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return opendir(p);
+}
+
 static int read_nics(struct lw_node *n)
 {
-	char p[PATH_MAX], b[32];
+	char b[32];
 	struct dirent *de;
 	int err = 0;
-	DIR *d;
+	DIR *d = class_net_open(n);
 
-	if (lw_sysfs_path(p, sizeof(p), n->root, "/sys/class/net"))
-		return -ENAMETOOLONG;
-	d = opendir(p);
 	if (!d)
-		return 0;
+		return errno == ENAMETOOLONG ? -ENAMETOOLONG : 0;
 	while (!err && (de = readdir(d))) {
 		struct lw_nic *v, *nic;
 		char dev[PATH_MAX];
@@ -1090,13 +1100,10 @@ static int read_rps(struct lw_node *n)
 	char p[PATH_MAX], mask[80];
 	struct dirent *de, *qe;
 	int err = 0;
-	DIR *d, *q;
+	DIR *d = class_net_open(n), *q;
 
-	if (lw_sysfs_path(p, sizeof(p), n->root, "/sys/class/net"))
-		return -ENAMETOOLONG;
-	d = opendir(p);
 	if (!d)
-		return 0;
+		return errno == ENAMETOOLONG ? -ENAMETOOLONG : 0;
 	while (!err && (de = readdir(d))) {
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(n->rps->dev) ||
 		    lw_sysfs_path(p, sizeof(p), n->root, "/sys/class/net/%s/queues", de->d_name))
