@@ -744,12 +744,13 @@ static int read_net_rx(struct lw_node *n, bool sample)
 		}
 		if (!sample) {
 			n->net_rx = v;
+			v = NULL;
 		} else if (n->net_rx) {
 			for (int c = 0; c < n->nr_cpus; c++)
 				v[c] = v[c] >= n->net_rx[c] ? v[c] - n->net_rx[c] : 0;
 			n->net_rx_delta = v;
+			v = NULL;
 		}
-		v = NULL;
 		break;
 	}
 cleanup:
