@@ -1092,18 +1092,25 @@ static void fill_move_target(struct adv *a, const struct lw_cpuset *avoid)
 	    lw_cpuset_count(&tg->cpus), o);
 }
 
-static void irq_rate(const struct lw_node *n, const struct lw_irq *q, const struct lw_cpuset *on,
-		     char *buf, size_t len)
+/* A count from /proc: per second over the sample, or what it covers. */
+static void count_rate(const struct lw_node *n, unsigned long long v, bool sampled, char *buf,
+		       size_t len)
 {
-	bool sampled;
-	unsigned long long v = lw_irq_count_on(n, q, on, &sampled);
-
 	if (sampled && n->sample_ms)
 		snprintf(buf, len, "%.0f/s", v * 1000.0 / n->sample_ms);
 	else if (sampled)
 		snprintf(buf, len, "%llu in the sample", v);
 	else
 		snprintf(buf, len, "%llu since boot", v);
+}
+
+static void irq_rate(const struct lw_node *n, const struct lw_irq *q, const struct lw_cpuset *on,
+		     char *buf, size_t len)
+{
+	bool sampled;
+	unsigned long long v = lw_irq_count_on(n, q, on, &sampled);
+
+	count_rate(n, v, sampled, buf, len);
 }
 
 /* Whether q fires on the CPUs in on often enough to matter. */
@@ -1282,15 +1289,9 @@ static bool fill_rps(struct adv *a, const struct lw_cpuset *on, int pid, bool tr
 			    pid, cpus_str(on, c, sizeof(c)));
 		else
 			add(a, &a->f->verify, "latwhy check -p %d  # this finding is gone", pid);
-		if (a->f->cost)
-			put(a, &a->f->cost,
-			    "%s; RPS's CPUs take that receive processing instead, an IPI per "
-			    "batch",
-			    a->f->cost);
-		else
-			put(a, &a->f->cost,
-			    "RPS's CPUs take that receive processing instead, an IPI "
-			    "per batch");
+		put(a, &a->f->cost,
+		    "%s%sRPS's CPUs take that receive processing instead, an IPI per batch",
+		    a->f->cost ? a->f->cost : "", a->f->cost ? "; " : "");
 	}
 	free(t.s);
 	return any;
@@ -1330,10 +1331,7 @@ static void advise_rps_target(struct adv *a)
 	sev = rx || !n->net_rx ? LW_SEV_WARN : LW_SEV_INFO;
 	if (!begin(a, LW_CAUSE_IRQ, sampled ? irq_severity(n, rx) : sev))
 		return;
-	if (sampled && n->sample_ms)
-		snprintf(r, sizeof(r), "%.0f/s", rx * 1000.0 / n->sample_ms);
-	else
-		snprintf(r, sizeof(r), "%llu since boot", rx);
+	count_rate(n, rx, sampled, r, sizeof(r));
 	text_open(a, &t);
 	tx(&t,
 	   "RPS sends receive processing to the target's CPUs %s:", cpus_str(&on, b, sizeof(b)));
