@@ -52,10 +52,31 @@ __u32 non_tcp_seen = 0;
 /* Written by userspace every second: slow-request threshold. */
 volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
 
+/*
+ * Written by userspace every second: the host's listening TCP ports, a bit
+ * each (listen_known: the table was read). A target's TCP socket on any
+ * other local port is one it connected itself, a gateway's or a proxy's
+ * upstream: what it reads there is a reply to its own request, not one.
+ * connect() never picks a local port a listener holds, so the test is exact.
+ */
+volatile bool listen_known = false;
+__u64 listen_ports[65536 / 64] = {};
+
+/*
+ * Written by userspace every second: the target has more than one thread,
+ * so a request read by one may be answered by another (a thread pool, Go's
+ * goroutines moving between threads after a blocking call). A socket then
+ * keeps its open request's start and reader (struct sock_state), and a send
+ * by another thread ends it there: its latency is measured, its time cannot
+ * be split along one thread's transitions (LW_REQ_HANDOFF).
+ */
+volatile bool handoff_watch = false;
+
 /* Read by userspace. */
 __u64 dropped = 0;
 __u64 incomplete = 0; /* requests with a missed scheduler transition */
 __u64 untracked = 0;  /* requests given up: every slot of the thread open */
+__u64 handoffs = 0;   /* requests answered by another thread than their reader */
 __u64 targ_mm = 0;    /* the target's mm_struct, learned at sched_switch */
 struct lw_thp_stats thp = {};
 __u32 thp_pids[LW_THP_PIDS] = {}; /* written by userspace: see is_thp_kthread() */
@@ -167,9 +188,14 @@ struct {
 	__type(value, struct thread_state);
 } threads SEC(".maps");
 
-/* A target's socket: when data became ready on it and nobody read it yet. */
+/* A target's socket: when data became ready on it and nobody read it yet;
+ * with handoff_watch, its open request's start and the thread that read it
+ * (0: none open). */
 struct sock_state {
 	__u64 ready_ts;
+	__u64 start_ts;
+	__u32 reader;
+	__u32 pad;
 };
 
 struct {
@@ -531,6 +557,16 @@ static __always_inline int slot_open(struct thread_state *ts, __u64 conn)
 	return -1;
 }
 
+/* Free slot i without ending its request: another thread answered it, so
+ * neither its start nor its end is a time this thread's rules may use. */
+static __always_inline void slot_drop(struct thread_state *ts, int i)
+{
+	__u32 bit = 1U << (i & LW_SLOT_INDEX);
+
+	ts->open_mask &= ~bit;
+	ts->used_mask &= ~bit;
+}
+
 /* Start charging: the busy span begins at now. */
 static __always_inline void cycle_open(struct thread_state *ts, __u64 now, bool wake)
 {
@@ -543,16 +579,22 @@ static __always_inline void cycle_open(struct thread_state *ts, __u64 now, bool 
 	ts->cycle_top_pid = 0;
 }
 
-/* When data first became ready on sk since its last read, or 0; the read
- * consumes it, also one that continues an open request: its second segment
- * would otherwise be taken for the next request's arrival. */
-static __always_inline __u64 sock_arrival(struct sock *sk)
+/* A read socket's state, created at its first read, when anything needs it. */
+static __always_inline struct sock_state *sock_state_get(struct sock *sk)
 {
-	struct sock_state *ss;
+	if (!sk || !(arrival_known || handoff_watch))
+		return NULL;
+	return bpf_sk_storage_get(&socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+}
+
+/* When data first became ready on the socket since its last read, or 0; the
+ * read consumes it, also one that continues an open request: its second
+ * segment would otherwise be taken for the next request's arrival. */
+static __always_inline __u64 sock_arrival(struct sock_state *ss)
+{
 	__u64 ta;
 
-	ss = bpf_sk_storage_get(&socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!ss)
+	if (!ss || !arrival_known)
 		return 0;
 	ta = ss->ready_ts;
 	ss->ready_ts = 0;
@@ -599,17 +641,19 @@ static __always_inline __u64 request_arrival(struct thread_state *ts, struct req
 
 static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now)
 {
+	__u32 bit, tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;
 	bool same, before_wake = false;
+	struct sock_state *ss;
 	struct req_slot *s;
 	__u64 ta;
-	__u32 bit;
 	int i;
 
 	if (!armed)
 		return;
-	ta = sk && arrival_known ? sock_arrival(sk) : 0;
+	ss = sock_state_get(sk);
+	ta = sock_arrival(ss);
 	ts = current_running(&cs, now);
 	if (!ts)
 		return;
@@ -619,8 +663,13 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 	s = &ts->slots[i];
 	bit = 1U << i;
 	same = (ts->used_mask & bit) && ts->slot_conn[i] == conn;
-	if (same && (ts->open_mask & bit))
-		return; /* more of the same request */
+	if (same && (ts->open_mask & bit)) {
+		if (!handoff_watch || !ss || ss->reader == tid)
+			return; /* more of the same request */
+		/* another thread answered it (sock_reply()): a new one */
+		slot_drop(ts, i);
+		same = false;
+	}
 	if (ts->open_mask & bit) {
 		/* every slot open: the oldest request is given up */
 		ts->open_mask &= ~bit;
@@ -666,6 +715,10 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 	ts->slot_conn[i] = conn;
 	ts->used_mask |= bit;
 	ts->open_mask |= bit;
+	if (handoff_watch && ss) {
+		ss->start_ts = ts->slot_ts[i];
+		ss->reader = tid;
+	}
 }
 
 static __always_inline void hist_add(__u64 latency)
@@ -737,26 +790,47 @@ static __always_inline void request_buckets(struct thread_state *ts, struct req_
 		ns[LW_B_FREQ] = ns[LW_B_RUN];
 }
 
-static __always_inline void request_emit(struct thread_state *ts, int i, __u64 latency)
+/* A slow request's record, its header from the current thread; NULL (and
+ * counted) when the ring buffer is full. */
+static __always_inline struct lw_request *request_rec(__u64 start, __u64 latency)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct req_slot *s = &ts->slots[i];
-	struct lw_preempt_val *top;
 	struct lw_request *r;
-	__u32 top_pid;
 
 	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
 	if (!r) {
 		__sync_fetch_and_add(&dropped, 1);
-		return;
+		return NULL;
 	}
 	r->type = LW_REC_REQUEST;
 	r->pid = t->tgid;
 	r->tid = t->pid;
 	r->cpu = bpf_get_smp_processor_id();
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	r->start_ns = ts->slot_ts[i];
+	r->start_ns = start;
 	r->latency_ns = latency;
+	return r;
+}
+
+/* userspace drains every 100 ms anyway: wake it only when filling up, so a
+ * busy server does not pay a wake-up per slow request */
+static __always_inline void request_submit(struct lw_request *r)
+{
+	bpf_ringbuf_submit(r, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > LW_RINGBUF_BYTES / 2
+				      ? BPF_RB_FORCE_WAKEUP
+				      : BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void request_emit(struct thread_state *ts, int i, __u64 latency)
+{
+	struct req_slot *s = &ts->slots[i];
+	struct lw_preempt_val *top;
+	struct lw_request *r;
+	__u32 top_pid;
+
+	r = request_rec(ts->slot_ts[i], latency);
+	if (!r)
+		return;
 	request_buckets(ts, s, r->ns);
 	r->flags = (ts->nfreq != s->nfreq ? LW_REQ_FREQ_KNOWN : 0) |
 		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0);
@@ -771,11 +845,7 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 		__builtin_memcpy(r->preempt_comm, top->comm, sizeof(r->preempt_comm));
 	else
 		__builtin_memset(r->preempt_comm, 0, sizeof(r->preempt_comm));
-	/* userspace drains every 100 ms anyway: wake it only when filling up,
-	 * so a busy server does not pay a wake-up per slow request */
-	bpf_ringbuf_submit(r, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > LW_RINGBUF_BYTES / 2
-				      ? BPF_RB_FORCE_WAKEUP
-				      : BPF_RB_NO_WAKEUP);
+	request_submit(r);
 }
 
 /* End the open request in slot i of the current thread's ts. */
@@ -1010,6 +1080,13 @@ static __always_inline int on_wakeup(struct task_struct *p)
 		} else {
 			ts->cum[LW_B_BLOCKED] += delta;
 		}
+		/* With handoff_watch the requests it holds open may have been
+		 * answered by other threads since (their slots are freed only
+		 * when this thread next touches their sockets): reads after
+		 * this wake-up start from it, not from a busy span that only
+		 * those kept open. */
+		if (handoff_watch && req_by_conn && armed)
+			cycle_open(ts, now, true);
 	} else if (req_by_conn && armed) {
 		cycle_open(ts, now, true); /* its data may be what woke it */
 	}
@@ -1277,9 +1354,54 @@ static __always_inline bool fd_is_socket(struct task_struct *t, __u32 fd)
 	return (mode & S_IFMT) == S_IFSOCK;
 }
 
-/* A send on conn by a target thread ends conn's open request, if any. The
- * check before the clock read keeps other sends cheap. */
-static __always_inline void send_conn(__u64 conn)
+/*
+ * A reply on sk by thread tid, with handoff_watch. The socket's open request
+ * is the one its last reader started. Read by tid: this reply ends it, in
+ * tid's slot (true). Read by another thread: it ends here, its latency
+ * measured, its time spent on threads whose transitions cannot be told
+ * apart from their other work, so its record carries no split
+ * (LW_REQ_HANDOFF) rather than a wrong one; and a request tid itself still
+ * holds open on sk was answered by another thread before (false).
+ */
+static __always_inline bool sock_reply(const struct sock *sk, __u32 tid)
+{
+	struct sock_state *ss;
+	struct lw_request *r;
+	__u64 latency;
+	__u32 reader;
+
+	if (!sk->sk_bpf_storage)
+		return true; /* never read by a target thread while watched */
+	ss = bpf_sk_storage_get(&socks, (struct sock *)sk, 0, 0);
+	if (!ss)
+		return true;
+	reader = ss->reader;
+	ss->reader = 0;
+	if (reader == tid)
+		return true;
+	if (!reader)
+		return false;
+	latency = bpf_ktime_get_ns() - ss->start_ts;
+	hist_add(latency);
+	__sync_fetch_and_add(&handoffs, 1);
+	if (latency <= slow_thresh_ns)
+		return false;
+	r = request_rec(ss->start_ts, latency);
+	if (!r)
+		return false;
+	__builtin_memset(r->ns, 0, sizeof(r->ns));
+	r->flags = LW_REQ_HANDOFF;
+	r->preempt_pid = 0;
+	r->preempt_ns = 0;
+	__builtin_memset(r->preempt_comm, 0, sizeof(r->preempt_comm));
+	request_submit(r);
+	return false;
+}
+
+/* A send on conn (sk: its socket, or NULL in syscall mode) by a target
+ * thread ends conn's open request, if any. The check before the clock read
+ * keeps other sends cheap. */
+static __always_inline void send_conn(__u64 conn, const struct sock *sk)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct lw_cpu_state *cs;
@@ -1292,10 +1414,13 @@ static __always_inline void send_conn(__u64 conn)
 	if (cs && (cs->target_cur & LW_CUR_TARGET))
 		cs->target_cur |= LW_CUR_SENDING; /* see lw_softirq_entry() */
 	ts = bpf_task_storage_get(&threads, t, 0, 0);
-	if (!ts)
+	i = ts ? slot_open(ts, conn) : -1;
+	if (handoff_watch && sk && !sock_reply(sk, t->pid)) {
+		if (ts && i >= 0)
+			slot_drop(ts, i); /* answered by another thread */
 		return;
-	i = slot_open(ts, conn);
-	if (i >= 0)
+	}
+	if (ts && i >= 0)
 		request_end(ts, i, bpf_ktime_get_ns());
 }
 
@@ -1305,7 +1430,7 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(lw_sys_enter, struct pt_regs *regs, long id)
 {
 	if (is_send_nr(id))
-		send_conn((__u32)lw_sys_arg0(regs));
+		send_conn((__u32)lw_sys_arg0(regs), NULL);
 	return 0;
 }
 
@@ -1339,12 +1464,23 @@ int BPF_PROG(lw_sys_exit, struct pt_regs *regs, long ret)
  * ("trace: tcp: Add tracepoint for tcp_sendmsg_locked()"); sock_send_length
  * is the fallback. user/tracer.c probes which of them the kernel has.
  */
+/* A TCP socket on a listening port: accepted from a client. */
+static __always_inline bool tcp_inbound(const struct sock *sk)
+{
+	__u16 port = sk->__sk_common.skc_num;
+
+	return !listen_known || ((listen_ports[port / 64] >> (port % 64)) & 1);
+}
+
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
 {
 	if (ret <= 0 || !is_target(bpf_get_current_task_btf()))
 		return 0;
-	if (!sock_send_on && sk->sk_protocol != IPPROTO_TCP) {
+	if (sk->sk_protocol == IPPROTO_TCP) {
+		if (!tcp_inbound(sk))
+			return 0; /* a reply from its upstream */
+	} else if (!sock_send_on) {
 		if (!non_tcp_seen)
 			non_tcp_seen = 1; /* nothing would end its request yet */
 		return 0;
@@ -1383,7 +1519,7 @@ int BPF_PROG(lw_sk_ready, const struct sock *sk)
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(lw_tcp_send, const struct sock *sk)
 {
-	send_conn((__u64)sk);
+	send_conn((__u64)sk, sk);
 	return 0;
 }
 
@@ -1395,7 +1531,7 @@ int BPF_PROG(lw_sock_send, struct sock *sk, int ret, int flags)
 	 * non-TCP socket got this program attached) */
 	if (tcp_send_ends && sk->sk_protocol == IPPROTO_TCP)
 		return 0;
-	send_conn((__u64)sk);
+	send_conn((__u64)sk, sk);
 	return 0;
 }
 

@@ -84,6 +84,10 @@ enum lw_req_flags {
 	/* A scheduler transition was missed: the gap was charged to the
 	 * last known state, so the buckets add up but their split is a guess. */
 	LW_REQ_INCOMPLETE = 1 << 1,
+	/* Read by one thread, answered by another (a thread pool, a goroutine
+	 * that moved): the latency is measured, ns[] is all zero, since the
+	 * time went to threads whose other work cannot be told apart. */
+	LW_REQ_HANDOFF = 1 << 2,
 };
 
 /* Map key of the per-IRQ evidence map. */
@@ -216,6 +220,7 @@ struct lw_meta_rec {
 	__u32 req_mode;	    /* enum lw_req_mode, never AUTO */
 	__u32 pad;
 	__u64 untracked; /* requests given up: a thread had LW_REQ_SLOTS open */
+	__u64 handoffs;	 /* requests answered by another thread (LW_REQ_HANDOFF) */
 };
 
 /*

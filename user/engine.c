@@ -19,6 +19,7 @@ struct lw_engine {
 	size_t nr_reqs, head;
 	__u64 slow;
 	__u64 slow_latency;
+	__u64 handoff_slow, handoff_latency; /* LW_REQ_HANDOFF: not split */
 	__u64 bucket_ns[LW_B_MAX];
 	struct lw_cause_stat cause[LW_CAUSE_MAX];
 	__u64 cpus_mask[LW_MAX_CPUS / 64];
@@ -160,6 +161,13 @@ static int feed_request(struct lw_engine *e, const struct lw_request *r)
 	__u64 v[LW_CAUSE_MAX];
 	enum lw_cause c;
 
+	/* Answered by another thread than its reader: its latency is known,
+	 * not where it went; counted apart, it would only dilute the shares. */
+	if (r->flags & LW_REQ_HANDOFF) {
+		e->handoff_slow++;
+		e->handoff_latency += r->latency_ns;
+		return 0;
+	}
 	if (!e->reqs) {
 		e->reqs = calloc(LW_KEEP, sizeof(*e->reqs));
 		if (!e->reqs)
@@ -341,6 +349,7 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 		s->dropped = e->meta.dropped;
 		s->incomplete = e->meta.incomplete;
 		s->untracked = e->meta.untracked;
+		s->handoffs = e->meta.handoffs;
 		s->req_mode = e->meta.req_mode;
 		s->freq_source = e->meta.freq_source;
 		s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
@@ -349,6 +358,8 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 		s->duration_ns = e->tick.ts_ns - e->first_tick_ts;
 	s->requests = e->have_meta && e->meta.requests ? e->meta.requests : e->requests;
 	s->slow_requests = e->slow;
+	s->handoff_slow = e->handoff_slow;
+	s->handoff_slow_ns = e->handoff_latency;
 	s->threshold_ns = s->threshold_fixed ? e->meta.threshold_ns : e->tick.threshold_ns;
 	s->p50_ns = e->tick.p50_ns;
 	s->p99_ns = e->tick.p99_ns;

@@ -47,6 +47,9 @@ struct lw_summary {
 	__u64 dropped;
 	__u64 incomplete;	   /* requests whose accounting missed a transition */
 	__u64 untracked;	   /* requests given up (too many open) */
+	__u64 handoffs;		   /* requests answered by another thread than their reader */
+	__u64 handoff_slow;	   /* of them slow: not in slow_requests, not split */
+	__u64 handoff_slow_ns;	   /* their latency */
 	__u32 req_mode;		   /* enum lw_req_mode; AUTO: not known */
 	__u64 slow_latency_ns;	   /* total latency of slow requests */
 	__u64 bucket_ns[LW_B_MAX]; /* per bucket, over slow requests */

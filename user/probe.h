@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 struct btf;
@@ -21,6 +22,14 @@ int lw_probe_target(int pid, char *comm, size_t len);
 int lw_probe_privileges(void);
 /* Pids of khugepaged and kcompactdN, at most max; the number found. */
 int lw_probe_thp_kthreads(__u32 *pids, int max);
+/* Sets a bit in bits (65536 of them) for each local port of a listening
+ * socket in f, a /proc/net/tcp or tcp6 table; the number of listeners. */
+int lw_parse_listen_ports(FILE *f, __u64 *bits);
+/* The same over the tables of pid's network namespace; -errno if neither
+ * can be read. */
+int lw_probe_listen_ports(int pid, __u64 *bits);
+/* The number of threads of pid (/proc/PID/status), or -errno. */
+int lw_probe_threads(int pid);
 /* The kernel has a raw tracepoint of this name (btf_trace_<name> typedef). */
 bool lw_probe_tracepoint(const struct btf *vmlinux, const char *name);
 

@@ -169,7 +169,13 @@ void lw_render_request_json(struct lw_render *r, const struct lw_request *req)
 	lw_json_ku64(&j, "latency_ns", req->latency_ns);
 	if (req->flags & LW_REQ_INCOMPLETE)
 		lw_json_kbool(&j, "incomplete", true);
-	lw_json_kstr(&j, "cause", lw_cause_name(lw_request_cause(req)));
+	if (req->flags & LW_REQ_HANDOFF) {
+		/* answered by another thread: no split, so no cause */
+		lw_json_kbool(&j, "handed_off", true);
+		lw_json_knull(&j, "cause");
+	} else {
+		lw_json_kstr(&j, "cause", lw_cause_name(lw_request_cause(req)));
+	}
 	lw_json_key(&j, "ns");
 	lw_json_begin_object(&j);
 	for (int b = 0; b < LW_B_MAX; b++) {
@@ -392,6 +398,8 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	lw_json_ku64(&j, "dropped", s->dropped);
 	lw_json_ku64(&j, "incomplete", s->incomplete);
 	lw_json_ku64(&j, "untracked", s->untracked);
+	lw_json_ku64(&j, "handoffs", s->handoffs);
+	lw_json_ku64(&j, "handoff_slow_requests", s->handoff_slow);
 	if (s->req_mode == LW_REQ_AUTO)
 		lw_json_knull(&j, "request_mode");
 	else
@@ -551,11 +559,23 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 		fprintf(f, "  no arrival times (sk_data_ready): a request starts at the wake-up, "
 			   "the last reply or the read; an event loop's queueing may be under- or "
 			   "overstated\n");
+	if (s->handoffs)
+		fprintf(f,
+			"  handed off: %llu requests (%llu of them slow, %s) were answered by "
+			"another thread than the one that read them (a thread pool, goroutines "
+			"moving between threads): their latency is measured, their time is not "
+			"split into causes%s\n",
+			(unsigned long long)s->handoffs, (unsigned long long)s->handoff_slow,
+			lw_fmt_ns(d, sizeof(d), s->handoff_slow_ns),
+			s->handoff_slow ? " (the shares below are over the other slow requests)"
+					: "");
 	if (!s->slow_requests) {
-		fprintf(f, "No slow requests were seen%s.\n",
-			s->requests ? ""
-				    : ": no requests were detected (is it a request/response "
-				      "server? try --request uprobe:BINARY:SYMBOL)");
+		fprintf(f, "No slow requests %s.\n",
+			s->handoff_slow ? "could be split into causes: every one was handed off"
+			: s->requests	? "were seen"
+					: "were seen: no requests were detected (is it a "
+					  "request/response server? try --request "
+					  "uprobe:BINARY:SYMBOL)");
 	} else {
 		text_causes(f, s);
 		if (s->dominant == LW_CAUSE_NONE)

@@ -438,6 +438,7 @@ static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
 	m->requests = t->hist_count;
 	m->req_mode = t->mode;
 	m->untracked = t->skel->bss->untracked;
+	m->handoffs = t->skel->bss->handoffs;
 }
 
 /* khugepaged is stopped and started again when THP is switched off and on:
@@ -453,6 +454,31 @@ static void tracer_thp_pids(struct lw_tracer *t)
 	for (int i = 0; i < LW_THP_PIDS; i++)
 		max = pids[i] > max ? pids[i] : max;
 	t->skel->bss->thp_pid_max = max;
+}
+
+/*
+ * Which TCP sockets carry requests, and whether one thread's request may be
+ * answered by another: the listening ports of the target's network
+ * namespace (every LW_THP_REFRESH ticks: a table walk, not per second on a
+ * host with many connections) and its thread count (every tick).
+ */
+static void tracer_conns(struct lw_tracer *t, bool ports)
+{
+	struct latwhy_bpf *s = t->skel;
+	int n;
+
+	if (ports) {
+		__u64 bits[sizeof(s->bss->listen_ports) / sizeof(__u64)] = {};
+
+		n = lw_probe_listen_ports(t->o->pid, bits);
+		/* no listener seen: every TCP read may be a request, as before */
+		if (n > 0)
+			memcpy(s->bss->listen_ports, bits, sizeof(bits));
+		s->bss->listen_known = n > 0;
+	}
+	n = lw_probe_threads(t->o->pid);
+	if (n > 0)
+		s->bss->handoff_watch = n > 1;
 }
 
 /* The target read a non-TCP socket: from now on its requests end at
@@ -488,6 +514,7 @@ static void tracer_tick(struct lw_tracer *t, bool live)
 	t->last_tick_ns = tick.ts_ns;
 	if (++t->ticks % LW_THP_REFRESH == 0)
 		tracer_thp_pids(t);
+	tracer_conns(t, t->ticks % LW_THP_REFRESH == 0);
 	tracer_sock_send(t);
 	tick.requests = count - t->hist_count;
 	t->hist_count = count;
@@ -587,6 +614,7 @@ static int tracer_open(struct lw_tracer *t)
 	}
 	t->skel->data->slow_thresh_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
 	tracer_thp_pids(t);
+	tracer_conns(t, true);
 	err = tracer_attach(t);
 	if (err)
 		return err;

@@ -931,6 +931,31 @@ static void test_slow_waits(void **state)
 	assert_int_equal(s.slow_waits[2].ns, 50);
 }
 
+/* A request answered by another thread than its reader: its latency is
+ * counted apart, and the shares stay over the requests that were split. */
+static void test_handoff(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_request h = req(1, 9000, 0, 0, 0, 0, 0, 0, 0);
+	struct lw_meta_rec m = {.type = LW_REC_META, .pid = 7, .handoffs = 40};
+	struct lw_summary s;
+
+	h.flags = LW_REQ_HANDOFF;
+	feed_req(e, req(1, 1000, 400, 0, 0, 0, 0, 600, 0));
+	feed_req(e, h);
+	feed_req(e, h);
+	assert_int_equal(lw_engine_feed(e, &m, sizeof(m)), 0);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.slow_requests, 1);
+	assert_int_equal(s.slow_latency_ns, 1000);
+	assert_int_equal(s.handoff_slow, 2);
+	assert_int_equal(s.handoff_slow_ns, 18000);
+	assert_int_equal(s.handoffs, 40);
+	assert_true(fabs(s.cause[LW_CAUSE_SCHED].share - 0.6) < EPS);
+	assert_int_equal(s.cause[LW_CAUSE_NONE].requests, 0);
+	assert_int_equal(s.dominant, LW_CAUSE_SCHED);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -959,6 +984,7 @@ int main(void)
 		T(test_tick),
 		T(test_feed_errors),
 		T(test_request_ring),
+		T(test_handoff),
 		cmocka_unit_test(test_hist_bucket),
 		cmocka_unit_test(test_hist_quantile),
 		cmocka_unit_test(test_names),

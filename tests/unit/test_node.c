@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "probe.h"
+
 #include "node.h"
 
 #define LW_FIXTURES "tests/fixtures"
@@ -486,9 +488,38 @@ static void test_cgroup_v1(void **state)
 	remove_tree(dir);
 }
 
+/* The listening ports of a /proc/net/tcp or tcp6 table: LISTEN rows (st 0A)
+ * only, IPv4 and IPv6 addresses alike; the header and other states not. */
+static void test_listen_ports(void **state)
+{
+	static const char table[] =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   "
+		"uid\n"
+		"   0: 0100007F:1BA5 00000000:0000 0A 00000000:00000000 00:00000000 00000000     "
+		"0\n"
+		"   1: 0100007F:D431 0100007F:1BA5 01 00000000:00000000 00:00000000 00000000     "
+		"0\n"
+		"   2: 00000000000000000000000000000000:0050 00000000000000000000000000000000:0000 "
+		"0A 00000000:00000000 00:00000000 00000000     0\n"
+		"   3: 0100007F:FFFF 00000000:0000 0A 00000000:00000000 00:00000000 00000000     "
+		"0\n";
+	__u64 bits[65536 / 64] = {};
+	FILE *f = fmemopen((void *)table, sizeof(table) - 1, "r");
+
+	assert_non_null(f);
+	assert_int_equal(lw_parse_listen_ports(f, bits), 3);
+	fclose(f);
+	assert_true(bits[0x1BA5 / 64] & (1ULL << (0x1BA5 % 64)));  /* 7077 */
+	assert_true(bits[80 / 64] & (1ULL << (80 % 64)));	   /* tcp6 */
+	assert_true(bits[65535 / 64] & (1ULL << 63));		   /* the last */
+	assert_false(bits[0xD431 / 64] & (1ULL << (0xD431 % 64))); /* established */
+	assert_true(lw_probe_listen_ports(-1, bits) < 0);	   /* no such table */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_listen_ports),
 		cmocka_unit_test(test_cpuset),
 		cmocka_unit_test(test_cpuset_mask),
 		cmocka_unit_test(test_irq_is_managed),

@@ -297,7 +297,8 @@ static void test_summary_json(void **state)
 		      "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
 		      "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
 		      "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
-		      "\"dropped\":7,\"incomplete\":0,\"untracked\":3,\"request_mode\":\"socket\","
+		      "\"dropped\":7,\"incomplete\":0,\"untracked\":3,\"handoffs\":0,"
+		      "\"handoff_slow_requests\":0,\"request_mode\":\"socket\","
 		      "\"target_exited\":false,\"dominant\":\"thp\",");
 	assert_has(s, "\"causes\":{\"frequency\":{\"ns\":100,\"share\":0.025,\"requests\":0},"
 		      "\"irq\":{\"ns\":150,\"share\":0.0375,\"requests\":0},"
@@ -472,6 +473,49 @@ static void test_summary_no_arrival(void **state)
 	out_free(&o);
 }
 
+/* Requests answered by another thread: said under the requests line, with
+ * their slow ones and latency; a record of one has no cause. */
+static void test_handoff(void **state)
+{
+	struct lw_request r = req(1, 9000, 0, 0, 0, 0, 0, 0, 0);
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_NONE, 2000000, "server");
+	assert_lacks(summary_out(&o, &sum, false), "handed off");
+	out_free(&o);
+
+	sum.handoffs = 40;
+	sum.handoff_slow = 3;
+	sum.handoff_slow_ns = 12000000;
+	s = summary_out(&o, &sum, false);
+	assert_has(s, "slow (> 2.00 ms): 2\n  handed off: 40 requests (3 of them slow, 12.00 ms) "
+		      "were answered by another thread than the one that read them (a thread "
+		      "pool, goroutines moving between threads): their latency is measured, their "
+		      "time is not split into causes (the shares below are over the other slow "
+		      "requests)\n");
+	out_free(&o);
+
+	/* every slow request handed off: nothing to split, and it says why */
+	sum.slow_requests = 0;
+	s = summary_out(&o, &sum, false);
+	assert_has(s, "No slow requests could be split into causes: every one was handed off.\n");
+	out_free(&o);
+
+	s = summary_out(&o, &sum, true);
+	assert_json(s, "d['handoffs'] == 40 and d['handoff_slow_requests'] == 3");
+	out_free(&o);
+
+	r.flags = LW_REQ_HANDOFF;
+	out_open(&o, true);
+	lw_render_request_json(o.r, &r);
+	s = out_close(&o);
+	assert_json(s,
+		    "d['handed_off'] is True and d['cause'] is None and d['latency_ns'] == 9000");
+	out_free(&o);
+}
+
 /* pid 0 is the idle task: the wait was a wake-up latency, not a preemptor */
 static void test_summary_text_idle_wait(void **state)
 {
@@ -535,6 +579,7 @@ int main(void)
 		cmocka_unit_test(test_summary_text_idle_wait),
 		cmocka_unit_test(test_summary_text_freq),
 		cmocka_unit_test(test_summary_no_arrival),
+		cmocka_unit_test(test_handoff),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
