@@ -5,12 +5,16 @@
  * One accept thread, one worker thread per connection (or with -e one event
  * loop for all connections), every thread pinned to the -c CPUs. A request is 64 bytes in, a fixed
  * amount of CPU work plus writes to N random pages of a shared heap, 64 bytes out.
+ * As a gateway (-U) a worker first sends the request to an upstream server
+ * and waits for its answer; with -H the worker that read a request hands it
+ * to another thread, which answers it, as a thread pool or Go's goroutines do.
  *
  * latwhy sees a request as "a read() on a socket returned >0 bytes" up to
  * "the same thread enters write() on that socket", so a worker does nothing
  * but read() and write() on its socket, and no syscall at all in between.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -47,6 +51,8 @@ struct config {
 	int thp;
 	unsigned long release_rate;
 	int event_loop;
+	int upstream_port; /* -U: 0 = none */
+	int handoff;	   /* -H */
 };
 
 static struct config cfg = {
@@ -63,7 +69,7 @@ static int epfd = -1; /* -e */
 static void usage(void)
 {
 	printf("usage: lat_server [-p PORT] [-c CPULIST] [-w ITERS] [-m MB] [-P N] [--thp]\n"
-	       "                  [-R RATE] [-e] [-h]\n"
+	       "                  [-R RATE] [-e] [-U PORT] [-H] [-h]\n"
 	       "  -p PORT     listen on 127.0.0.1:PORT (default 7077, 0 = any free port)\n"
 	       "  -c CPULIST  pin every thread to these CPUs, e.g. 1 or 0-1 (default: unpinned)\n"
 	       "  -w ITERS    spin-loop iterations of CPU work per request (default %lu,\n"
@@ -76,6 +82,11 @@ static void usage(void)
 	       "              huge pages that khugepaged then collapses again (default 0 = off)\n"
 	       "  -e          one epoll thread serves every connection, redis-style: it\n"
 	       "              reads a request from each ready connection, then replies to all\n"
+	       "  -U PORT     a gateway: each connection's worker has its own connection to\n"
+	       "              127.0.0.1:PORT and sends it every request, waiting for the\n"
+	       "              answer before its own work and reply\n"
+	       "  -H          the thread that reads a request hands it to another thread of\n"
+	       "              its connection, which does the work and replies\n"
 	       "  -h          this help\n"
 	       "Prints 'lat_server pid=<pid> port=<port>' once listening.\n",
 	       DEFAULT_ITERS);
@@ -100,7 +111,7 @@ static void parse_args(int argc, char **argv)
 	unsigned long v;
 	int o;
 
-	while ((o = getopt_long(argc, argv, ":p:c:w:m:P:R:eh", longopts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:c:w:m:P:R:U:eHh", longopts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
 			if (parse_ulong(optarg, &v) || v > 65535)
@@ -129,6 +140,14 @@ static void parse_args(int argc, char **argv)
 		case 'e':
 			cfg.event_loop = 1;
 			break;
+		case 'U':
+			if (parse_ulong(optarg, &v) || !v || v > 65535)
+				bad_opt("bad upstream port", optarg);
+			cfg.upstream_port = (int)v;
+			break;
+		case 'H':
+			cfg.handoff = 1;
+			break;
 		case 'R':
 			if (parse_ulong(optarg, &cfg.release_rate) || cfg.release_rate > 1000000)
 				bad_opt("bad release rate", optarg);
@@ -138,6 +157,10 @@ static void parse_args(int argc, char **argv)
 		}
 	}
 	lab_no_operands(argc, argv);
+	if (cfg.event_loop && (cfg.upstream_port || cfg.handoff)) {
+		fprintf(stderr, "lat_server: -e cannot be combined with -U or -H\n");
+		exit(2);
+	}
 }
 
 /*
@@ -261,20 +284,90 @@ static void *releaser(void *arg)
 	return NULL;
 }
 
-static void *worker(void *arg)
+/* -U: this connection's own connection to the upstream, or -1. */
+static int upstream_connect(void)
 {
-	int fd = (int)(intptr_t)arg;
-	uint64_t x = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)fd << 32) ^ (uintptr_t)&x;
+	struct sockaddr_in sa = lab_loopback(cfg.upstream_port);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		fprintf(stderr, "lat_server: cannot connect to upstream port %d: %s\n",
+			cfg.upstream_port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* A request read into buf: the upstream's answer to it (-U), then the work;
+ * buf holds the reply. 0, or -1 when the upstream is gone. */
+static int serve(int up, char *buf, uint64_t *x)
+{
+	if (up >= 0 && (write_full(up, buf, MSG_SIZE) || read_full(up, buf, MSG_SIZE)))
+		return -1;
+	*x = spin(cfg.iters, *x);
+	*x = touch_pages(*x);
+	memcpy(buf, x, sizeof(*x));
+	return 0;
+}
+
+struct conn {
+	int fd, up;
+	int pipe[2]; /* -H: requests from the reader to the replier */
+};
+
+/* -H: answers the requests its connection's reader passes on. */
+static void *replier(void *arg)
+{
+	struct conn *c = arg;
+	uint64_t x = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)c->fd << 32) ^ (uintptr_t)&x;
 	char buf[MSG_SIZE];
 
-	while (read_full(fd, buf, sizeof(buf)) == 0) {
-		x = spin(cfg.iters, x);
-		x = touch_pages(x);
-		memcpy(buf, &x, sizeof(x));
-		if (write_full(fd, buf, sizeof(buf)))
+	while (read_full(c->pipe[0], buf, sizeof(buf)) == 0)
+		if (serve(c->up, buf, &x) || write_full(c->fd, buf, sizeof(buf)))
 			break;
+	shutdown(c->fd, SHUT_RDWR); /* wakes the reader if it is the one left */
+	return NULL;
+}
+
+static void *worker(void *arg)
+{
+	struct conn c = {.fd = (int)(intptr_t)arg, .up = -1, .pipe = {-1, -1}};
+	uint64_t x = 0x9e3779b97f4a7c15ULL ^ ((uint64_t)c.fd << 32) ^ (uintptr_t)&x;
+	char buf[MSG_SIZE];
+	pthread_t rep;
+
+	if (cfg.upstream_port && (c.up = upstream_connect()) < 0)
+		goto out;
+	if (cfg.handoff) {
+		if (pipe2(c.pipe, O_CLOEXEC) || pthread_create(&rep, NULL, replier, &c)) {
+			fprintf(stderr,
+				"lat_server: cannot start a replier, dropping connection\n");
+			goto out;
+		}
 	}
-	close(fd);
+	while (read_full(c.fd, buf, sizeof(buf)) == 0) {
+		if (cfg.handoff) {
+			if (write_full(c.pipe[1], buf, sizeof(buf)))
+				break;
+		} else if (serve(c.up, buf, &x) || write_full(c.fd, buf, sizeof(buf))) {
+			break;
+		}
+	}
+	if (cfg.handoff) {
+		close(c.pipe[1]);
+		c.pipe[1] = -1;
+		pthread_join(rep, NULL);
+	}
+out:
+	for (int i = 0; i < 2; i++)
+		if (c.pipe[i] >= 0)
+			close(c.pipe[i]);
+	if (c.up >= 0)
+		close(c.up);
+	close(c.fd);
 	return NULL;
 }
 

@@ -74,6 +74,8 @@ summ = summs[0]
 inc = [r for r in reqs if r.get("incomplete")]
 assert len(inc) <= 0.01 * max(len(reqs), 1), "%d incomplete requests" % len(inc)
 for r in reqs:
+    if r.get("handed_off"):  # answered by another thread: no split by design
+        continue
     s = sum(v for k, v in r["ns"].items() if k != "frequency")  # incomplete ones too
     assert abs(s - r["latency_ns"]) <= 0.01 * r["latency_ns"], "breakdown != latency: %s" % r
 $code
@@ -325,6 +327,48 @@ assert len(reqs) > 1000, "only %d requests" % len(reqs)
 	cleanup
 }
 
+# A gateway (lat_server -U): each request goes on to an upstream server
+# before the reply, and the thread that reads it hands it to another thread
+# of its connection, which replies (-H), as a thread pool or a Go server's
+# goroutines do. The upstream's answers are not requests; each request is
+# counted once, ended by the other thread's reply, with its latency and no
+# split; the reading thread holds nothing open. (The build before counted
+# almost none: every read continued a request its thread never answered.)
+test_gateway() {
+	local up crate cp50
+	"$T/lat_server" -p 0 -c "$CLI_CPU" -w 2000 >"$OUT/upstream.out" 2>&1 &
+	PIDS+=("$!")
+	wait_for "$OUT/upstream.out" 'port=' "$!" 5 || {
+		fail gateway "upstream did not start"
+		cleanup
+		return
+	}
+	up=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/upstream.out")
+	start_server "$SRV_CPU" -U "$up" -H -w 20000 || {
+		fail gateway "server did not start"
+		cleanup
+		return
+	}
+	start_client 6
+	sleep 0.5
+	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	sleep 2
+	crate=$(sed -n 's/.*rps=\([0-9.]*\).*/\1/p' "$OUT/client.out")
+	cp50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT/client.out")
+	check gateway "
+rate = summ['requests'] * 1e9 / summ['duration_ns']
+assert 0.9 * $crate <= rate <= 1.1 * $crate, 'latwhy saw %.0f requests/s, the client made $crate/s' % rate
+assert summ['untracked'] == 0, summ['untracked']
+assert summ.get('handoffs', 0) >= 0.9 * summ['requests'], '%d handed off of %d' % (summ.get('handoffs', 0), summ['requests'])
+p50 = summ['p50_ns'] / 1000
+assert 0.5 * $cp50 <= p50 <= 1.1 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
+assert len(reqs) > 1000, 'only %d slow-request records' % len(reqs)
+bad = [r for r in reqs if not r.get('handed_off') or r['cause'] is not None or any(r['ns'][k] for k in r['ns'] if k != 'frequency')]
+assert len(bad) <= 0.01 * len(reqs), '%d of %d records not a handoff without a split: %s' % (len(bad), len(reqs), bad[:1])
+"
+	cleanup
+}
+
 # A CPU hog on the server's CPU: sched time, naming the hog. Default p99 mode.
 test_sched() {
 	start_server "$SRV_CPU" || { fail sched "server did not start"; cleanup; return; }
@@ -546,7 +590,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots sched idle irq rps freq thp accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle irq rps freq thp accuracy)
 for t in "${TESTS[@]}"; do
 	"test_$t"
 done
