@@ -53,8 +53,8 @@ __u32 non_tcp_seen = 0;
 volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
 
 /*
- * Written by userspace every second: the host's listening TCP ports, a bit
- * each (listen_known: the table was read). A target's TCP socket on any
+ * Written by userspace every 10 s: the listening TCP ports of the target's
+ * network namespace, a bit each (listen_known: some were found). A target's TCP socket on any
  * other local port is one it connected itself, a gateway's or a proxy's
  * upstream: what it reads there is a reply to its own request, not one.
  * connect() never picks a local port a listener holds, so the test is exact.
@@ -641,7 +641,7 @@ static __always_inline __u64 request_arrival(struct thread_state *ts, struct req
 
 static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now)
 {
-	__u32 bit, tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 bit, tid = handoff_watch ? (__u32)bpf_get_current_pid_tgid() : 0;
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;
 	bool same, before_wake = false;
