@@ -1060,6 +1060,7 @@ int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct tas
 static __always_inline int on_wakeup(struct task_struct *p)
 {
 	struct thread_state *ts;
+	bool was_busy;
 	__u64 now;
 
 	if (!is_target(p))
@@ -1068,7 +1069,8 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	if (!ts || ts->state != TS_SLEEPING)
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (ts->busy) {
+	was_busy = ts->busy;
+	if (was_busy) {
 		/* asleep inside a request */
 		__u64 delta = now - ts->last_ts;
 
@@ -1080,16 +1082,14 @@ static __always_inline int on_wakeup(struct task_struct *p)
 		} else {
 			ts->cum[LW_B_BLOCKED] += delta;
 		}
-		/* With handoff_watch the requests it holds open may have been
-		 * answered by other threads since (their slots are freed only
-		 * when this thread next touches their sockets): reads after
-		 * this wake-up start from it, not from a busy span that only
-		 * those kept open. */
-		if (handoff_watch && req_by_conn && armed)
-			cycle_open(ts, now, true);
-	} else if (req_by_conn && armed) {
-		cycle_open(ts, now, true); /* its data may be what woke it */
 	}
+	/* Its data may be what woke it. With handoff_watch, also when busy:
+	 * the requests it holds open may have been answered by other threads
+	 * since (their slots are freed only when this thread next touches
+	 * their sockets), so reads after this wake-up start from it, not from
+	 * a busy span that only those kept open. */
+	if (req_by_conn && armed && (!was_busy || handoff_watch))
+		cycle_open(ts, now, true);
 	ts->state = TS_RUNNABLE;
 	ts->waiter_pid = 0;
 	ts->last_ts = now;
@@ -1453,6 +1453,14 @@ int BPF_PROG(lw_sys_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* A TCP socket on a listening port: accepted from a client. */
+static __always_inline bool tcp_inbound(const struct sock *sk)
+{
+	__u16 port = sk->__sk_common.skc_num;
+
+	return !listen_known || ((listen_ports[port / 64] >> (port % 64)) & 1);
+}
+
 /*
  * --request socket: the socket layer's own tracepoints, so that no program
  * sits on raw_syscalls (which puts every syscall of every task on the traced
@@ -1464,14 +1472,6 @@ int BPF_PROG(lw_sys_exit, struct pt_regs *regs, long ret)
  * ("trace: tcp: Add tracepoint for tcp_sendmsg_locked()"); sock_send_length
  * is the fallback. user/tracer.c probes which of them the kernel has.
  */
-/* A TCP socket on a listening port: accepted from a client. */
-static __always_inline bool tcp_inbound(const struct sock *sk)
-{
-	__u16 port = sk->__sk_common.skc_num;
-
-	return !listen_known || ((listen_ports[port / 64] >> (port % 64)) & 1);
-}
-
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
 {
