@@ -20,7 +20,7 @@
 #define CAP_BPF 39
 #endif
 
-int lw_probe_stat(int pid, char *comm, size_t len, char *state)
+int lw_probe_stat(int pid, char *comm, size_t len, char *state, int *threads)
 {
 	char path[64], buf[512], *open_p, *close_p;
 	FILE *f;
@@ -39,6 +39,13 @@ int lw_probe_stat(int pid, char *comm, size_t len, char *state)
 	if (!open_p || !close_p || close_p < open_p || close_p[1] != ' ')
 		return -EINVAL;
 	*state = close_p[2];
+	/* after the state: ppid pgrp session tty_nr tpgid flags minflt cminflt
+	 * majflt cmajflt utime stime cutime cstime priority nice num_threads */
+	if (threads && sscanf(close_p + 3,
+			      "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
+			      "%*d %*d %d",
+			      threads) != 1)
+		*threads = 0;
 	if (comm) {
 		*close_p = '\0';
 		snprintf(comm, len, "%s", open_p + 1);
@@ -61,7 +68,7 @@ int lw_probe_thp_kthreads(__u32 *pids, int max)
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		pid = atoi(e->d_name);
-		if (lw_probe_stat(pid, comm, sizeof(comm), &state))
+		if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
 			continue;
 		if (!strcmp(comm, "khugepaged") || !strncmp(comm, "kcompactd", 9))
 			pids[n++] = pid;
@@ -113,29 +120,12 @@ int lw_probe_listen_ports(int pid, __u64 *bits)
 	return read ? n : err;
 }
 
-int lw_probe_threads(int pid)
-{
-	char path[64], line[128];
-	int n = -EINVAL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
 int lw_probe_target(int pid, char *comm, size_t len)
 {
 	char state;
 	int err;
 
-	err = lw_probe_stat(pid, comm, len, &state);
+	err = lw_probe_stat(pid, comm, len, &state, NULL);
 	if (err == -ESRCH) {
 		fprintf(stderr, "latwhy: no process with pid %d\n", pid);
 		return err;

@@ -13,9 +13,10 @@
 
 struct btf;
 
-/* Parse /proc/PID/stat: comm (if comm is not NULL) and the state letter.
+/* Parse /proc/PID/stat: comm (if comm is not NULL), the state letter and
+ * the number of threads (if threads is not NULL; 0 if unreadable).
  * -ESRCH if there is no such process, -EINVAL if the line is malformed. */
-int lw_probe_stat(int pid, char *comm, size_t len, char *state);
+int lw_probe_stat(int pid, char *comm, size_t len, char *state, int *threads);
 /* The target exists (not a zombie); copies its comm. Prints the error. */
 int lw_probe_target(int pid, char *comm, size_t len);
 /* Root, or CAP_BPF + CAP_PERFMON; kernel BTF present. Prints the error. */
@@ -28,8 +29,6 @@ int lw_parse_listen_ports(FILE *f, __u64 *bits);
 /* The same over the tables of pid's network namespace; -errno if neither
  * can be read. */
 int lw_probe_listen_ports(int pid, __u64 *bits);
-/* The number of threads of pid (/proc/PID/status), or -errno. */
-int lw_probe_threads(int pid);
 /* The kernel has a raw tracepoint of this name (btf_trace_<name> typedef). */
 bool lw_probe_tracepoint(const struct btf *vmlinux, const char *name);
 

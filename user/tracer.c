@@ -405,13 +405,6 @@ static void snapshot(struct lw_tracer *t)
 	lw_engine_feed(t->eng, &thp, sizeof(thp));
 }
 
-static bool target_alive(int pid)
-{
-	char state;
-
-	return !lw_probe_stat(pid, NULL, 0, &state) && state != 'Z' && state != 'X';
-}
-
 /* Uses the clock-event count of the last snapshot_cpus(). */
 static enum lw_freq_source freq_source(struct lw_tracer *t)
 {
@@ -465,6 +458,7 @@ static void tracer_thp_pids(struct lw_tracer *t)
 static void tracer_conns(struct lw_tracer *t, bool ports)
 {
 	struct latwhy_bpf *s = t->skel;
+	char state;
 	int n;
 
 	if (ports) {
@@ -476,7 +470,12 @@ static void tracer_conns(struct lw_tracer *t, bool ports)
 			memcpy(s->bss->listen_ports, bits, sizeof(bits));
 		s->bss->listen_known = n > 0;
 	}
-	n = lw_probe_threads(t->o->pid);
+	/* one read of /proc/PID/stat a tick: the thread count, and whether
+	 * the target is still there (tracer_loop() stops when it is not) */
+	if (lw_probe_stat(t->o->pid, NULL, 0, &state, &n) || state == 'Z' || state == 'X') {
+		t->target_exited = true;
+		return;
+	}
 	if (n > 0)
 		s->bss->handoff_watch = n > 1;
 }
@@ -569,10 +568,8 @@ static int tracer_loop(struct lw_tracer *t)
 		if (now >= next_tick) {
 			tracer_tick(t, true);
 			next_tick += t->o->interval_ns;
-			if (!target_alive(t->o->pid)) {
-				t->target_exited = true;
+			if (t->target_exited) /* seen by tracer_conns() */
 				break;
-			}
 		}
 		if (end && now >= end)
 			break;

@@ -516,10 +516,25 @@ static void test_listen_ports(void **state)
 	assert_true(lw_probe_listen_ports(-1, bits) < 0);	   /* no such table */
 }
 
+/* /proc/PID/stat of this (single-threaded) test: its comm, state and
+ * thread count; a pid that does not exist. */
+static void test_probe_stat(void **state)
+{
+	char comm[32], st;
+	int threads = -1;
+
+	assert_int_equal(lw_probe_stat(getpid(), comm, sizeof(comm), &st, &threads), 0);
+	assert_string_equal(comm, "test_node");
+	assert_int_equal(st, 'R');
+	assert_int_equal(threads, 1);
+	assert_int_equal(lw_probe_stat(-1, NULL, 0, &st, &threads), -ESRCH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_listen_ports),
+		cmocka_unit_test(test_probe_stat),
 		cmocka_unit_test(test_cpuset),
 		cmocka_unit_test(test_cpuset_mask),
 		cmocka_unit_test(test_irq_is_managed),
