@@ -1,16 +1,21 @@
 #!/bin/bash
-# per_request.sh - latwhy's BPF time per nginx request, program by program.
+# per_request.sh - latwhy's BPF time per server request, program by program.
 #
-#   tools/bench/per_request.sh [SECONDS] [LATWHY ARGS...]
+#   [SERVER=nginx|redis] tools/bench/per_request.sh [SECONDS] [LATWHY ARGS...]
 #
 # A throughput ratio on a small VM moves by a few % from run to run; the BPF
-# time each request costs does not. This starts the bench's private nginx
-# (tools/bench/nginx.conf.in) on CPU 1, attaches `latwhy -p WORKER -q [ARGS]`, drives it with
-# `wrk -t1 -c50` on CPU 0 for SECONDS (default 5) with kernel.bpf_stats_enabled
-# on (put back on exit), and prints, per latwhy program, its runs and its ns per
-# request. The runs include the load generator's own socket calls and
-# softirqs: every program on a tracepoint runs for every task, and here the
-# client shares the host. Needs root, nginx and wrk (make bench installs them).
+# time each request costs does not. This starts a private server on CPU 1,
+# attaches `latwhy -p SERVER -q [ARGS]`, drives it from CPU 0 for SECONDS
+# (default 5) with kernel.bpf_stats_enabled on (put back on exit), and prints,
+# per latwhy program, its runs and its ns per request.
+#   nginx (default): the bench's nginx (tools/bench/nginx.conf.in), its
+#          single-threaded worker traced, under `wrk -t1 -c50`.
+#   redis: redis-server (its background threads make latwhy watch for
+#          requests answered by another thread), under `redis-benchmark -c 50
+#          -t get`, requests counted by INFO's total_commands_processed.
+# The runs include the load generator's own socket calls and softirqs: every
+# program on a tracepoint runs for every task, and here the client shares the
+# host. Needs root and the server's packages (make bench installs them).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 LAB_PROG=per_request.sh
@@ -33,37 +38,81 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for t in nginx wrk bpftool; do
+SERVER=${SERVER:-nginx}
+case $SERVER in
+nginx) NEED="nginx wrk bpftool" ;;
+redis) NEED="redis-server redis-cli redis-benchmark bpftool" ;;
+*) echo "per_request.sh: SERVER must be nginx or redis, not '$SERVER'" >&2 && exit 2 ;;
+esac
+for t in $NEED; do
 	command -v "$t" >/dev/null || { echo "per_request.sh: $t is not installed" >&2; exit 1; }
 done
 PORT=$(free_port)
-mkdir -p "$WORK/html" "$WORK/tmp"
-head -c 612 /dev/zero | tr '\0' x >"$WORK/html/index.html"
-# the bench's own nginx: the same configuration, its worker traced
-sed -e "s|@DIR@|$WORK|g" -e "s|@PORT@|$PORT|g" tools/bench/nginx.conf.in >"$WORK/nginx.conf"
-taskset -c 1 nginx -p "$WORK/" -c "$WORK/nginx.conf" -e "$WORK/error.log" -g 'daemon off;' &
-NG=$!
-WORKER=''
-for _ in $(seq 50); do
-	WORKER=$(pgrep -P "$NG" -f 'nginx: worker' | head -1)
-	[ -n "$WORKER" ] && break
-	sleep 0.1
-done
-[ -n "$WORKER" ] || { echo "per_request.sh: nginx did not start: $(tail -1 "$WORK/error.log")" >&2; exit 1; }
-"$LATWHY" -p "$WORKER" -q "$@" >"$WORK/latwhy.out" 2>&1 &
+
+# start_nginx, start_redis: set NG (to stop) and TARGET (to trace).
+start_nginx() {
+	mkdir -p "$WORK/html" "$WORK/tmp"
+	head -c 612 /dev/zero | tr '\0' x >"$WORK/html/index.html"
+	# the bench's own nginx: the same configuration, its worker traced
+	sed -e "s|@DIR@|$WORK|g" -e "s|@PORT@|$PORT|g" tools/bench/nginx.conf.in >"$WORK/nginx.conf"
+	taskset -c 1 nginx -p "$WORK/" -c "$WORK/nginx.conf" -e "$WORK/error.log" -g 'daemon off;' &
+	NG=$!
+	TARGET=''
+	for _ in $(seq 50); do
+		TARGET=$(pgrep -P "$NG" -f 'nginx: worker' | head -1)
+		[ -n "$TARGET" ] && return 0
+		sleep 0.1
+	done
+	echo "per_request.sh: nginx did not start: $(tail -1 "$WORK/error.log")" >&2
+	return 1
+}
+start_redis() {
+	taskset -c 1 redis-server --port "$PORT" --bind 127.0.0.1 --save "" --appendonly no \
+		--dir "$WORK" --daemonize no --protected-mode yes --logfile "$WORK/redis.log" &
+	NG=$!
+	TARGET=$NG
+	for _ in $(seq 50); do
+		redis-cli -p "$PORT" ping 2>/dev/null | grep -q PONG && return 0
+		sleep 0.1
+	done
+	echo "per_request.sh: redis-server did not start: $(tail -1 "$WORK/redis.log")" >&2
+	return 1
+}
+redis_commands() {
+	redis-cli -p "$PORT" info stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'
+}
+
+"start_$SERVER" || exit 1
+"$LATWHY" -p "$TARGET" -q "$@" >"$WORK/latwhy.out" 2>&1 &
 LW=$!
 wait_for "$WORK/latwhy.out" 'tracing pid' "$LW" 5 || { echo "per_request.sh: latwhy: $(tail -1 "$WORK/latwhy.out")" >&2; exit 1; }
 sysctl -q kernel.bpf_stats_enabled=1
-bpftool -j prog show >"$WORK/a.json"
-taskset -c 0 wrk -t1 -c50 -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$WORK/wrk.out"
-bpftool -j prog show >"$WORK/b.json"
-python3 - "$WORK" "$*" <<'PY'
-import json, re, sys
-work, args = sys.argv[1], sys.argv[2]
-n = int(re.search(r"(\d+) requests in", open(work + "/wrk.out").read()).group(1))
+if [ "$SERVER" = nginx ]; then
+	bpftool -j prog show >"$WORK/a.json"
+	taskset -c 0 wrk -t1 -c50 -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$WORK/wrk.out"
+	bpftool -j prog show >"$WORK/b.json"
+	N=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$WORK/wrk.out")
+	LOAD="wrk -t1 -c50, loopback"
+else
+	# redis-benchmark counts requests, not seconds: about SECONDS' worth at
+	# the rate of a short first run
+	RATE=$(taskset -c 0 redis-benchmark -p "$PORT" -c 50 -n 20000 -t get --csv 2>/dev/null |
+		awk -F'"' '$2 == "GET" { print int($4) }')
+	[[ ${RATE:-0} =~ ^[1-9][0-9]*$ ]] || RATE=20000
+	C0=$(redis_commands)
+	bpftool -j prog show >"$WORK/a.json"
+	taskset -c 0 redis-benchmark -p "$PORT" -c 50 -n $((RATE * SECS)) -t get -q >"$WORK/bench.out" 2>&1
+	bpftool -j prog show >"$WORK/b.json"
+	N=$(($(redis_commands) - C0 - 1)) # the INFO itself
+	LOAD="redis-benchmark -c 50 -t get, loopback"
+fi
+[[ ${N:-0} =~ ^[1-9][0-9]*$ ]] || { echo "per_request.sh: the load generator served no requests" >&2; exit 1; }
+python3 - "$WORK" "$*" "$SERVER" "$N" "$LOAD" <<'PY'
+import json, sys
+work, args, server, n, load = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 a = {p["id"]: p for p in json.load(open(work + "/a.json"))}
 b = {p["id"]: p for p in json.load(open(work + "/b.json"))}
-print("latwhy -p nginx -q %s: %d requests (wrk -t1 -c50, loopback)" % (args, n))
+print("latwhy -p %s -q %s: %d requests (%s)" % (server, args, n, load))
 print("%-20s %10s %10s %10s" % ("program", "runs/req", "ns/run", "ns/req"))
 total = 0
 for i, p in sorted(b.items()):
