@@ -12,6 +12,11 @@
 #            bursts, one NET_RX run per interrupt (INJECT_SOFTIRQ=flood: datagram
 #            by datagram, an interrupt for nearly each: more events, make bench)
 #   thp      THP always + eager khugepaged; fragment 512 MiB from another CPU
+#   idle     CPU halts as soon as it is idle: its PM QoS resume latency
+#            unconstrained, and haltpoll's guest_halt_poll_ns 0 where that is
+#            the governor (a VM's halted vCPU; on metal, the C-states the idle
+#            governor picks). The lab otherwise keeps its CPUs polling
+#            (awake_cpus in lab.sh): this is what it undoes.
 #
 #   INJECT_HELPERS=idle (default) or nice: how the helpers on the other CPU
 #   run. idle: SCHED_IDLE, preempted at once by any waking task there, so they
@@ -65,7 +70,7 @@ die() {
 }
 
 usage() {
-	echo "usage: tools/inject.sh {sched|irq|softirq|thp} CPU SECONDS | tools/inject.sh irq-cpu" >&2
+	echo "usage: tools/inject.sh {sched|irq|softirq|thp|idle} CPU SECONDS | tools/inject.sh irq-cpu" >&2
 	exit 2
 }
 
@@ -261,6 +266,25 @@ inject_sched() {
 	wait_helpers "$DUR"
 }
 
+# The exit from idle is the cause: the wake-up of a request's thread waits
+# for its CPU to leave the state it entered. A PM QoS resume latency of "n/a"
+# (what awake_cpus writes) lets the idle governor pick only polling; 0 is no
+# constraint. haltpoll polls up to guest_halt_poll_ns before it halts.
+inject_idle() {
+	local qos=/sys/devices/system/cpu/cpu$CPU/power/pm_qos_resume_latency_us
+	local hp=/sys/module/haltpoll/parameters/guest_halt_poll_ns desc
+	[ -w "$qos" ] || die "idle: $qos is not writable"
+	lock_kind idle
+	set_knob "$qos" 0
+	desc="pm_qos_resume_latency_us 0"
+	if [ -w "$hp" ] && [ "$(cat /sys/devices/system/cpu/cpuidle/current_governor 2>/dev/null)" = haltpoll ]; then
+		set_knob "$hp" 0
+		desc+=", guest_halt_poll_ns 0"
+	fi
+	echo "inject.sh: idle: CPU $CPU enters idle states at once ($desc) for ${DUR}s"
+	wait_helpers "$DUR"
+}
+
 inject_irq() {
 	local irqs irq name c other desc="" i
 	irqs=$(disk_irqs "$CPU") || die "irq: no disk completion IRQ found in /proc/interrupts"
@@ -382,5 +406,6 @@ sched) inject_sched ;;
 irq) inject_irq ;;
 softirq) inject_softirq ;;
 thp) inject_thp ;;
+idle) inject_idle ;;
 *) usage ;;
 esac

@@ -190,6 +190,36 @@ unquiet_cpu() {
 	LAB_WQ_OLD=
 }
 
+# awake_cpus CPU...: these CPUs poll when idle instead of entering an idle
+# state (a halted vCPU, a C-state) until unawake_cpus (the caller's EXIT
+# trap): a PM QoS resume latency of "n/a" (no exit latency allowed) leaves
+# the idle governor only polling. The wake-ups of a lab's server and client
+# then wait for no CPU to wake, unless the lab injects that (inject.sh idle):
+# on the development VM a halted server vCPU added 22-32 us to every request.
+LAB_QOS_FILE=()
+LAB_QOS_OLD=()
+awake_cpus() {
+	local c f old
+	for c in "$@"; do
+		f=/sys/devices/system/cpu/cpu$c/power/pm_qos_resume_latency_us
+		old=$(cat "$f" 2>/dev/null) || continue
+		[ "$old" = n/a ] && continue
+		echo n/a >"$f" 2>/dev/null || continue
+		LAB_QOS_FILE+=("$f")
+		LAB_QOS_OLD+=("$old")
+	done
+}
+
+unawake_cpus() {
+	local i
+	for ((i = ${#LAB_QOS_FILE[@]} - 1; i >= 0; i--)); do
+		echo "${LAB_QOS_OLD[i]}" >"${LAB_QOS_FILE[i]}" ||
+			echo "$LAB_PROG: could not restore ${LAB_QOS_FILE[i]} to ${LAB_QOS_OLD[i]}" >&2
+	done
+	LAB_QOS_FILE=()
+	LAB_QOS_OLD=()
+}
+
 # ensure_tracefs: tracefs where bpftrace looks for tracepoints, mounted if it
 # is not; untracefs (from the caller's EXIT trap) unmounts what this mounted.
 LAB_TRACEFS_MOUNTED=
