@@ -140,6 +140,7 @@ struct thread_state {
 	__u32 cycle_ended; /* a request ended since it began */
 	__u32 nincomplete; /* missed transitions while busy */
 	__u32 nfreq;	   /* run slices with a known clock while busy */
+	__u64 waking_ts;   /* sched_waking: its wake-up began (on_wakeup()) */
 	__u64 cycle_start;
 	__u64 cycle_snap[LW_B_MAX];
 	__u64 cum[LW_B_MAX];
@@ -1057,11 +1058,31 @@ int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	return 0;
 }
 
+/*
+ * When the wake-up of ts, seen at sched_wakeup at now, began: at its
+ * sched_waking, on the waker's CPU. A wake-up queued to another CPU's
+ * wakelist (ttwu_queue_wakelist(): across LLCs, and within one to an idle
+ * CPU since 6.0, "sched: Remove the limitation of WF_ON_CPU on wakelist if
+ * wakee cpu is idle") reaches sched_wakeup only on that CPU, after it left
+ * idle: the exit from a C-state,
+ * or a halted vCPU's wake-up by its host, lies between the two, and
+ * starting the wait at sched_wakeup hid it (24 us per wake-up on the dev VM,
+ * 2 us with the vCPU polling). A sched_waking before the thread's last
+ * transition belongs to an earlier sleep: the wake-up raced its switch-out.
+ */
+static __always_inline __u64 wake_began(struct thread_state *ts, __u64 now)
+{
+	__u64 t = ts->waking_ts;
+
+	ts->waking_ts = 0;
+	return t >= ts->last_ts && t <= now ? t : now;
+}
+
 static __always_inline int on_wakeup(struct task_struct *p)
 {
 	struct thread_state *ts;
 	bool was_busy;
-	__u64 now;
+	__u64 now, wake;
 
 	if (!is_target(p))
 		return 0;
@@ -1069,10 +1090,11 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	if (!ts || ts->state != TS_SLEEPING)
 		return 0;
 	now = bpf_ktime_get_ns();
+	wake = wake_began(ts, now);
 	was_busy = ts->busy;
 	if (was_busy) {
 		/* asleep inside a request */
-		__u64 delta = now - ts->last_ts;
+		__u64 delta = wake - ts->last_ts;
 
 		/* khugepaged releasing the mmap lock it held to collapse our
 		 * memory is the one waking us: that sleep is THP's. */
@@ -1089,12 +1111,29 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	 * their sockets), so reads after this wake-up start from it, not from
 	 * a busy span that only those kept open. */
 	if (req_by_conn && armed && (!was_busy || handoff_watch))
-		cycle_open(ts, now, true);
+		cycle_open(ts, wake, true);
 	ts->state = TS_RUNNABLE;
 	ts->waiter_pid = 0;
-	ts->last_ts = now;
+	ts->last_ts = wake;
+	/* the CPU's interrupt counters from here: until now it was leaving
+	 * idle, or handling the wake-up's IPI */
 	wait_start(ts, lw_task_cpu(p), now);
-	ckpt_take(ts, now, LW_B_SCHED);
+	ckpt_take(ts, wake, LW_B_SCHED);
+	return 0;
+}
+
+/* The start of a wake-up: see wake_began(). Only the time is kept; the
+ * state changes at sched_wakeup, which every sched_waking is followed by. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(lw_sched_waking, struct task_struct *p)
+{
+	struct thread_state *ts;
+
+	if (!is_target(p))
+		return 0;
+	ts = bpf_task_storage_get(&threads, p, 0, 0);
+	if (ts)
+		ts->waking_ts = bpf_ktime_get_ns();
 	return 0;
 }
 

@@ -139,6 +139,8 @@ static int tracer_probe(struct lw_tracer *t)
 	const struct tp_prog progs[] = {
 		{s->progs.lw_sched_switch, "sched_switch"},
 		{s->progs.lw_sched_wakeup, "sched_wakeup"},
+		/* a wait starts where the wake-up began, before the CPU left idle */
+		{s->progs.lw_sched_waking, "sched_waking", 0, LW_REQ_AUTO, true},
 		{s->progs.lw_irq_entry, "irq_handler_entry", LW_META_NO_IRQ},
 		{s->progs.lw_irq_exit, "irq_handler_exit", LW_META_NO_IRQ},
 		{s->progs.lw_softirq_entry, "softirq_entry", LW_META_NO_SOFTIRQ},

@@ -31,7 +31,8 @@ cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	PIDS=()
-	unquiet_cpu # a no-op unless a test quieted its CPU
+	unquiet_cpu  # a no-op unless a test quieted its CPU
+	unawake_cpus # the same for awake_cpus
 }
 trap 'cleanup; [ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
 trap 'cleanup; exit 130' INT TERM
@@ -400,15 +401,35 @@ assert summ["causes"]["idle"]["share"] < 0.1, summ["causes"]
 
 # Nothing else on the server's CPU: it goes idle between requests, and every
 # request's wake-up waits for it to leave idle (on a VM, the halted vCPU's).
+# The same server twice: its CPU kept polling when idle (awake_cpus), then
+# halting at once (inject.sh idle). The client's mean latency moves by what
+# the exit from idle costs, and latwhy's idle per request must move with it:
+# the exit lies between sched_waking and sched_wakeup, which started the
+# wait before (the build before: idle +1 us of a +31 us shift here).
 test_idle() {
+	local cl
 	# "Nothing else on the server's CPU" is the premise: the machine's own
 	# daemons once preempted 242 requests for 74 ms in the 4 s window.
 	quiet_cpu "$SRV_CPU" 2>/dev/null
 	start_server "$SRV_CPU" || { fail idle "server did not start"; cleanup; return; }
-	start_client 6
+	awake_cpus "$SRV_CPU" "$CLI_CPU"
+	start_client 4
+	cl=${PIDS[-1]}
 	sleep 0.5
-	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/awake.json" 2>"$OUT/latwhy.err"
+	wait "$cl"
+	mv "$OUT/client.out" "$OUT/awake.client"
+	tools/inject.sh idle "$SRV_CPU" 30 >"$OUT/inject.out" 2>&1 &
+	PIDS+=("$!")
+	wait_for "$OUT/inject.out" '^inject.sh: idle: ' "$!" 5 ||
+		{ fail idle "inject.sh idle: $(tail -1 "$OUT/inject.out")"; cleanup; return; }
+	start_client 4
+	cl=${PIDS[-1]}
+	sleep 0.5
+	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	wait "$cl"
 	check idle '
+import re
 assert len(reqs) > 1000, "only %d requests" % len(reqs)
 woke = [r for r in reqs if r["ns"]["idle"] > 0]
 assert len(woke) >= 0.5 * len(reqs), "only %d of %d requests woke an idle CPU" % (len(woke), len(reqs))
@@ -416,6 +437,20 @@ c = summ["causes"]
 assert c["idle"]["ns"] > 5 * c["sched"]["ns"], "idle is not sched: %s" % c
 top = summ["evidence"]["preempted_by"][0]
 assert top["pid"] == 0 and top["count"] >= len(woke), "the idle task first: %s" % top
+def client_mean(f):
+    return float(re.search(r"mean_us=([0-9.]+)", open(f).read()).group(1))
+def idle_mean(rs):
+    return sum(r["ns"]["idle"] for r in rs) / len(rs) / 1000.0
+out = sys.argv[1].rsplit("/", 1)[0]
+awake = [json.loads(l) for l in open(out + "/awake.json") if l.strip()]
+awake = [o for o in awake if o["type"] == "request"]
+assert len(awake) > 1000, "only %d requests with the CPU awake" % len(awake)
+shift = client_mean(out + "/client.out") - client_mean(out + "/awake.client")
+lw = idle_mean(reqs) - idle_mean(awake)
+print("client mean +%.1f us, latwhy idle +%.1f us per request" % (shift, lw))
+# below 8 us the exit from idle is too cheap here to tell apart from drift
+if shift >= 8:
+    assert lw >= 0.5 * shift, "halting the CPU added %.1f us per request, latwhy idle only %.1f" % (shift, lw)
 '
 	cleanup
 }
