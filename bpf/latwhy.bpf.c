@@ -1075,7 +1075,7 @@ static __always_inline __u64 wake_began(struct thread_state *ts, __u64 now)
 	__u64 t = ts->waking_ts;
 
 	ts->waking_ts = 0;
-	return t >= ts->last_ts && t <= now ? t : now;
+	return t && t >= ts->last_ts && t <= now ? t : now;
 }
 
 static __always_inline int on_wakeup(struct task_struct *p)
