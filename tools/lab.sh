@@ -193,9 +193,9 @@ unquiet_cpu() {
 # awake_cpus CPU...: these CPUs poll when idle instead of entering an idle
 # state (a halted vCPU, a C-state) until unawake_cpus (the caller's EXIT
 # trap): a PM QoS resume latency of "n/a" (no exit latency allowed) leaves
-# the idle governor only polling. The wake-ups of a lab's server and client
-# then wait for no CPU to wake, unless the lab injects that (inject.sh idle):
-# on the development VM a halted server vCPU added 22-32 us to every request.
+# the idle governor only polling. The wake-ups of a lab's server then wait
+# for no CPU to wake, unless the lab injects that (inject.sh idle): on the
+# development VM a halted server vCPU added 22-32 us to every request.
 LAB_QOS_FILE=()
 LAB_QOS_OLD=()
 awake_cpus() {

@@ -612,7 +612,7 @@ test_accuracy() {
 			;;
 		esac
 	done
-	sed -n '3,12p' "$out"
+	sed -n '3,15p' "$out"
 	pass accuracy
 }
 

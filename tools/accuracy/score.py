@@ -34,6 +34,17 @@ Ground truth, measured by the client, never by latwhy:
                      baseline's p99)
     extra latency    sum over the slow requests of (latency - baseline median)
 
+A shift row (meta shift=1: irq and idle, whose causes move every request a
+little more than they make a tail) scores the mean instead, over every
+request: the ground truth is the client's mean latency less the baseline's
+(extra: that times the client's requests), latwhy's blame its mean ns of a
+cause per request less the baseline's (latwhy reports every request in both:
+--slow 1us), explained and wrong are those over the client's shift. Summing
+(latency - baseline median) over the requests above a threshold near the
+median would charge the injected cause with each request's own spread,
+which the baseline has as well. Its slow columns and cause ok are over the
+requests above slow_ns (1.2 x the baseline median).
+
 For kind=freq the clock is injected into latwhy only (no cpufreq driver), so
 nothing is really slower: the requests scored are latwhy's requests that lie
 wholly inside one injected low-clock step, and the ground truth is
@@ -68,7 +79,8 @@ import sys
 
 CAUSES = ("frequency", "irq", "thp", "sched", "idle")
 # injector -> the cause latwhy should name
-INJECT_CAUSE = {"sched": "sched", "irq": "irq", "softirq": "irq", "thp": "thp", "freq": "frequency"}
+INJECT_CAUSE = {"sched": "sched", "irq": "irq", "softirq": "irq", "thp": "thp", "idle": "idle",
+                "freq": "frequency"}
 BAR_CAUSE_OK = 0.90
 BAR_EXPLAINED = 0.80
 BAR_WRONG = 0.10
@@ -341,6 +353,10 @@ def score(d, cache):
     for r in slow:
         causes[r["cause"]] = causes.get(r["cause"], 0) + 1
     row["causes"] = causes
+    if meta.get("shift") == "1" and base:
+        shift_scores(row, d, base, reqs, hist, cache, right)
+        verdict(row)
+        return row
     if right:
         extra = row["extra"] or 0
         rn = sum(per[c] for c in right)
@@ -350,6 +366,40 @@ def score(d, cache):
         row["cause_ok"] = (sum(1 for r in slow if r["cause"] in right) / len(slow)) if slow else None
     verdict(row)
     return row
+
+
+def mean_client(hist):
+    n = sum(c for _, c in hist)
+    return sum(v * c for v, c in hist) / n if n else None
+
+
+def mean_causes(reqs):
+    """Each cause's mean ns per request over latwhy's requests."""
+    if not reqs:
+        return None
+    return {c: sum(cause_ns(r, c) for r in reqs) / len(reqs) for c in CAUSES}
+
+
+def shift_scores(row, d, base, reqs, hist, cache, right):
+    """A shift row: the client's mean shift against latwhy's per-request one."""
+    bkey = base + "#trace"
+    if bkey not in cache:
+        cache[bkey] = load_trace(base)[0]
+    ms_, mb = mean_client(hist), mean_client(cache[base])
+    lw_s, lw_b = mean_causes(reqs), mean_causes(cache[bkey])
+    if ms_ is None or mb is None or lw_s is None or lw_b is None or ms_ <= mb:
+        row["extra"] = None
+        row["explained"] = row["wrong"] = None
+        return
+    shift = ms_ - mb
+    row["extra"] = shift * row["gt_n"]
+    delta = {c: lw_s[c] - lw_b[c] for c in CAUSES}
+    row["explained"] = min(1.0, max(0.0, sum(delta[c] for c in right)) / shift)
+    row["wrong"] = sum(max(0.0, delta[c]) for c in CAUSES if c not in right) / shift
+    slow = [r for r in reqs if r["latency_ns"] > row["lw_slow_ns"]]
+    row["cause_ok"] = (sum(1 for r in slow if r["cause"] in right) / len(slow)) if slow else None
+    row["visible"] = None
+    row["shift_ns"] = (shift, {c: delta[c] for c in CAUSES})
 
 
 def verdict(row):
@@ -424,6 +474,10 @@ def details(rows):
                "irq %s softirq %s thp %s sched %s idle %s blocked %s" % (
                    r["name"], reqs, pct(r.get("visible")), ms(b["run"]), ms(b["frequency"]), ms(b["irq"]),
                    ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["idle"]), ms(b["blocked"]))
+        if r.get("shift_ns"):
+            sh, dl = r["shift_ns"]
+            line += "; mean per request: client +%.1f us, latwhy %s" % (
+                sh / 1e3, " ".join("%s %+.1f" % (c, dl[c] / 1e3) for c in CAUSES))
         if r["preemptors"]:
             line += "; preempted by " + ", ".join("%s %s" % (c, ms(n)) for c, n in r["preemptors"])
         if r["causes"]:
