@@ -42,8 +42,6 @@ THP=/sys/kernel/mm/transparent_hugepage
 RPS=/sys/class/net/lo/queues/rx-0/rps_cpus
 
 PIDS=()      # helpers to stop
-KNOB_FILE=() # settings to restore, in the order they were changed
-KNOB_OLD=()
 NICE_PID=() # kernel threads reniced, and their old nice values
 NICE_OLD=()
 
@@ -85,13 +83,7 @@ cleanup() {
 		reap "$p"
 	done
 	PIDS=()
-	# Newest first, so a knob changed twice ends at its original value.
-	for ((i = ${#KNOB_FILE[@]} - 1; i >= 0; i--)); do
-		echo "${KNOB_OLD[i]}" >"${KNOB_FILE[i]}" ||
-			echo "inject.sh: could not restore ${KNOB_FILE[i]} to '${KNOB_OLD[i]}'" >&2
-	done
-	KNOB_FILE=()
-	KNOB_OLD=()
+	restore_knobs
 	for ((i = ${#NICE_PID[@]} - 1; i >= 0; i--)); do
 		renice -n "${NICE_OLD[i]}" -p "${NICE_PID[i]}" >/dev/null 2>&1 ||
 			echo "inject.sh: could not restore the nice value of ${NICE_PID[i]} to ${NICE_OLD[i]}" >&2
@@ -105,24 +97,9 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# The value to write back: the bracketed word of "always [madvise] never".
-knob_value() {
-	local v
-	v=$(cat "$1") || return 1
-	if [[ $v =~ \[([^]]*)\] ]]; then
-		v=${BASH_REMATCH[1]}
-	fi
-	echo "$v"
-}
-
-# set_knob FILE VALUE: remember the old value first, so it is restored even
-# if this write half-fails.
-set_knob() {
-	local old
-	old=$(knob_value "$1") || die "cannot read $1"
-	KNOB_FILE+=("$1")
-	KNOB_OLD+=("$old")
-	echo "$2" >"$1" || die "cannot write '$2' to $1"
+# knob FILE VALUE: set_knob (lab.sh), or die.
+knob() {
+	set_knob "$1" "$2" || die "cannot set $1 to '$2'"
 }
 
 # set_nice NICE PID...: remember each old value first, as set_knob does.
@@ -275,10 +252,10 @@ inject_idle() {
 	local hp=/sys/module/haltpoll/parameters/guest_halt_poll_ns desc
 	[ -w "$qos" ] || die "idle: $qos is not writable"
 	lock_kind idle
-	set_knob "$qos" 0
+	knob "$qos" 0
 	desc="pm_qos_resume_latency_us 0"
 	if [ -w "$hp" ] && [ "$(cat /sys/devices/system/cpu/cpuidle/current_governor 2>/dev/null)" = haltpoll ]; then
-		set_knob "$hp" 0
+		knob "$hp" 0
 		desc+=", guest_halt_poll_ns 0"
 	fi
 	echo "inject.sh: idle: CPU $CPU enters idle states at once ($desc) for ${DUR}s"
@@ -321,7 +298,7 @@ inject_softirq() {
 	lock_kind softirq
 	old=$(cat "$RPS")
 	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
-	set_knob "$RPS" "$(cpu_mask "$CPU")"
+	knob "$RPS" "$(cpu_mask "$CPU")"
 	# Bursts by default: datagram by datagram, nearly each one costs the
 	# CPU an RPS interrupt, and on a VM each interrupt some 8 us outside
 	# the guest that no tracer sees (tools/accuracy/noise.sh), as much as
@@ -360,12 +337,12 @@ inject_thp() {
 		khugepaged/scan_sleep_millisecs khugepaged/alloc_sleep_millisecs; do
 		was+="$k=$(knob_value "$THP/$k") "
 	done
-	set_knob "$THP/enabled" always
-	set_knob "$THP/defrag" always
-	set_knob "$THP/khugepaged/defrag" 1
-	set_knob "$THP/khugepaged/pages_to_scan" 4096
-	set_knob "$THP/khugepaged/scan_sleep_millisecs" 10
-	set_knob "$THP/khugepaged/alloc_sleep_millisecs" 10
+	knob "$THP/enabled" always
+	knob "$THP/defrag" always
+	knob "$THP/khugepaged/defrag" 1
+	knob "$THP/khugepaged/pages_to_scan" 4096
+	knob "$THP/khugepaged/scan_sleep_millisecs" 10
+	knob "$THP/khugepaged/alloc_sleep_millisecs" 10
 	# khugepaged and kcompactd work on the server's CPU only: the cause is
 	# meant to hit the server, and on the client's CPU they would delay the
 	# client, which no server-side tracer can see.

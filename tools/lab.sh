@@ -190,34 +190,55 @@ unquiet_cpu() {
 	LAB_WQ_OLD=
 }
 
-# awake_cpus CPU...: these CPUs poll when idle instead of entering an idle
-# state (a halted vCPU, a C-state) until unawake_cpus (the caller's EXIT
-# trap): a PM QoS resume latency of "n/a" (no exit latency allowed) leaves
-# the idle governor only polling. The wake-ups of a lab's server then wait
-# for no CPU to wake, unless the lab injects that (inject.sh idle): on the
-# development VM a halted server vCPU added 22-32 us to every request.
-LAB_QOS_FILE=()
-LAB_QOS_OLD=()
-awake_cpus() {
-	local c f old
-	for c in "$@"; do
-		f=/sys/devices/system/cpu/cpu$c/power/pm_qos_resume_latency_us
-		old=$(cat "$f" 2>/dev/null) || continue
-		[ "$old" = n/a ] && continue
-		echo n/a >"$f" 2>/dev/null || continue
-		LAB_QOS_FILE+=("$f")
-		LAB_QOS_OLD+=("$old")
-	done
+# Settings changed by set_knob and their old values, restored by
+# restore_knobs (newest first, so a knob changed twice ends at its original
+# value), which the caller's EXIT trap must call.
+LAB_KNOB_FILE=()
+LAB_KNOB_OLD=()
+
+# The value to write back: the bracketed word of "always [madvise] never".
+knob_value() {
+	local v
+	v=$(cat "$1") || return 1
+	if [[ $v =~ \[([^]]*)\] ]]; then
+		v=${BASH_REMATCH[1]}
+	fi
+	echo "$v"
 }
 
-unawake_cpus() {
+# set_knob FILE VALUE: the old value is remembered first, so it is restored
+# even if this write half-fails. Returns 1 if FILE cannot be read or written.
+set_knob() {
+	local old
+	old=$(knob_value "$1") || return 1
+	LAB_KNOB_FILE+=("$1")
+	LAB_KNOB_OLD+=("$old")
+	echo "$2" 2>/dev/null >"$1"
+}
+
+restore_knobs() {
 	local i
-	for ((i = ${#LAB_QOS_FILE[@]} - 1; i >= 0; i--)); do
-		echo "${LAB_QOS_OLD[i]}" >"${LAB_QOS_FILE[i]}" ||
-			echo "$LAB_PROG: could not restore ${LAB_QOS_FILE[i]} to ${LAB_QOS_OLD[i]}" >&2
+	for ((i = ${#LAB_KNOB_FILE[@]} - 1; i >= 0; i--)); do
+		echo "${LAB_KNOB_OLD[i]}" 2>/dev/null >"${LAB_KNOB_FILE[i]}" ||
+			echo "$LAB_PROG: could not restore ${LAB_KNOB_FILE[i]} to '${LAB_KNOB_OLD[i]}'" >&2
 	done
-	LAB_QOS_FILE=()
-	LAB_QOS_OLD=()
+	LAB_KNOB_FILE=()
+	LAB_KNOB_OLD=()
+}
+
+# awake_cpus CPU...: these CPUs poll when idle instead of entering an idle
+# state (a halted vCPU, a C-state) until restore_knobs: a PM QoS resume
+# latency of "n/a" (no exit latency allowed) leaves the idle governor only
+# polling. The wake-ups of a lab's server then wait for no CPU to wake,
+# unless the lab injects that (inject.sh idle): on the development VM a
+# halted server vCPU added 22-32 us to every request.
+awake_cpus() {
+	local c f
+	for c in "$@"; do
+		f=/sys/devices/system/cpu/cpu$c/power/pm_qos_resume_latency_us
+		[ -e "$f" ] && [ "$(cat "$f")" != n/a ] && set_knob "$f" n/a
+	done
+	return 0
 }
 
 # ensure_tracefs: tracefs where bpftrace looks for tracepoints, mounted if it

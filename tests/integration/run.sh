@@ -32,7 +32,7 @@ cleanup() {
 	done
 	PIDS=()
 	unquiet_cpu  # a no-op unless a test quieted its CPU
-	unawake_cpus # the same for awake_cpus
+	restore_knobs # awake_cpus
 }
 trap 'cleanup; [ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
 trap 'cleanup; exit 130' INT TERM

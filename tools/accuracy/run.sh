@@ -127,7 +127,7 @@ cleanup() {
 	done
 	PIDS=()
 	unquiet_cpu
-	unawake_cpus
+	restore_knobs
 	if [ -n "$WORK" ]; then
 		if [ "$KEEP" -eq 1 ]; then
 			echo "run.sh: work directory kept: $WORK" >&2
@@ -616,8 +616,8 @@ echo "run.sh: server CPU $SRV_CPU, client CPU $CLI_CPU, work $WORK" >&2
 quiet_cpu "$SRV_CPU"
 # The server's CPU does not halt when idle unless idle is injected (see
 # awake_cpus). The client's still does: kept polling too, it gave the softirq
-# scenario twice the client-side slow requests that no server window holds
-# (1477 client/828 latwhy against 627/489, one run each).
+# scenario two to three times the client-side slow requests, which no server
+# window holds (explained 42% in two runs, against 54-57%).
 awake_cpus "$SRV_CPU"
 for fam in lab redis nginx redis-c8 nginx-c8; do
 	pre=
