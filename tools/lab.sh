@@ -148,31 +148,23 @@ restore_affinity() {
 }
 
 # quiet_cpu CPU: CPU belongs to the lab until unquiet_cpu (which the caller's
-# EXIT trap must call): every task that may run elsewhere (the machine's own
+# EXIT trap must call; it also restores every set_knob): every task that may run elsewhere (the machine's own
 # processes, unbound kernel threads such as kdamond and rcu_preempt, unbound
 # workqueues) is confined to the other CPUs, so that what runs there is what
 # the lab puts there. Per-CPU kernel threads (ksoftirqd, kworker/N:M) cannot
 # move and stay: their work is the CPU's own.
 LAB_WQ_MASK=/sys/devices/virtual/workqueue/cpumask
-LAB_WQ_OLD=
 # Per-CPU vmstat folding runs every vm.stat_interval seconds on every CPU, in
 # a kworker that cannot move: 0.2 ms a time on the development VM, which a
 # 12 s baseline sees as a preemption or two. Once a minute while quiet.
 LAB_STAT=/proc/sys/vm/stat_interval
-LAB_STAT_OLD=
 quiet_cpu() {
 	local others t
 	local -a tids=()
-	if [ -w "$LAB_STAT" ]; then
-		LAB_STAT_OLD=$(cat "$LAB_STAT")
-		echo 60 >"$LAB_STAT" 2>/dev/null || LAB_STAT_OLD=
-	fi
+	[ -w "$LAB_STAT" ] && set_knob "$LAB_STAT" 60
 	others=$(online_cpus | grep -vx "$1" | paste -sd, -)
-	if [ -w "$LAB_WQ_MASK" ]; then
-		LAB_WQ_OLD=$(cat "$LAB_WQ_MASK")
-		# shellcheck disable=SC2086 # a list of CPUs
-		cpu_mask ${others//,/ } >"$LAB_WQ_MASK" 2>/dev/null || LAB_WQ_OLD=
-	fi
+	# shellcheck disable=SC2086 # a list of CPUs
+	[ -w "$LAB_WQ_MASK" ] && set_knob "$LAB_WQ_MASK" "$(cpu_mask ${others//,/ })"
 	for t in /proc/[0-9]*/task/[0-9]*; do
 		tids+=("${t##*/}")
 	done
@@ -182,12 +174,7 @@ quiet_cpu() {
 
 unquiet_cpu() {
 	restore_affinity
-	[ -n "$LAB_STAT_OLD" ] && { echo "$LAB_STAT_OLD" >"$LAB_STAT" ||
-		echo "$LAB_PROG: could not restore $LAB_STAT to $LAB_STAT_OLD" >&2; }
-	LAB_STAT_OLD=
-	[ -n "$LAB_WQ_OLD" ] && { echo "$LAB_WQ_OLD" >"$LAB_WQ_MASK" ||
-		echo "$LAB_PROG: could not restore $LAB_WQ_MASK to $LAB_WQ_OLD" >&2; }
-	LAB_WQ_OLD=
+	restore_knobs
 }
 
 # Settings changed by set_knob and their old values, restored by
@@ -227,7 +214,7 @@ restore_knobs() {
 }
 
 # awake_cpus CPU...: these CPUs poll when idle instead of entering an idle
-# state (a halted vCPU, a C-state) until restore_knobs: a PM QoS resume
+# state (a halted vCPU, a C-state) until restore_knobs (or unquiet_cpu): a PM QoS resume
 # latency of "n/a" (no exit latency allowed) leaves the idle governor only
 # polling. The wake-ups of a lab's server then wait for no CPU to wake,
 # unless the lab injects that (inject.sh idle): on the development VM a

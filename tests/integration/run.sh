@@ -31,8 +31,7 @@ cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	PIDS=()
-	unquiet_cpu  # a no-op unless a test quieted its CPU
-	restore_knobs # awake_cpus
+	unquiet_cpu # a no-op unless a test quieted its CPU or set knobs (awake_cpus)
 }
 trap 'cleanup; [ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
 trap 'cleanup; exit 130' INT TERM

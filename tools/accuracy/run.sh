@@ -126,8 +126,7 @@ cleanup() {
 		stop_child "${PIDS[i]}" 10
 	done
 	PIDS=()
-	unquiet_cpu
-	restore_knobs
+	unquiet_cpu # also the knobs of awake_cpus
 	if [ -n "$WORK" ]; then
 		if [ "$KEEP" -eq 1 ]; then
 			echo "run.sh: work directory kept: $WORK" >&2
@@ -452,7 +451,7 @@ threshold() {
 }
 
 # shifts NAME: the lab scenarios whose cause moves the median more than the
-# tail, scored at the threshold and at 1.2 x the baseline median.
+# tail, scored at the threshold and by their mean shift (score.py).
 shifts() {
 	[ "$1" = irq ] || [ "$1" = idle ]
 }
