@@ -15,8 +15,8 @@
 #   idle     CPU halts as soon as it is idle: its PM QoS resume latency
 #            unconstrained, and haltpoll's guest_halt_poll_ns 0 where that is
 #            the governor (a VM's halted vCPU; on metal, the C-states the idle
-#            governor picks). The lab otherwise keeps its CPUs polling
-#            (awake_cpus in lab.sh): this is what it undoes.
+#            governor picks). The accuracy lab otherwise keeps the server's
+#            CPU polling (awake_cpus in lab.sh): this is what it undoes.
 #
 #   INJECT_HELPERS=idle (default) or nice: how the helpers on the other CPU
 #   run. idle: SCHED_IDLE, preempted at once by any waking task there, so they

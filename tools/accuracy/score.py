@@ -354,7 +354,7 @@ def score(d, cache):
         causes[r["cause"]] = causes.get(r["cause"], 0) + 1
     row["causes"] = causes
     if meta.get("shift") == "1" and base:
-        shift_scores(row, d, base, reqs, hist, cache, right)
+        shift_scores(row, base, reqs, hist, cache, right)
         verdict(row)
         return row
     if right:
@@ -380,7 +380,7 @@ def mean_causes(reqs):
     return {c: sum(cause_ns(r, c) for r in reqs) / len(reqs) for c in CAUSES}
 
 
-def shift_scores(row, d, base, reqs, hist, cache, right):
+def shift_scores(row, base, reqs, hist, cache, right):
     """A shift row: the client's mean shift against latwhy's per-request one."""
     bkey = base + "#trace"
     if bkey not in cache:
