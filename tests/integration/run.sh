@@ -401,10 +401,13 @@ assert summ["causes"]["idle"]["share"] < 0.1, summ["causes"]
 # Nothing else on the server's CPU: it goes idle between requests, and every
 # request's wake-up waits for it to leave idle (on a VM, the halted vCPU's).
 # The same server twice: its CPU kept polling when idle (awake_cpus), then
-# halting at once (inject.sh idle). The client's mean latency moves by what
-# the exit from idle costs, and latwhy's idle per request must move with it:
-# the exit lies between sched_waking and sched_wakeup, which started the
-# wait before (the build before: idle +1 us of a +31 us shift here).
+# halting at once (inject.sh idle). The client's median latency moves by
+# what the exit from idle costs, and latwhy's idle per request must move with
+# it: the exit lies between sched_waking and sched_wakeup, which started the
+# wait before (the build before: idle +1 us while the client moved +31 us). The
+# median, not the mean: the host stalls a few requests in a thousand for
+# 2-9 ms, in either run, and their count alone moved the client's mean by
+# +7 to +30 us over runs in which latwhy's idle grew by 11.5-14 us.
 test_idle() {
 	local cl
 	# "Nothing else on the server's CPU" is the premise: the machine's own
@@ -436,20 +439,20 @@ c = summ["causes"]
 assert c["idle"]["ns"] > 5 * c["sched"]["ns"], "idle is not sched: %s" % c
 top = summ["evidence"]["preempted_by"][0]
 assert top["pid"] == 0 and top["count"] >= len(woke), "the idle task first: %s" % top
-def client_mean(f):
-    return float(re.search(r"mean_us=([0-9.]+)", open(f).read()).group(1))
+def client_p50(f):
+    return float(re.search(r"p50_us=([0-9.]+)", open(f).read()).group(1))
 def idle_mean(rs):
     return sum(r["ns"]["idle"] for r in rs) / len(rs) / 1000.0
 out = sys.argv[1].rsplit("/", 1)[0]
 awake = [json.loads(l) for l in open(out + "/awake.json") if l.strip()]
 awake = [o for o in awake if o["type"] == "request"]
 assert len(awake) > 1000, "only %d requests with the CPU awake" % len(awake)
-shift = client_mean(out + "/client.out") - client_mean(out + "/awake.client")
+shift = client_p50(out + "/client.out") - client_p50(out + "/awake.client")
 lw = idle_mean(reqs) - idle_mean(awake)
-print("client mean +%.1f us, latwhy idle +%.1f us per request" % (shift, lw))
+print("client median +%.1f us, latwhy idle +%.1f us per request" % (shift, lw))
 # below 8 us the exit from idle is too cheap here to tell apart from drift
 if shift >= 8:
-    assert lw >= 0.5 * shift, "halting the CPU added %.1f us per request, latwhy idle only %.1f" % (shift, lw)
+    assert lw >= 0.5 * shift, "halting the CPU added %.1f us to the median request, latwhy idle only %.1f" % (shift, lw)
 '
 	cleanup
 }
