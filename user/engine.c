@@ -90,6 +90,8 @@ enum lw_cause lw_request_cause(const struct lw_request *r)
 			best = c;
 		}
 	}
+	if (max * 100 < (__u64)LW_REQ_CAUSE_MIN_PCT * r->latency_ns)
+		return LW_CAUSE_NONE;
 	return best;
 }
 

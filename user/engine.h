@@ -81,8 +81,16 @@ void lw_engine_free(struct lw_engine *e);
  */
 int lw_engine_feed(struct lw_engine *e, const void *rec, size_t len);
 
-/* The cause of one request: the largest of frequency, irq+softirq, thp and
- * sched; LW_CAUSE_NONE when all are zero. */
+/* A request's cause must hold at least this share of its latency (percent):
+ * below it the request was slow for its own run or sleep, and a 3 us wake-up
+ * in a 750 us request is not why it was slow. It is lower than a summary's
+ * 10%: one request's traced delay is a share of its excess over a typical
+ * request, not of its whole time (a halted vCPU's 30 us in 350 us). */
+#define LW_REQ_CAUSE_MIN_PCT 5
+
+/* The cause of one request: the largest of frequency, irq+softirq, thp, sched
+ * and idle, if it holds LW_REQ_CAUSE_MIN_PCT of the latency; LW_CAUSE_NONE
+ * otherwise. */
 enum lw_cause lw_request_cause(const struct lw_request *r);
 
 /* |sum of buckets - latency| within 1% of the latency. */

@@ -144,7 +144,7 @@ static void test_cause_largest(void **state)
 	r = req(0, 1100, 0, 0, 300, 300, 0, 500, 0);
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_IRQ);
 	/* run and blocked are not causes, however large */
-	r = req(0, 100000, 60000, 0, 0, 0, 0, 1, 39999);
+	r = req(0, 100000, 55000, 0, 0, 0, 0, 5000, 40000);
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_SCHED);
 	/* an idle CPU's wake-up is its own cause, not sched's */
 	r = req(0, 1000, 100, 0, 100, 0, 0, 200, 0);
@@ -186,6 +186,18 @@ static void test_cause_none(void **state)
 
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
 	r = req(0, 5000, 3000, 0, 0, 0, 0, 0, 2000);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
+	/* below LW_REQ_CAUSE_MIN_PCT of the latency a cause is not the verdict:
+	 * 3 us of idle in a 750 us request that ran for the rest */
+	r = req(0, 750000, 747000, 0, 0, 0, 0, 0, 0);
+	r.ns[LW_B_IDLE] = 3000;
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
+	r = req(0, 100000, 60000, 0, 0, 0, 0, 1, 39999);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
+	/* at exactly the minimum it is */
+	r = req(0, 100000, 95000, 0, 0, 0, 0, 5000, 0);
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_SCHED);
+	r = req(0, 100000, 95001, 0, 0, 0, 0, 4999, 0);
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
 }
 
