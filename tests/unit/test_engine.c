@@ -187,18 +187,33 @@ static void test_cause_none(void **state)
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
 	r = req(0, 5000, 3000, 0, 0, 0, 0, 0, 2000);
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
-	/* below LW_REQ_CAUSE_MIN_PCT of the latency a cause is not the verdict:
-	 * 3 us of idle in a 750 us request that ran for the rest */
-	r = req(0, 750000, 747000, 0, 0, 0, 0, 0, 0);
-	r.ns[LW_B_IDLE] = 3000;
-	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
-	r = req(0, 100000, 60000, 0, 0, 0, 0, 1, 39999);
-	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
-	/* at exactly the minimum it is */
-	r = req(0, 100000, 95000, 0, 0, 0, 0, 5000, 0);
-	assert_int_equal(lw_request_cause(&r), LW_CAUSE_SCHED);
-	r = req(0, 100000, 95001, 0, 0, 0, 0, 4999, 0);
-	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
+}
+
+/* Below LW_REQ_CAUSE_MIN_PCT of the latency the largest cause is not the
+ * verdict: the request was slow for its own run or sleep. */
+static void test_cause_min_share(void **state)
+{
+	static const struct {
+		__u64 latency, run, sched, idle, blocked;
+		enum lw_cause want;
+	} t[] = {
+		/* 3 us of idle in a 750 us request that ran for the rest */
+		{750000, 747000, 0, 3000, 0, LW_CAUSE_NONE},
+		/* a halted vCPU's 30 us in 350 us is its cause */
+		{350000, 320000, 0, 30000, 0, LW_CAUSE_IDLE},
+		{100000, 60000, 1, 0, 39999, LW_CAUSE_NONE},
+		/* exactly the minimum names it, just under does not */
+		{100000, 95000, 5000, 0, 0, LW_CAUSE_SCHED},
+		{100000, 95001, 4999, 0, 0, LW_CAUSE_NONE},
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct lw_request r =
+			req(0, t[i].latency, t[i].run, 0, 0, 0, 0, t[i].sched, t[i].blocked);
+
+		r.ns[LW_B_IDLE] = t[i].idle;
+		assert_int_equal(lw_request_cause(&r), t[i].want);
+	}
 }
 
 /* Ties: the comparison is strict (>), scanning FREQ, IRQ, THP, SCHED, so the
@@ -975,6 +990,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cause_largest),
 		cmocka_unit_test(test_cause_none),
+		cmocka_unit_test(test_cause_min_share),
 		cmocka_unit_test(test_cause_ties),
 		cmocka_unit_test(test_consistent),
 		T(test_summary_shares),
