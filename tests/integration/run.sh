@@ -460,7 +460,8 @@ if shift >= 8:
 # latwhy's advice, run as written: short requests on a vCPU that halts at
 # once make idle the largest cause; the idle finding's fix (the haltpoll
 # window) is applied verbatim, and the wake-ups it blamed must shrink (here
-# 14-30 us each before, 2-3 us after); its rollback must put the setting back.
+# 14-30 us each before, 2-3 us after: at most half must remain); its
+# rollback must put the setting back.
 # Only the fix and rollback lines run, and only if they touch nothing but the
 # haltpoll parameter and latwhy's tmpfiles.d drop-in. On a machine that idles
 # through another governor the fix would be a C-state's: skipped.
@@ -524,7 +525,7 @@ def idle_us(f):
     return sum(r["ns"]["idle"] for r in rs) / len(rs) / 1000.0
 b, a = idle_us(out + "/before.json"), idle_us(out + "/after.json")
 print("idle per request: %.1f us before the fix, %.1f after" % (b, a))
-assert a <= b / 3, "the fix left idle at %.1f us per request, %.1f before" % (a, b)
+assert a <= b / 2, "the fix left idle at %.1f us per request, %.1f before" % (a, b)
 '
 	cleanup
 }
