@@ -39,6 +39,11 @@ trap 'cleanup; exit 130' INT TERM
 pass() { echo "PASS $1"; PASSES=$((PASSES + 1)); }
 fail() { echo "FAIL $1: $2"; FAILS=$((FAILS + 1)); }
 skip() { echo "SKIP $1: $2"; SKIPS=$((SKIPS + 1)); }
+# no_server NAME: NAME failed before it began; with the server's last words
+no_server() {
+	fail "$1" "server did not start: $(tail -1 "$OUT/server.out" 2>/dev/null)"
+	cleanup
+}
 
 # start_server CPU [lat_server args...]: sets SPID and PORT
 start_server() {
@@ -132,7 +137,7 @@ test_skip() {
 		fail skip_unknown "rc=$rc out=$out"
 		return
 	fi
-	start_server "$SRV_CPU" || { fail skip "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" || { no_server skip; return; }
 	start_client 4
 	./latwhy -p "$SPID" -d 2s -j --slow 1us \
 		--skip irq_handler_entry,irq_handler_exit,softirq_entry,softirq_exit \
@@ -183,7 +188,7 @@ test_arrival() {
 		skip arrival "the kernel has no sk_data_ready tracepoint (6.3+)"
 		return
 	fi
-	start_server "$SRV_CPU" -e -w 40000 || { fail arrival "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" -e -w 40000 || { no_server arrival; return; }
 	start_client 10 -c 16 -r 520
 	local client=${PIDS[-1]}
 	sleep 0.5
@@ -257,7 +262,7 @@ assert lat[-1] < 500000000, 'longest %d ns' % lat[-1]
 
 # --request syscall (raw_syscalls): the same requests as the socket default.
 test_syscall() {
-	start_server "$SRV_CPU" || { fail syscall "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" || { no_server syscall; return; }
 	start_client 5
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us --request syscall >"$OUT/trace.json" 2>"$OUT/latwhy.err"
@@ -280,7 +285,7 @@ net_rx() {
 # to all (redis-style). Every request must be seen, starting at the wake-up
 # of its batch; one open request per thread would see one per batch.
 test_eventloop() {
-	start_server "$SRV_CPU" -e -w 20000 || { fail eventloop "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" -e -w 20000 || { no_server eventloop; return; }
 	start_client 6 -c 8
 	sleep 0.5
 	local rx0 rx1 crate cp50
@@ -316,7 +321,7 @@ assert irq['share'] < 0.1, 'irq is %.0f%% of all requests: %s' % (100 * irq['sha
 # requests open at once, the oldest are given up and counted, and every
 # request that is followed still adds up.
 test_slots() {
-	start_server "$SRV_CPU" -e -w 5000 || { fail slots "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" -e -w 5000 || { no_server slots; return; }
 	start_client 5 -c 24
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
@@ -344,11 +349,7 @@ test_gateway() {
 		return
 	}
 	up=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/upstream.out")
-	start_server "$SRV_CPU" -U "$up" -H -w 20000 || {
-		fail gateway "server did not start"
-		cleanup
-		return
-	}
+	start_server "$SRV_CPU" -U "$up" -H -w 20000 || { no_server gateway; return; }
 	start_client 6
 	sleep 0.5
 	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
@@ -371,7 +372,7 @@ assert len(bad) <= 0.01 * len(reqs), '%d of %d records not a handoff without a s
 
 # A CPU hog on the server's CPU: sched time, naming the hog. Default p99 mode.
 test_sched() {
-	start_server "$SRV_CPU" || { fail sched "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" || { no_server sched; return; }
 	start_client 9
 	"$T/lw_hog" -C "$SRV_CPU" -d 9 &
 	PIDS+=("$!")
@@ -413,7 +414,7 @@ test_idle() {
 	# "Nothing else on the server's CPU" is the premise: the machine's own
 	# daemons once preempted 242 requests for 74 ms in the 4 s window.
 	quiet_cpu "$SRV_CPU" 2>/dev/null
-	start_server "$SRV_CPU" || { fail idle "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" || { no_server idle; return; }
 	awake_cpus "$SRV_CPU" "$CLI_CPU"
 	start_client 4
 	cl=${PIDS[-1]}
@@ -481,7 +482,7 @@ test_idle_fix() {
 	wait_for "$OUT/inject.out" '^inject.sh: idle: ' "$!" 5 ||
 		{ fail idle_fix "inject.sh idle: $(tail -1 "$OUT/inject.out")"; cleanup; return; }
 	# ~25 us of work: the wake-up is a large part of every request
-	start_server "$SRV_CPU" -w 15000 || { fail idle_fix "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" -w 15000 || { no_server idle_fix; return; }
 	start_client 12
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/before.json" 2>"$OUT/latwhy.err"
@@ -538,7 +539,7 @@ test_irq() {
 	[ "$cpu" -lt "$NCPU" ] || { skip irq "disk IRQ CPU $cpu"; return; }
 	local cli=0
 	[ "$cpu" -eq 0 ] && cli=1
-	CLI_CPU=$cli start_server "$cpu" || { fail irq "server did not start"; cleanup; return; }
+	CLI_CPU=$cli start_server "$cpu" || { no_server irq; return; }
 	CLI_CPU=$cli start_client 10
 	tools/inject.sh irq "$cpu" 10 >"$OUT/inject.out" 2>&1 &
 	PIDS+=("$!")
@@ -569,7 +570,7 @@ assert sum(1 for r in reqs if r['ns']['irq'] > 0) > 0, 'no request shows irq tim
 test_rps() {
 	local rps=/sys/class/net/lo/queues/rx-0/rps_cpus fix
 	[ -w "$rps" ] || { skip rps "$rps not writable (kernel without RPS?)"; return; }
-	start_server "$SRV_CPU" || { fail rps "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" || { no_server rps; return; }
 	start_client 14
 	tools/inject.sh softirq "$SRV_CPU" 12 >"$OUT/inject.out" 2>&1 &
 	PIDS+=("$!")
@@ -602,7 +603,7 @@ assert a * 10 < b, 'NET_RX on the server CPU: %d ns in 4 s before the fix, %d af
 
 # cpu_frequency events injected into the loaded program on the server's CPU.
 test_freq() {
-	start_server "$SRV_CPU" || { fail freq "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" || { no_server freq; return; }
 	start_client 8
 	./latwhy -p "$SPID" -d 5s -j --slow 1us --ref-mhz 2000 >"$OUT/trace.json" 2>"$OUT/latwhy.err" &
 	local lw=$!
@@ -656,7 +657,7 @@ test_thp() {
 		{ skip thp "THP settings not writable"; return; }
 	# -R: the server frees heap pages like an allocator purging, so
 	# khugepaged has ranges to collapse back while it serves
-	start_server "$SRV_CPU" -m 512 -P 256 --thp -R 200 || { fail thp "server did not start"; cleanup; return; }
+	start_server "$SRV_CPU" -m 512 -P 256 --thp -R 200 || { no_server thp; return; }
 	start_client 14
 	tools/inject.sh thp "$SRV_CPU" 14 >"$OUT/inject.out" 2>&1 &
 	PIDS+=("$!")
