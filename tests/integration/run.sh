@@ -403,12 +403,15 @@ assert summ["causes"]["idle"]["share"] < 0.1, summ["causes"]
 # request's wake-up waits for it to leave idle (on a VM, the halted vCPU's).
 # The same server twice: its CPU kept polling when idle (awake_cpus), then
 # halting at once (inject.sh idle). The client's median latency moves by
-# what the exit from idle costs, and latwhy's idle per request must move with
-# it: the exit lies between sched_waking and sched_wakeup, which started the
-# wait before (the build before: idle +1 us while the client moved +31 us). The
-# median, not the mean: the host stalls a few requests in a thousand for
-# 2-9 ms, in either run, and their count alone moved the client's mean by
-# +7 to +30 us over runs in which latwhy's idle grew by 11.5-14 us.
+# what the exit from idle costs, and latwhy's idle per request must move by at
+# least a quarter of that: the exit lies between sched_waking and
+# sched_wakeup, which started the wait before (that build: idle +0.3 us while
+# the client's median moved +12.2 us). Not all of it: the first run after a
+# halt is slower too (cold caches, the host's own work), which no tracepoint
+# marks; latwhy's idle grew by 44-100% of the median shift here (+11.5 to
+# +14 us of +7 to +29). The median, not the mean: the host stalls a few
+# requests in a thousand for 2-9 ms, in either run, and their count alone
+# moved the client's mean by +7 to +30 us.
 test_idle() {
 	local cl
 	# "Nothing else on the server's CPU" is the premise: the machine's own
@@ -453,7 +456,7 @@ lw = idle_mean(reqs) - idle_mean(awake)
 print("client median +%.1f us, latwhy idle +%.1f us per request" % (shift, lw))
 # below 8 us the exit from idle is too cheap here to tell apart from drift
 if shift >= 8:
-    assert lw >= 0.5 * shift, "halting the CPU added %.1f us to the median request, latwhy idle only %.1f" % (shift, lw)
+    assert lw >= 0.25 * shift, "halting the CPU added %.1f us to the median request, latwhy idle only %.1f" % (shift, lw)
 '
 	cleanup
 }
