@@ -39,9 +39,17 @@ trap 'cleanup; exit 130' INT TERM
 pass() { echo "PASS $1"; PASSES=$((PASSES + 1)); }
 fail() { echo "FAIL $1: $2"; FAILS=$((FAILS + 1)); }
 skip() { echo "SKIP $1: $2"; SKIPS=$((SKIPS + 1)); }
-# no_server NAME: NAME failed before it began; with the server's last words
+# no_server NAME: NAME failed before it began; with the server's last words,
+# or, when it printed none, whether it still ran and where it waited
 no_server() {
-	fail "$1" "server did not start: $(tail -1 "$OUT/server.out" 2>/dev/null)"
+	local last st
+	last=$(tail -1 "$OUT/server.out" 2>/dev/null)
+	if [ -z "$last" ]; then
+		st=$(awk '/^State:/ {print $2}' "/proc/$SPID/status" 2>/dev/null)
+		last="no output; pid $SPID ${st:+state $st wchan $(cat "/proc/$SPID/wchan" 2>/dev/null)}"
+		[ -n "$st" ] || last+="exited"
+	fi
+	fail "$1" "server did not start: $last"
 	cleanup
 }
 
@@ -52,7 +60,7 @@ start_server() {
 	"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
 	SPID=$!
 	PIDS+=("$SPID")
-	wait_for "$OUT/server.out" 'port=' "$SPID" 5
+	wait_for "$OUT/server.out" 'port=' "$SPID" 10
 	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
 	[ -n "$PORT" ]
 }
