@@ -1066,8 +1066,9 @@ int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct tas
  * wakee cpu is idle") reaches sched_wakeup only on that CPU, after it left
  * idle: the exit from a C-state, or a halted vCPU's wake-up by its host, lies
  * between the two, and starting the wait at sched_wakeup hid it (24 us per
- * wake-up on the dev VM, 2 us with the vCPU polling). A sched_waking before the thread's last
- * transition belongs to an earlier sleep: the wake-up raced its switch-out.
+ * wake-up on the dev VM, 2 us with the vCPU polling). A sched_waking before
+ * the thread's last transition belongs to an earlier sleep: the wake-up raced
+ * its switch-out.
  */
 static __always_inline __u64 wake_began(struct thread_state *ts, __u64 now)
 {

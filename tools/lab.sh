@@ -148,10 +148,10 @@ restore_affinity() {
 }
 
 # quiet_cpu CPU: CPU belongs to the lab until unquiet_cpu (which the caller's
-# EXIT trap must call; it also restores every set_knob): every task that may run elsewhere (the machine's own
-# processes, unbound kernel threads such as kdamond and rcu_preempt, unbound
-# workqueues) is confined to the other CPUs, so that what runs there is what
-# the lab puts there. Per-CPU kernel threads (ksoftirqd, kworker/N:M) cannot
+# EXIT trap must call; it also restores every set_knob): every task that may
+# run elsewhere (the machine's own processes, unbound kernel threads such as
+# kdamond and rcu_preempt, unbound workqueues) is confined to the other CPUs,
+# so that what runs there is what the lab puts there. Per-CPU kernel threads (ksoftirqd, kworker/N:M) cannot
 # move and stay: their work is the CPU's own.
 LAB_WQ_MASK=/sys/devices/virtual/workqueue/cpumask
 # Per-CPU vmstat folding runs every vm.stat_interval seconds on every CPU, in
@@ -214,9 +214,9 @@ restore_knobs() {
 }
 
 # awake_cpus CPU...: these CPUs poll when idle instead of entering an idle
-# state (a halted vCPU, a C-state) until restore_knobs (or unquiet_cpu): a PM QoS resume
-# latency of "n/a" (no exit latency allowed) leaves the idle governor only
-# polling. The wake-ups of a lab's server then wait for no CPU to wake,
+# state (a halted vCPU, a C-state) until restore_knobs (or unquiet_cpu): a PM
+# QoS resume latency of "n/a" (no exit latency allowed) leaves the idle
+# governor only polling. The wake-ups of a lab's server then wait for no CPU to wake,
 # unless the lab injects that (inject.sh idle): on the development VM a
 # halted server vCPU added 22-32 us to every request.
 awake_cpus() {

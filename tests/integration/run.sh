@@ -407,6 +407,17 @@ assert summ["causes"]["idle"]["share"] < 0.1, summ["causes"]
 	cleanup
 }
 
+# halt_srv_cpu NAME: the server's CPU halts as soon as it is idle (inject.sh
+# idle, for 30 s at most); fails NAME if the injector does not start.
+halt_srv_cpu() {
+	tools/inject.sh idle "$SRV_CPU" 30 >"$OUT/inject.out" 2>&1 &
+	PIDS+=("$!")
+	wait_for "$OUT/inject.out" '^inject.sh: idle: ' "$!" 5 && return 0
+	fail "$1" "inject.sh idle: $(tail -1 "$OUT/inject.out")"
+	cleanup
+	return 1
+}
+
 # Nothing else on the server's CPU: it goes idle between requests, and every
 # request's wake-up waits for it to leave idle (on a VM, the halted vCPU's).
 # The same server twice: its CPU kept polling when idle (awake_cpus), then
@@ -433,10 +444,7 @@ test_idle() {
 	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/awake.json" 2>"$OUT/latwhy.err"
 	wait "$cl"
 	mv "$OUT/client.out" "$OUT/awake.client"
-	tools/inject.sh idle "$SRV_CPU" 30 >"$OUT/inject.out" 2>&1 &
-	PIDS+=("$!")
-	wait_for "$OUT/inject.out" '^inject.sh: idle: ' "$!" 5 ||
-		{ fail idle "inject.sh idle: $(tail -1 "$OUT/inject.out")"; cleanup; return; }
+	halt_srv_cpu idle || return
 	start_client 4
 	cl=${PIDS[-1]}
 	sleep 0.5
@@ -488,10 +496,7 @@ test_idle_fix() {
 	# before inject.sh saves its own copy: cleanup puts this one back last
 	set_knob "$hp" "$(cat "$hp")"
 	awake_cpus "$CLI_CPU"
-	tools/inject.sh idle "$SRV_CPU" 30 >"$OUT/inject.out" 2>&1 &
-	PIDS+=("$!")
-	wait_for "$OUT/inject.out" '^inject.sh: idle: ' "$!" 5 ||
-		{ fail idle_fix "inject.sh idle: $(tail -1 "$OUT/inject.out")"; cleanup; return; }
+	halt_srv_cpu idle_fix || return
 	# ~25 us of work: the wake-up is a large part of every request
 	start_server "$SRV_CPU" -w 15000 || { no_server idle_fix; return; }
 	start_client 12

@@ -521,13 +521,13 @@ run_scenario() {
 		"lw_slow_ns=$((THRESH[$fam] - PATHNS[$fam]))" "baseline=$base" "bar=$bar" "conns=$CONNS"
 	ROWS+=("$d")
 	if shifts "$name"; then
-		mkdir -p "$d-median"
-		ln -s "$d"/* "$d-median/"
-		rm "$d-median/meta"
-		write_meta "$d-median" "name=$name shift" "kind=$kind" "inject=$inject" \
+		mkdir -p "$d-shift"
+		ln -s "$d"/* "$d-shift/"
+		rm "$d-shift/meta"
+		write_meta "$d-shift" "name=$name shift" "kind=$kind" "inject=$inject" \
 			"slow_ns=${LOW[$fam]}" "lw_slow_ns=$((LOW[$fam] - PATHNS[$fam]))" \
 			"baseline=$base" "bar=single" "shift=1"
-		ROWS+=("$d-median")
+		ROWS+=("$d-shift")
 	fi
 }
 

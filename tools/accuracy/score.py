@@ -42,8 +42,9 @@ latwhy's blame its mean ns of a cause per request less the baseline's (latwhy
 reports every request in both: --slow 1us), explained and wrong are those
 over the client's shift. Summing (latency - baseline median) over the
 requests above a threshold near the median would charge the injected cause
-with each request's own spread, which the baseline has as well. Its slow columns and cause ok are over the
-requests above slow_ns (1.2 x the baseline median).
+with each request's own spread, which the baseline has as well. Its slow
+columns and cause ok are over the requests above slow_ns (1.2 x the baseline
+median).
 
 For kind=freq the clock is injected into latwhy only (no cpufreq driver), so
 nothing is really slower: the requests scored are latwhy's requests that lie
