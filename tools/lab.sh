@@ -68,6 +68,24 @@ online_cpus() {
 	done
 }
 
+# use_all_cpus: a lab script places its own processes; one started with a
+# narrower CPU list than the machine's (a launcher's leftover affinity, a
+# taskset) would confine everything it does not pin there, and `nproc` would
+# count only that list. Widen the script's own list to every online CPU, and
+# say so. A cpuset that forbids it leaves the list as it was, also said.
+use_all_cpus() {
+	local all had
+	all=$(online_cpus | paste -sd, -)
+	[ "$(nproc)" -lt "$(online_cpus | wc -l)" ] || return 0
+	had=$(taskset -pc $$ 2>/dev/null)
+	had=${had##*: }
+	if taskset -a -pc "$all" $$ >/dev/null 2>&1; then
+		echo "$LAB_PROG: started on CPUs $had only, of $all online; widened to all" >&2
+	else
+		echo "$LAB_PROG: may run on CPUs $had only, of $all online (cpuset?)" >&2
+	fi
+}
+
 # The first online CPU other than $1, or 1 if there is none.
 other_cpu() {
 	local c

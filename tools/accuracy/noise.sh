@@ -70,6 +70,7 @@ fi
 ensure_tracefs || { echo "noise.sh: tracefs is not mounted and could not be" >&2 && exit 1; }
 make -s build/tools/lw_noise build/tools/lw_hog build/tools/udp_flood build/tools/fragment || exit 1
 
+use_all_cpus
 SRV_CPU=$(tools/inject.sh irq-cpu 2>/dev/null) || SRV_CPU=$(online_cpus | tail -1)
 CLI_CPU=$(other_cpu "$SRV_CPU") || { echo "noise.sh: needs 2 CPUs" >&2 && exit 1; }
 quiet_cpu "$SRV_CPU"

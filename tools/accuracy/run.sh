@@ -576,6 +576,7 @@ for t in lat_server lat_client lw_hog lw_freqinject udp_flood fragment; do
 	[ -x "$T/$t" ] || die "$T/$t missing (run make)"
 done
 
+use_all_cpus
 mapfile -t CPUS < <(online_cpus)
 [ ${#CPUS[@]} -ge 2 ] || cannot "needs at least 2 online CPUs"
 # The server sits where the disk completion IRQs land, so that irq can be

@@ -233,6 +233,7 @@ build_floor() {
 
 pick_cpus() {
 	local n irq
+	use_all_cpus
 	n=$(nproc)
 	SRV_CPU=$((n - 1))
 	# Disk completion IRQs have to land on the server's CPU for section 1.
