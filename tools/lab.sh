@@ -151,6 +151,7 @@ set_affinity() {
 		LAB_AFF_OLD+=("$old")
 		moved=0
 	done
+	journal_sync
 	return "$moved"
 }
 
@@ -163,6 +164,7 @@ restore_affinity() {
 	done
 	LAB_AFF_TIDS=()
 	LAB_AFF_OLD=()
+	journal_sync
 }
 
 # quiet_cpu CPU: CPU belongs to the lab until unquiet_cpu (which the caller's
@@ -218,6 +220,7 @@ set_knob() {
 	old=$(knob_value "$1") || return 1
 	LAB_KNOB_FILE+=("$1")
 	LAB_KNOB_OLD+=("$old")
+	journal_sync
 	echo "$2" 2>/dev/null >"$1"
 }
 
@@ -229,6 +232,81 @@ restore_knobs() {
 	done
 	LAB_KNOB_FILE=()
 	LAB_KNOB_OLD=()
+	journal_sync
+}
+
+# ---- the journal: what a lab run that died had changed ------------------------
+#
+# An EXIT trap restores a script's settings, but nothing runs after SIGKILL (a
+# CI timeout, the OOM killer, a shell's kill -9): a quieted CPU then stays
+# quiet, with every movable task on the other CPUs, and every process started
+# later inherits that narrow CPU list (it cost this project a CI run). So each
+# script keeps what it has yet to restore in a journal file named after its
+# pid and start time, and lab_recover, which runs whenever lab.sh is sourced
+# as root, restores the journals of runs that are gone.
+LAB_JOURNAL_DIR=${LAB_JOURNAL_DIR:-/run/latwhy-lab}
+LAB_JOURNAL=
+
+# A process's start time (clock ticks since boot): with its pid, a name no
+# later process reuses.
+proc_start() {
+	local stat
+	read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
+	stat=${stat##*) }
+	# shellcheck disable=SC2086 # fields
+	set -- $stat
+	echo "${20}"
+}
+
+# Rewrite this script's journal from what it has yet to restore; remove it
+# once that is nothing.
+journal_sync() {
+	local i tmp
+	if [ ${#LAB_KNOB_FILE[@]} -eq 0 ] && [ ${#LAB_AFF_TIDS[@]} -eq 0 ]; then
+		[ -n "$LAB_JOURNAL" ] && rm -f "$LAB_JOURNAL"
+		return 0
+	fi
+	if [ -z "$LAB_JOURNAL" ]; then
+		mkdir -p "$LAB_JOURNAL_DIR" 2>/dev/null || return 0
+		LAB_JOURNAL=$LAB_JOURNAL_DIR/$$.$(proc_start $$)
+	fi
+	tmp=$LAB_JOURNAL.tmp
+	{
+		for ((i = 0; i < ${#LAB_KNOB_FILE[@]}; i++)); do
+			printf 'knob\t%s\t%s\n' "${LAB_KNOB_FILE[i]}" "${LAB_KNOB_OLD[i]}"
+		done
+		for ((i = 0; i < ${#LAB_AFF_TIDS[@]}; i++)); do
+			printf 'aff\t%s\t%s\n' "${LAB_AFF_TIDS[i]}" "${LAB_AFF_OLD[i]}"
+		done
+	} >"$tmp" 2>/dev/null && mv -f "$tmp" "$LAB_JOURNAL"
+}
+
+# lab_recover: restore what dead lab runs left, the last started first (so
+# that of two runs that changed one knob, the older run's saved value, the
+# original, is written last), each journal newest change first.
+lab_recover() {
+	local j base pid start n kind what old i
+	local -a lines journals
+	[ -d "$LAB_JOURNAL_DIR" ] || return 0
+	mapfile -t journals < <(cd "$LAB_JOURNAL_DIR" && printf '%s\n' [0-9]*.[0-9]* | sort -t. -k2,2nr)
+	for j in "${journals[@]}"; do
+		base=$LAB_JOURNAL_DIR/$j
+		[[ $j =~ ^([0-9]+)\.([0-9]+)$ ]] || continue
+		pid=${BASH_REMATCH[1]}
+		start=${BASH_REMATCH[2]}
+		[ "$(proc_start "$pid")" = "$start" ] && continue # still running
+		mapfile -t lines <"$base"
+		n=0
+		for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
+			IFS=$'\t' read -r kind what old <<<"${lines[i]}"
+			case $kind in
+			knob) echo "$old" 2>/dev/null >"$what" && n=$((n + 1)) ;;
+			aff) [ -e "/proc/$what" ] && taskset -pc "$old" "$what" >/dev/null 2>&1 && n=$((n + 1)) ;;
+			esac
+		done
+		rm -f "$base"
+		echo "$LAB_PROG: restored $n of ${#lines[@]} settings left by lab run $pid, which died before it could" >&2
+	done
 }
 
 # awake_cpus CPU...: these CPUs poll when idle instead of entering an idle
@@ -261,3 +339,8 @@ untracefs() {
 	fi
 	LAB_TRACEFS_MOUNTED=
 }
+
+# A root script cleans up after lab runs that died (see the journal above).
+if [ "$(id -u)" = 0 ]; then
+	lab_recover
+fi

@@ -688,6 +688,46 @@ assert summ["causes"]["thp"]["ns"] > 0, "no THP time: %s" % summ["causes"]
 	cleanup
 }
 
+# A lab run killed by SIGKILL leaves what it changed (its EXIT trap never
+# runs); the next script that sources lab.sh as root restores it from the
+# dead run's journal, and leaves a live run's alone.
+test_lab_recover() {
+	local dir=$OUT/journal knob=/proc/sys/vm/stat_interval old s1 s2 dead live err all before after
+	old=$(cat "$knob")
+	all=$(taskset -pc $$ | sed 's/.*: //')
+	sleep 60 &
+	s1=$!
+	sleep 60 &
+	s2=$!
+	PIDS+=("$s1" "$s2")
+	mkfifo "$OUT/never"
+	LAB_JOURNAL_DIR=$dir bash -c "LAB_PROG=live; . tools/lab.sh; trap restore_affinity EXIT
+		set_affinity 0 $s2; echo moved; read -r -t 30 <>\"$OUT/never\"" >"$OUT/live.out" 2>&1 &
+	live=$!
+	PIDS+=("$live")
+	wait_for "$OUT/live.out" moved "$live" 5
+	dead=$(LAB_JOURNAL_DIR=$dir bash -c "LAB_PROG=dead; . tools/lab.sh; echo \$\$;
+		set_knob $knob 7; set_affinity 0 $s1; kill -KILL \$\$" 2>/dev/null)
+	before="$(cat "$knob") $(taskset -pc "$s1" | sed 's/.*: //') $(find "$dir" -type f | wc -l)"
+	err=$(LAB_JOURNAL_DIR=$dir bash -c 'LAB_PROG=next; . tools/lab.sh' 2>&1)
+	after="$(cat "$knob") $(taskset -pc "$s1" | sed 's/.*: //') $(taskset -pc "$s2" | sed 's/.*: //')"
+	kill -TERM "$live" 2>/dev/null
+	reap "$live"
+	echo "$old" >"$knob" # whatever happened above
+	if [ "$before" != "7 0 2" ]; then
+		fail lab_recover "the dead run did not leave its changes and a journal: $before"
+	elif [ "$err" != "next: restored 2 of 2 settings left by lab run $dead, which died before it could" ]; then
+		fail lab_recover "recovery said: $err"
+	elif [ "$after" != "$old $all 0" ]; then
+		fail lab_recover "after recovery (knob, dead run's task, live run's task): $after, not $old $all 0"
+	elif [ -n "$(find "$dir" -type f)" ]; then
+		fail lab_recover "journals left: $(find "$dir" -type f)"
+	else
+		pass lab_recover
+	fi
+	cleanup
+}
+
 # The short accuracy run (tools/accuracy --short: one scenario per cause, about
 # a minute): ground truth from the client's own latencies. The scenarios that
 # meet the issue's bar in every run today gate here (sched, freq); the others
@@ -718,7 +758,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq rps freq thp accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq rps freq thp lab_recover accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in
