@@ -138,19 +138,28 @@ LAB_AFF_OLD=()
 
 # set_affinity CPULIST TID...: tasks that refuse (per-CPU kernel threads, a
 # task gone meanwhile) are left as they are. Returns 1 if no task is on
-# CPULIST now.
+# CPULIST now. The old lists are journaled before any task moves, and the
+# journal is rewritten without the tasks that refused.
 set_affinity() {
-	local cpus=$1 t old moved=1
+	local cpus=$1 t old i n=${#LAB_AFF_TIDS[@]} moved=1
+	local -a tids=() olds=()
 	shift
 	for t in "$@"; do
 		old=$(taskset -pc "$t" 2>/dev/null) || continue
 		old=${old##*: }
 		[ "$old" = "$cpus" ] && moved=0 && continue
-		taskset -pc "$cpus" "$t" >/dev/null 2>&1 || continue
 		LAB_AFF_TIDS+=("$t")
 		LAB_AFF_OLD+=("$old")
+	done
+	journal_sync
+	for ((i = n; i < ${#LAB_AFF_TIDS[@]}; i++)); do
+		taskset -pc "$cpus" "${LAB_AFF_TIDS[i]}" >/dev/null 2>&1 || continue
+		tids+=("${LAB_AFF_TIDS[i]}")
+		olds+=("${LAB_AFF_OLD[i]}")
 		moved=0
 	done
+	LAB_AFF_TIDS=("${LAB_AFF_TIDS[@]:0:n}" "${tids[@]}")
+	LAB_AFF_OLD=("${LAB_AFF_OLD[@]:0:n}" "${olds[@]}")
 	journal_sync
 	return "$moved"
 }
@@ -295,6 +304,7 @@ lab_recover() {
 		pid=${BASH_REMATCH[1]}
 		start=${BASH_REMATCH[2]}
 		[ "$(proc_start "$pid")" = "$start" ] && continue # still running
+		rm -f "$base.tmp" # a rewrite the kill cut short; the journal before it stands
 		mapfile -t lines <"$base"
 		n=0
 		for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
