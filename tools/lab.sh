@@ -75,15 +75,25 @@ online_cpus() {
 # say so. A cpuset that forbids it leaves the list as it was, also said.
 use_all_cpus() {
 	local all had
-	all=$(online_cpus | paste -sd, -)
-	[ "$(nproc)" -lt "$(online_cpus | wc -l)" ] || return 0
-	had=$(taskset -pc $$ 2>/dev/null)
-	had=${had##*: }
+	local -a online
+	mapfile -t online < <(online_cpus)
+	[ "$(nproc)" -lt ${#online[@]} ] || return 0
+	all=$(printf '%s,' "${online[@]}")
+	all=${all%,}
+	had=$(cpu_list $$)
 	if taskset -a -pc "$all" $$ >/dev/null 2>&1; then
 		echo "$LAB_PROG: started on CPUs $had only, of $all online; widened to all" >&2
 	else
 		echo "$LAB_PROG: may run on CPUs $had only, of $all online (cpuset?)" >&2
 	fi
+}
+
+# cpu_list TID: the task's CPU list as taskset prints it ("0,1", "0-3"); fails
+# for a task that is gone.
+cpu_list() {
+	local l
+	l=$(taskset -pc "$1" 2>/dev/null) || return 1
+	echo "${l##*: }"
 }
 
 # The first online CPU other than $1, or 1 if there is none.
@@ -145,8 +155,7 @@ set_affinity() {
 	local -a tids=() olds=()
 	shift
 	for t in "$@"; do
-		old=$(taskset -pc "$t" 2>/dev/null) || continue
-		old=${old##*: }
+		old=$(cpu_list "$t") || continue
 		[ "$old" = "$cpus" ] && moved=0 && continue
 		LAB_AFF_TIDS+=("$t")
 		LAB_AFF_OLD+=("$old")
@@ -180,8 +189,8 @@ restore_affinity() {
 # EXIT trap must call; it also restores every set_knob): every task that may
 # run elsewhere (the machine's own processes, unbound kernel threads such as
 # kdamond and rcu_preempt, unbound workqueues) is confined to the other CPUs,
-# so that what runs there is what the lab puts there. Per-CPU kernel threads (ksoftirqd, kworker/N:M) cannot
-# move and stay: their work is the CPU's own.
+# so that what runs there is what the lab puts there. Per-CPU kernel threads
+# (ksoftirqd, kworker/N:M) cannot move and stay: their work is the CPU's own.
 LAB_WQ_MASK=/sys/devices/virtual/workqueue/cpumask
 # Per-CPU vmstat folding runs every vm.stat_interval seconds on every CPU, in
 # a kworker that cannot move: 0.2 ms a time on the development VM, which a
@@ -351,6 +360,6 @@ untracefs() {
 }
 
 # A root script cleans up after lab runs that died (see the journal above).
-if [ "$(id -u)" = 0 ]; then
+if [ "$EUID" -eq 0 ]; then
 	lab_recover
 fi

@@ -694,7 +694,7 @@ assert summ["causes"]["thp"]["ns"] > 0, "no THP time: %s" % summ["causes"]
 test_lab_recover() {
 	local dir=$OUT/journal knob=/proc/sys/vm/stat_interval old s1 s2 dead live err all before after
 	old=$(cat "$knob")
-	all=$(taskset -pc $$ | sed 's/.*: //')
+	all=$(cpu_list $$)
 	sleep 60 &
 	s1=$!
 	sleep 60 &
@@ -708,9 +708,9 @@ test_lab_recover() {
 	wait_for "$OUT/live.out" moved "$live" 5
 	dead=$(LAB_JOURNAL_DIR=$dir bash -c "LAB_PROG=dead; . tools/lab.sh; echo \$\$;
 		set_knob $knob 7; set_affinity 0 $s1; kill -KILL \$\$" 2>/dev/null)
-	before="$(cat "$knob") $(taskset -pc "$s1" | sed 's/.*: //') $(find "$dir" -type f | wc -l)"
+	before="$(cat "$knob") $(cpu_list "$s1") $(find "$dir" -type f | wc -l)"
 	err=$(LAB_JOURNAL_DIR=$dir bash -c 'LAB_PROG=next; . tools/lab.sh' 2>&1)
-	after="$(cat "$knob") $(taskset -pc "$s1" | sed 's/.*: //') $(taskset -pc "$s2" | sed 's/.*: //')"
+	after="$(cat "$knob") $(cpu_list "$s1") $(cpu_list "$s2")"
 	kill -TERM "$live" 2>/dev/null
 	reap "$live"
 	echo "$old" >"$knob" # whatever happened above

@@ -32,11 +32,9 @@ def write_scenario(root, name, inject, bar, n_slow, slow_cause=None):
     with open(os.path.join(d, "trace.json"), "w") as f:
         for i in range(n_slow):
             ns = {b: 0 for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked")}
-            ns["run"] = 500 * US
+            ns["run"] = 500 * US if slow_cause else 2000 * US
             if slow_cause:
                 ns[slow_cause] = 1500 * US
-            else:
-                ns["run"] = 2000 * US
             f.write(json.dumps({"type": "request", "start_ns": i * 10 ** 6, "latency_ns": 2000 * US,
                                 "ns": ns, "cause": slow_cause or "none"}) + "\n")
         f.write(json.dumps({"type": "summary", "requests": N, "p50_ns": 300 * US}) + "\n")
