@@ -19,6 +19,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 
 #include "latwhy.h"
 #include "compat.bpf.h"
@@ -35,6 +36,9 @@ const volatile __u32 targ_tgid = 0;
 const volatile bool req_by_conn = true;
 /* lw_sk_ready is loaded: a request can start when its data arrived. */
 const volatile bool arrival_known = false;
+/* lw_netif_rx and lw_netif_recv are loaded: a request's wait in a receive
+ * backlog is known (see "receive backlog" below). */
+const volatile bool backlog_known = false;
 /* lw_tcp_send is loaded: TCP requests end there, not in lw_sock_send. */
 const volatile bool tcp_send_ends = false;
 
@@ -194,6 +198,7 @@ struct {
  * (0: none open). */
 struct sock_state {
 	__u64 ready_ts;
+	__u64 backlog_ns; /* how long that data waited in a receive backlog */
 	__u64 start_ts;
 	__u32 reader;
 	__u32 pad;
@@ -248,7 +253,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LW_NR_SOFTIRQS);
+	__uint(max_entries, LW_SOFTIRQ_ROWS);
 	__type(key, __u32);
 	__type(value, struct lw_count);
 } softirq_ev SEC(".maps");
@@ -591,14 +596,19 @@ static __always_inline struct sock_state *sock_state_get(struct sock *sk)
 /* When data first became ready on the socket since its last read, or 0; the
  * read consumes it, also one that continues an open request: its second
  * segment would otherwise be taken for the next request's arrival. */
-static __always_inline __u64 sock_arrival(struct sock_state *ss)
+static __always_inline __u64 sock_arrival(struct sock_state *ss, __u64 *backlog)
 {
 	__u64 ta;
 
+	*backlog = 0;
 	if (!ss || !arrival_known)
 		return 0;
 	ta = ss->ready_ts;
 	ss->ready_ts = 0;
+	if (backlog_known) {
+		*backlog = ss->backlog_ns;
+		ss->backlog_ns = 0;
+	}
 	return ta;
 }
 
@@ -645,16 +655,16 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 	__u32 bit, tid = handoff_watch ? (__u32)bpf_get_current_pid_tgid() : 0;
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;
-	bool same, before_wake = false;
+	bool same, before_wake = false, from_reply = false;
 	struct sock_state *ss;
 	struct req_slot *s;
-	__u64 ta;
+	__u64 ta, backlog;
 	int i;
 
 	if (!armed)
 		return;
 	ss = sock_state_get(sk);
-	ta = sock_arrival(ss);
+	ta = sock_arrival(ss, &backlog);
 	ts = current_running(&cs, now);
 	if (!ts)
 		return;
@@ -698,6 +708,7 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 	} else if (req_by_conn && same && ts->slot_ts[i] >= ts->cycle_start && !before_wake) {
 		/* its last reply, sent while we stayed busy: the time, snap[],
 		 * the counters and the longest wait since are kept from then */
+		from_reply = true;
 	} else {
 		if (req_by_conn && ts->cycle_wake && (!ts->cycle_ended || before_wake)) {
 			ts->slot_ts[i] = ts->cycle_start;
@@ -712,6 +723,14 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 		}
 		s->nincomplete = ts->nincomplete;
 		s->nfreq = ts->nfreq;
+	}
+	/* Its data waited in a receive backlog before it was ready: softirq
+	 * latency of this request, before the start chosen above, in no window
+	 * of this thread's. Not after its last reply: that start is before the
+	 * data was sent, so the wait is inside the request already. */
+	if (backlog && !from_reply) {
+		ts->slot_ts[i] -= backlog;
+		s->snap[LW_B_SOFTIRQ] -= backlog;
 	}
 	ts->slot_conn[i] = conn;
 	ts->used_mask |= bit;
@@ -1529,6 +1548,183 @@ int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
 }
 
 /*
+ * ---- receive backlog ----
+ *
+ * A segment sent over loopback, a veth pair or a tun device is queued in a
+ * CPU's receive backlog (netif_rx()), and waits there for that CPU's NET_RX
+ * softirq, behind every packet queued before it: with RPS steering a flood
+ * to the server's CPU, a request waited 34 us on average and up to 1.2 ms
+ * before sk_data_ready, where its window starts (README, Accuracy). So
+ * netif_rx stamps each data segment for a target's listening port, keyed
+ * by its skb, and netif_receive_skb, where NET_RX takes it, leaves the wait
+ * for the sk_data_ready that follows on that CPU. Only the wait is timed,
+ * enqueue to dequeue: the segment's own protocol work after it is no
+ * interference. Segments a NIC delivers never enter a backlog through
+ * netif_rx (RPS from a driver's NAPI poll enqueues directly): not covered.
+ */
+struct rx_seg {
+	__u64 ts;
+	__u32 seq;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LW_BACKLOG_SEGS);
+	__type(key, __u64); /* struct sk_buff * */
+	__type(value, struct rx_seg);
+} backlog SEC(".maps");
+
+/* The last stamped segment NET_RX took on this CPU, for the sk_data_ready
+ * after it. */
+struct rx_last {
+	__u64 wait_ns; /* 0: none pending */
+	__u32 end_seq; /* the receiver's rcv_nxt once the segment is queued */
+	__u16 lport;   /* host order, as skc_num */
+	__u16 rport;   /* network order, as skc_dport */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rx_last);
+} rx_last SEC(".maps");
+
+/* Stamped segments not yet taken: lw_netif_recv returns at once at 0, so
+ * that the host's other packets pay no lookup. Entries the LRU evicts or a
+ * full backlog drops leave it high: those cost lookups, not wrong waits
+ * (the sequence check below). */
+__u64 backlog_pending = 0;
+
+#define LW_ETH_P_IP   0x0800
+#define LW_ETH_P_IPV6 0x86DD
+#define LW_IP_FRAG    0x3fff /* more fragments, fragment offset */
+
+struct tcp_seg {
+	__u32 seq, end_seq;
+	__u16 dport; /* host order */
+	__u16 sport; /* network order */
+};
+
+/* A TCP segment with data for a listening port of the target's, its IP
+ * header at skb->data (eth_type_trans() pulled the link header before
+ * netif_rx(); __netif_receive_skb_core() resets it there). */
+static __always_inline bool tcp_seg_parse(const struct sk_buff *skb, struct tcp_seg *g)
+{
+	unsigned char *data = skb->data;
+	__u32 hlen, len, thlen;
+	struct tcphdr th;
+
+	if (skb->protocol == bpf_htons(LW_ETH_P_IP)) {
+		struct iphdr iph;
+
+		if (bpf_probe_read_kernel(&iph, sizeof(iph), data) || iph.protocol != IPPROTO_TCP ||
+		    (iph.frag_off & bpf_htons(LW_IP_FRAG)))
+			return false;
+		hlen = iph.ihl * 4;
+		len = bpf_ntohs(iph.tot_len);
+	} else if (skb->protocol == bpf_htons(LW_ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+
+		if (bpf_probe_read_kernel(&ip6, sizeof(ip6), data) || ip6.nexthdr != IPPROTO_TCP)
+			return false;
+		hlen = sizeof(ip6);
+		len = hlen + bpf_ntohs(ip6.payload_len);
+	} else {
+		return false;
+	}
+	if (bpf_probe_read_kernel(&th, sizeof(th), data + hlen))
+		return false;
+	g->dport = bpf_ntohs(th.dest);
+	if (!((listen_ports[g->dport / 64] >> (g->dport % 64)) & 1))
+		return false;
+	thlen = th.doff * 4;
+	if (len <= hlen + thlen) /* no data: no sk_data_ready (or a BIG TCP length of 0) */
+		return false;
+	g->seq = bpf_ntohl(th.seq);
+	g->end_seq = g->seq + (len - hlen - thlen);
+	g->sport = th.source;
+	return true;
+}
+
+/* Queued to a backlog: loopback_xmit(), veth, tun; since 2.6.35. */
+SEC("tp_btf/netif_rx")
+int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
+{
+	__u64 key = (__u64)skb;
+	struct tcp_seg g;
+	struct rx_seg v;
+
+	if (!listen_known || !tcp_seg_parse(skb, &g))
+		return 0;
+	v.ts = bpf_ktime_get_ns();
+	v.seq = g.seq;
+	v.pad = 0;
+	if (!bpf_map_update_elem(&backlog, &key, &v, BPF_ANY))
+		__sync_fetch_and_add(&backlog_pending, 1);
+	return 0;
+}
+
+/* Taken by NET_RX (every received packet passes here). */
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(lw_netif_recv, struct sk_buff *skb)
+{
+	__u64 key = (__u64)skb, ts, now;
+	struct rx_last *last;
+	struct rx_seg *v;
+	struct tcp_seg g;
+	__u32 zero = 0, seq;
+
+	if (!backlog_pending)
+		return 0;
+	v = bpf_map_lookup_elem(&backlog, &key);
+	if (!v)
+		return 0;
+	now = bpf_ktime_get_ns();
+	ts = v->ts;
+	seq = v->seq;
+	if (!bpf_map_delete_elem(&backlog, &key))
+		__sync_fetch_and_add(&backlog_pending, -1); /* clang 14: no sub */
+	/* a dropped segment's stamp, its skb since reused for another */
+	if (!tcp_seg_parse(skb, &g) || g.seq != seq || now < ts)
+		return 0;
+	last = bpf_map_lookup_elem(&rx_last, &zero);
+	if (!last)
+		return 0;
+	last->wait_ns = now - ts;
+	last->end_seq = g.end_seq;
+	last->lport = g.dport;
+	last->rport = g.sport;
+	return 0;
+}
+
+/* The backlog wait of the segment that made sk ready, if NET_RX took it on
+ * this CPU just before: its ports match and it is what sk's receive queue
+ * ends with. Counted as evidence once per segment. */
+static __always_inline __u64 backlog_take(const struct sock *sk)
+{
+	__u32 zero = 0, key = LW_SOFTIRQ_BACKLOG;
+	struct rx_last *last;
+	struct lw_count *c;
+	__u64 w;
+
+	last = bpf_map_lookup_elem(&rx_last, &zero);
+	if (!last || !last->wait_ns || sk->__sk_common.skc_num != last->lport ||
+	    sk->__sk_common.skc_dport != last->rport ||
+	    BPF_CORE_READ((struct tcp_sock *)sk, rcv_nxt) != last->end_seq)
+		return 0;
+	w = last->wait_ns;
+	last->wait_ns = 0;
+	c = bpf_map_lookup_elem(&softirq_ev, &key);
+	if (c) {
+		c->ns += w;
+		c->count++;
+	}
+	return w;
+}
+
+/*
  * Data became ready on a socket, since 6.3 ("net/sock: Introduce
  * trace_sk_data_ready()"). Only a socket a target thread has read from has
  * socket storage: every other one returns at the first check.
@@ -1537,13 +1733,19 @@ SEC("tp_btf/sk_data_ready")
 int BPF_PROG(lw_sk_ready, const struct sock *sk)
 {
 	struct sock_state *ss;
+	__u64 w;
 
 	/* most sockets have no BPF storage at all: no helper call for them */
 	if (!sk->sk_bpf_storage)
 		return 0;
 	ss = bpf_sk_storage_get(&socks, (struct sock *)sk, 0, 0);
-	if (ss && !ss->ready_ts)
+	if (!ss)
+		return 0;
+	w = backlog_known && sk->sk_protocol == IPPROTO_TCP ? backlog_take(sk) : 0;
+	if (!ss->ready_ts) {
 		ss->ready_ts = bpf_ktime_get_ns();
+		ss->backlog_ns = w;
+	}
 	return 0;
 }
 

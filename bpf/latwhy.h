@@ -23,6 +23,12 @@
 #define LW_MAX_PREEMPTORS 1024
 #define LW_MAX_THREADS	  65536
 #define LW_NR_SOFTIRQS	  10
+/* softirq evidence has one row more than the kernel's vectors: the time a
+ * target's TCP segments waited in a CPU's receive backlog (loopback, veth,
+ * tun) for that CPU's NET_RX to take them (lw_netif_rx, lw_netif_recv) */
+#define LW_SOFTIRQ_BACKLOG LW_NR_SOFTIRQS
+#define LW_SOFTIRQ_ROWS	   (LW_NR_SOFTIRQS + 1)
+#define LW_BACKLOG_SEGS	   4096 /* a target's segments in backlogs at once */
 #define LW_REQ_SLOTS	  16 /* requests a thread can have open at once */
 #define LW_THP_PIDS	  8  /* khugepaged + kcompactd per NUMA node, tracked */
 #define LW_RINGBUF_BYTES  (1 << 20)
@@ -53,7 +59,8 @@ enum lw_bucket {
 	LW_B_RUN,     /* on CPU, interrupts excluded */
 	LW_B_FREQ,    /* part of RUN lost to a clock below the reference */
 	LW_B_IRQ,     /* hard-IRQ handlers while the thread was current */
-	LW_B_SOFTIRQ, /* softirqs while the thread was current */
+	LW_B_SOFTIRQ, /* softirqs while the thread was current, and its
+		       * request's wait in a receive backlog */
 	LW_B_THP,     /* khugepaged/compaction instead of or inside the thread */
 	LW_B_SCHED,   /* runnable, another task on the CPU */
 	LW_B_IDLE,    /* woken onto an idle CPU: its idle exit and the wake-up */

@@ -1649,7 +1649,7 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 	/* RPS first: where it sends NET_RX to the target, that is most of the
 	 * softirq time, and the hard IRQs below are its trigger elsewhere */
 	for (size_t i = 0; i < t->nr_softirqs; i++)
-		net_rx |= !strcmp(t->softirqs[i].vec, "NET_RX") &&
+		net_rx |= !strncmp(t->softirqs[i].vec, "NET_RX", 6) && /* and its backlog */
 			  lw_cpuset_test(on, (int)t->softirqs[i].cpu);
 	if (net_rx && !fill_rps(a, on, t->pid, true))
 		add(a, &a->f->fix,
@@ -1701,8 +1701,9 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 
 		if (!lw_cpuset_test(on, (int)s->cpu))
 			continue;
-		tx(&x, "%s%s on CPU %u: %s in %llu runs", t->nr_irqs || k ? "; " : "", s->vec,
-		   s->cpu, fmt_ns(s->ns, b, sizeof(b)), s->count);
+		tx(&x, "%s%s on CPU %u: %s in %llu %s", t->nr_irqs || k ? "; " : "", s->vec,
+		   s->cpu, fmt_ns(s->ns, b, sizeof(b)), s->count,
+		   strcmp(s->vec, "NET_RX_BACKLOG") ? "runs" : "waits");
 		k++;
 	}
 	text_close(a, &x, &a->f->evidence);

@@ -475,10 +475,12 @@ const char *lw_bucket_name(enum lw_bucket b)
 const char *lw_softirq_name(__u32 vec)
 {
 	/* include/linux/interrupt.h, stable since 2.6.37 */
-	static const char *const names[LW_NR_SOFTIRQS] = {
+	static const char *const names[LW_SOFTIRQ_ROWS] = {
 		"HI",	    "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
 		"IRQ_POLL", "TASKLET", "SCHED",	 "HRTIMER", "RCU",
+		/* LW_SOFTIRQ_BACKLOG: not a vector, a wait for NET_RX */
+		"NET_RX_BACKLOG",
 	};
 
-	return vec < LW_NR_SOFTIRQS ? names[vec] : "?";
+	return vec < LW_SOFTIRQ_ROWS ? names[vec] : "?";
 }

@@ -489,10 +489,11 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 			s->irqs[i].name, s->irqs[i].cpu, lw_fmt_ns(d, sizeof(d), s->irqs[i].ns),
 			(unsigned long long)s->irqs[i].count);
 	for (size_t i = 0; i < s->nr_softirqs && i < 3; i++)
-		fprintf(f, "  softirq %s on CPU %u: %s in %llu runs\n",
+		fprintf(f, "  softirq %s on CPU %u: %s in %llu %s\n",
 			lw_softirq_name(s->softirqs[i].vec), s->softirqs[i].cpu,
 			lw_fmt_ns(d, sizeof(d), s->softirqs[i].ns),
-			(unsigned long long)s->softirqs[i].count);
+			(unsigned long long)s->softirqs[i].count,
+			s->softirqs[i].vec == LW_SOFTIRQ_BACKLOG ? "waits" : "runs");
 	fprintf(f,
 		"  THP: %llu collapses (%llu failed) and %llu khugepaged scans of its memory, "
 		"%llu direct compactions (%s)\n",

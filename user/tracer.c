@@ -158,6 +158,9 @@ static int tracer_probe(struct lw_tracer *t)
 		{s->progs.lw_tcp_send, "tcp_sendmsg_locked", 0, LW_REQ_SOCKET, true},
 		/* a request starts when its data arrived, not when it is read */
 		{s->progs.lw_sk_ready, "sk_data_ready", 0, LW_REQ_SOCKET, true},
+		/* and includes its data's wait in a receive backlog */
+		{s->progs.lw_netif_rx, "netif_rx", 0, LW_REQ_SOCKET, true},
+		{s->progs.lw_netif_recv, "netif_receive_skb", 0, LW_REQ_SOCKET, true},
 	};
 	struct btf *vmlinux;
 	int err = 0;
@@ -213,6 +216,15 @@ static int tracer_probe(struct lw_tracer *t)
 	t->skel->rodata->arrival_known = bpf_program__autoload(s->progs.lw_sk_ready);
 	if (t->mode != LW_REQ_UPROBE && !t->skel->rodata->arrival_known)
 		t->flags |= LW_META_NO_ARRIVAL;
+	/* the wait is handed to sk_data_ready: without it, or without either
+	 * end of the wait, neither end is loaded */
+	t->skel->rodata->backlog_known = t->skel->rodata->arrival_known &&
+					 bpf_program__autoload(s->progs.lw_netif_rx) &&
+					 bpf_program__autoload(s->progs.lw_netif_recv);
+	if (!t->skel->rodata->backlog_known) {
+		bpf_program__set_autoload(s->progs.lw_netif_rx, false);
+		bpf_program__set_autoload(s->progs.lw_netif_recv, false);
+	}
 cleanup:
 	btf__free(vmlinux);
 	return err;
@@ -340,7 +352,7 @@ static void snapshot_irqs(struct lw_tracer *t)
 			feed_irq(t, key.irq, key.cpu, &c);
 	}
 	fd = bpf_map__fd(t->skel->maps.softirq_ev);
-	for (__u32 vec = 0; vec < LW_NR_SOFTIRQS; vec++) {
+	for (__u32 vec = 0; vec < LW_SOFTIRQ_ROWS; vec++) {
 		if (bpf_map_lookup_elem(fd, &vec, t->count_buf))
 			continue;
 		for (int cpu = 0; cpu < t->nr_cpus; cpu++) {

@@ -487,7 +487,8 @@ static void test_softirq_snapshot(void **state)
 	assert_int_equal(s.softirqs[2].ns, 300);
 	assert_string_equal(lw_softirq_name(3), "NET_RX");
 	assert_string_equal(lw_softirq_name(9), "RCU");
-	assert_string_equal(lw_softirq_name(10), "?");
+	assert_string_equal(lw_softirq_name(LW_SOFTIRQ_BACKLOG), "NET_RX_BACKLOG");
+	assert_string_equal(lw_softirq_name(LW_SOFTIRQ_ROWS), "?");
 }
 
 static void test_preempt_top(void **state)
