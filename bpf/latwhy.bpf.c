@@ -1562,22 +1562,24 @@ int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
  * interference. Segments a NIC delivers never enter a backlog through
  * netif_rx (RPS from a driver's NAPI poll enqueues directly): not covered.
  */
+/* Stamped segments, by a hash of their skb's address: the dequeue side then
+ * turns every other packet of the host away with one load and compare, no
+ * helper call. A stamp overwritten by another skb's before its segment was
+ * taken is a wait not timed: less blame, never more (the sequence check
+ * below catches a slot both CPUs wrote at once). */
 struct rx_seg {
+	__u64 skb;
 	__u64 ts;
 	__u32 seq;
 	__u32 pad;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, LW_BACKLOG_SEGS);
-	__type(key, __u64); /* struct sk_buff * */
-	__type(value, struct rx_seg);
-} backlog SEC(".maps");
+static struct rx_seg backlog_segs[LW_BACKLOG_SLOTS]; /* no userspace reader */
 
 /* The last stamped segment NET_RX took on this CPU, for the sk_data_ready
  * after it. */
 struct rx_last {
+	__u64 addr;    /* seg_slot()'s scratch */
 	__u64 wait_ns; /* 0: none pending */
 	__u32 end_seq; /* the receiver's rcv_nxt once the segment is queued */
 	__u16 lport;   /* host order, as skc_num */
@@ -1591,11 +1593,19 @@ struct {
 	__type(value, struct rx_last);
 } rx_last SEC(".maps");
 
-/* Stamped segments not yet taken: lw_netif_recv returns at once at 0, so
- * that the host's other packets pay no lookup. Entries the LRU evicts or a
- * full backlog drops leave it high: those cost lookups, not wrong waits
- * (the sequence check below). */
-__u64 backlog_pending = 0;
+/*
+ * The slot of an skb's stamp. sk_buffs are 256-byte slab objects (fclones
+ * 512): the bits above those are the ones that differ. The verifier shifts
+ * no pointer, but a privileged program may store one in a map and load it
+ * back as a number: last is this CPU's rx_last.
+ */
+static __always_inline struct rx_seg *seg_slot(const struct sk_buff *skb, struct rx_last *last)
+{
+	volatile __u64 *addr = &last->addr;
+
+	*addr = (__u64)skb;
+	return &backlog_segs[(*addr >> 8) & (LW_BACKLOG_SLOTS - 1)];
+}
 
 #define LW_ETH_P_IP   0x0800
 #define LW_ETH_P_IPV6 0x86DD
@@ -1609,32 +1619,39 @@ struct tcp_seg {
 
 /* A TCP segment with data for a listening port of the target's, its IP
  * header at skb->data (eth_type_trans() pulled the link header before
- * netif_rx(); __netif_receive_skb_core() resets it there). */
+ * netif_rx(); __netif_receive_skb_core() resets it there). One read for
+ * both headers, when IPv4 has no options. */
 static __always_inline bool tcp_seg_parse(const struct sk_buff *skb, struct tcp_seg *g)
 {
-	unsigned char *data = skb->data;
+	__u8 h[sizeof(struct ipv6hdr) + sizeof(struct tcphdr)];
+	__u16 proto = skb->protocol;
 	__u32 hlen, len, thlen;
 	struct tcphdr th;
 
-	if (skb->protocol == bpf_htons(LW_ETH_P_IP)) {
-		struct iphdr iph;
+	if (bpf_probe_read_kernel(h, sizeof(h), skb->data))
+		return false;
+	if (proto == bpf_htons(LW_ETH_P_IP)) {
+		struct iphdr *iph = (struct iphdr *)h;
 
-		if (bpf_probe_read_kernel(&iph, sizeof(iph), data) || iph.protocol != IPPROTO_TCP ||
-		    (iph.frag_off & bpf_htons(LW_IP_FRAG)))
+		if (iph->protocol != IPPROTO_TCP || (iph->frag_off & bpf_htons(LW_IP_FRAG)))
 			return false;
-		hlen = iph.ihl * 4;
-		len = bpf_ntohs(iph.tot_len);
-	} else if (skb->protocol == bpf_htons(LW_ETH_P_IPV6)) {
-		struct ipv6hdr ip6;
+		hlen = iph->ihl * 4;
+		len = bpf_ntohs(iph->tot_len);
+	} else if (proto == bpf_htons(LW_ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)h;
 
-		if (bpf_probe_read_kernel(&ip6, sizeof(ip6), data) || ip6.nexthdr != IPPROTO_TCP)
+		if (ip6->nexthdr != IPPROTO_TCP)
 			return false;
-		hlen = sizeof(ip6);
-		len = hlen + bpf_ntohs(ip6.payload_len);
+		hlen = sizeof(*ip6);
+		len = hlen + bpf_ntohs(ip6->payload_len);
 	} else {
 		return false;
 	}
-	if (bpf_probe_read_kernel(&th, sizeof(th), data + hlen))
+	if (hlen == sizeof(struct iphdr) || hlen == sizeof(struct ipv6hdr))
+		__builtin_memcpy(&th, h + (hlen == sizeof(struct iphdr) ? sizeof(struct iphdr)
+								       : sizeof(struct ipv6hdr)),
+				 sizeof(th));
+	else if (bpf_probe_read_kernel(&th, sizeof(th), skb->data + hlen))
 		return false;
 	g->dport = bpf_ntohs(th.dest);
 	if (!((listen_ports[g->dport / 64] >> (g->dport % 64)) & 1))
@@ -1652,17 +1669,20 @@ static __always_inline bool tcp_seg_parse(const struct sk_buff *skb, struct tcp_
 SEC("tp_btf/netif_rx")
 int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
 {
-	__u64 key = (__u64)skb;
+	struct rx_last *last;
 	struct tcp_seg g;
-	struct rx_seg v;
+	struct rx_seg *v;
+	__u32 zero = 0;
 
 	if (!listen_known || !tcp_seg_parse(skb, &g))
 		return 0;
-	v.ts = bpf_ktime_get_ns();
-	v.seq = g.seq;
-	v.pad = 0;
-	if (!bpf_map_update_elem(&backlog, &key, &v, BPF_ANY))
-		__sync_fetch_and_add(&backlog_pending, 1);
+	last = bpf_map_lookup_elem(&rx_last, &zero);
+	if (!last)
+		return 0;
+	v = seg_slot(skb, last);
+	v->ts = bpf_ktime_get_ns();
+	v->seq = g.seq;
+	v->skb = (__u64)skb;
 	return 0;
 }
 
@@ -1670,27 +1690,23 @@ int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(lw_netif_recv, struct sk_buff *skb)
 {
-	__u64 key = (__u64)skb, ts, now;
 	struct rx_last *last;
 	struct rx_seg *v;
 	struct tcp_seg g;
-	__u32 zero = 0, seq;
+	__u64 ts, now;
+	__u32 zero = 0;
 
-	if (!backlog_pending)
-		return 0;
-	v = bpf_map_lookup_elem(&backlog, &key);
-	if (!v)
-		return 0;
-	now = bpf_ktime_get_ns();
-	ts = v->ts;
-	seq = v->seq;
-	if (!bpf_map_delete_elem(&backlog, &key))
-		__sync_fetch_and_add(&backlog_pending, -1); /* clang 14: no sub */
-	/* a dropped segment's stamp, its skb since reused for another */
-	if (!tcp_seg_parse(skb, &g) || g.seq != seq || now < ts)
-		return 0;
 	last = bpf_map_lookup_elem(&rx_last, &zero);
 	if (!last)
+		return 0;
+	v = seg_slot(skb, last);
+	if (v->skb != (__u64)skb)
+		return 0;
+	v->skb = 0;
+	ts = v->ts;
+	now = bpf_ktime_get_ns();
+	/* a dropped segment's stamp, its skb since reused for another */
+	if (!tcp_seg_parse(skb, &g) || g.seq != v->seq || now < ts)
 		return 0;
 	last->wait_ns = now - ts;
 	last->end_seq = g.end_seq;

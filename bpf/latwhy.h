@@ -28,7 +28,7 @@
  * tun) for that CPU's NET_RX to take them (lw_netif_rx, lw_netif_recv) */
 #define LW_SOFTIRQ_BACKLOG LW_NR_SOFTIRQS
 #define LW_SOFTIRQ_ROWS	   (LW_NR_SOFTIRQS + 1)
-#define LW_BACKLOG_SEGS	   4096 /* a target's segments in backlogs at once */
+#define LW_BACKLOG_SLOTS   1024 /* stamps of segments in backlogs; a power of 2 */
 #define LW_REQ_SLOTS	  16 /* requests a thread can have open at once */
 #define LW_THP_PIDS	  8  /* khugepaged + kcompactd per NUMA node, tracked */
 #define LW_RINGBUF_BYTES  (1 << 20)

@@ -41,7 +41,7 @@ struct lw_trace_facts {
 	} irqs[8];
 	size_t nr_irqs;
 	struct lw_fact_softirq {
-		char vec[12]; /* "NET_RX" */
+		char vec[16]; /* "NET_RX", "NET_RX_BACKLOG" */
 		unsigned cpu;
 		unsigned long long ns, count;
 	} softirqs[8];

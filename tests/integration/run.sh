@@ -608,6 +608,12 @@ assert fix == want, 'fix %r, wanted %r' % (fix, want)
 irq = [x for x in summ['findings'] if x['cause'] == 'irq'][0]
 assert 'echo %x > $rps' % (1 << $SRV_CPU) in irq['rollback'], irq['rollback']
 assert 'NET_RX on CPU $SRV_CPU' in irq['evidence'], irq['evidence']
+# the client's segments, steered to the server's CPU too, wait in its
+# backlog behind the flood: timed enqueue to dequeue, in the irq bucket
+bl = [x for x in summ['evidence']['softirqs'] if x['vec'] == 'NET_RX_BACKLOG' and x['cpu'] == $SRV_CPU]
+assert bl and bl[0]['count'] >= 1000, 'backlog waits on the server CPU: %r' % bl
+assert bl[0]['ns'] >= 5000 * bl[0]['count'], 'mean backlog wait %d ns' % (bl[0]['ns'] // bl[0]['count'])
+assert 'NET_RX_BACKLOG on CPU $SRV_CPU' in irq['evidence'] and ' waits' in irq['evidence'], irq['evidence']
 def net_rx(s):
     return sum(x['ns'] for x in s['evidence']['softirqs'] if x['vec'] == 'NET_RX' and x['cpu'] == $SRV_CPU)
 after = [json.loads(l) for l in open('$OUT/after.json')][-1]
