@@ -1647,10 +1647,10 @@ static __always_inline bool tcp_seg_parse(const struct sk_buff *skb, struct tcp_
 	} else {
 		return false;
 	}
-	if (hlen == sizeof(struct iphdr) || hlen == sizeof(struct ipv6hdr))
-		__builtin_memcpy(&th, h + (hlen == sizeof(struct iphdr) ? sizeof(struct iphdr)
-								       : sizeof(struct ipv6hdr)),
-				 sizeof(th));
+	if (hlen == sizeof(struct iphdr))
+		__builtin_memcpy(&th, h + sizeof(struct iphdr), sizeof(th));
+	else if (hlen == sizeof(struct ipv6hdr))
+		__builtin_memcpy(&th, h + sizeof(struct ipv6hdr), sizeof(th));
 	else if (bpf_probe_read_kernel(&th, sizeof(th), skb->data + hlen))
 		return false;
 	g->dport = bpf_ntohs(th.dest);

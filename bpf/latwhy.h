@@ -29,9 +29,9 @@
 #define LW_SOFTIRQ_BACKLOG LW_NR_SOFTIRQS
 #define LW_SOFTIRQ_ROWS	   (LW_NR_SOFTIRQS + 1)
 #define LW_BACKLOG_SLOTS   1024 /* stamps of segments in backlogs; a power of 2 */
-#define LW_REQ_SLOTS	  16 /* requests a thread can have open at once */
-#define LW_THP_PIDS	  8  /* khugepaged + kcompactd per NUMA node, tracked */
-#define LW_RINGBUF_BYTES  (1 << 20)
+#define LW_REQ_SLOTS	   16	/* requests a thread can have open at once */
+#define LW_THP_PIDS	   8	/* khugepaged + kcompactd per NUMA node, tracked */
+#define LW_RINGBUF_BYTES   (1 << 20)
 
 /* Latency histogram: log2 groups split into 2^LW_HIST_SUB_BITS linear
  * sub-buckets, so any quantile read from it is within 1/8 (12.5%) of the

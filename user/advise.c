@@ -1701,8 +1701,8 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 
 		if (!lw_cpuset_test(on, (int)s->cpu))
 			continue;
-		tx(&x, "%s%s on CPU %u: %s in %llu %s", t->nr_irqs || k ? "; " : "", s->vec,
-		   s->cpu, fmt_ns(s->ns, b, sizeof(b)), s->count,
+		tx(&x, "%s%s on CPU %u: %s in %llu %s", t->nr_irqs || k ? "; " : "", s->vec, s->cpu,
+		   fmt_ns(s->ns, b, sizeof(b)), s->count,
 		   strcmp(s->vec, "NET_RX_BACKLOG") ? "runs" : "waits");
 		k++;
 	}

@@ -474,12 +474,11 @@ const char *lw_bucket_name(enum lw_bucket b)
 
 const char *lw_softirq_name(__u32 vec)
 {
-	/* include/linux/interrupt.h, stable since 2.6.37 */
+	/* include/linux/interrupt.h, stable since 2.6.37; then the
+	 * LW_SOFTIRQ_BACKLOG row: not a vector, a wait for NET_RX */
 	static const char *const names[LW_SOFTIRQ_ROWS] = {
-		"HI",	    "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
-		"IRQ_POLL", "TASKLET", "SCHED",	 "HRTIMER", "RCU",
-		/* LW_SOFTIRQ_BACKLOG: not a vector, a wait for NET_RX */
-		"NET_RX_BACKLOG",
+		"HI",	   "TIMER", "NET_TX",  "NET_RX", "BLOCK",	   "IRQ_POLL",
+		"TASKLET", "SCHED", "HRTIMER", "RCU",	 "NET_RX_BACKLOG",
 	};
 
 	return vec < LW_SOFTIRQ_ROWS ? names[vec] : "?";

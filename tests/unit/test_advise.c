@@ -582,6 +582,35 @@ static void test_trace_rps(void **state)
 	ctx_free(&c);
 }
 
+/* The target's own segments waiting in its CPU's receive backlog, behind a
+ * flood lo's RPS mask sends there: evidence in waits, and the same RPS fix as
+ * for the NET_RX runs themselves. */
+static void test_trace_rps_backlog(void **state)
+{
+	struct lw_trace_facts t = {
+		.pid = 4242,
+		.slow_requests = 85,
+		.cpus_mask = {0x2},
+		.softirqs =
+			{{.vec = "NET_RX_BACKLOG", .cpu = 1, .ns = 311000000ULL, .count = 9801}},
+		.nr_softirqs = 1,
+		.freq_source = "no frequency data",
+	};
+	struct ctx c;
+	const struct lw_finding *f;
+
+	t.share[LW_CAUSE_IRQ] = 0.43;
+	t.cause_ns[LW_CAUSE_IRQ] = 33530000;
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
+	assert_shape(&c.fs, "irq:crit");
+	f = &c.fs.v[0];
+	assert_contains(f->evidence, "NET_RX_BACKLOG on CPU 1: 311.0 ms in 9801 waits");
+	assert_string_equal(f->fix.v[0], "echo 1 > /sys/class/net/lo/queues/rx-0/rps_cpus");
+	assert_has(&f->rollback, "echo 2 > /sys/class/net/lo/queues/rx-0/rps_cpus");
+	assert_complete(&c.fs);
+	ctx_free(&c);
+}
+
 /* Wake-ups of an idle vCPU that never polls: the haltpoll window is the fix,
  * from the value the node has, and back to it. A node with a deep C-state gets
  * that state disabled instead; one with neither gets no command at all. */
@@ -658,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_trace_acpi),
 		cmocka_unit_test(test_trace_vm),
 		cmocka_unit_test(test_trace_rps),
+		cmocka_unit_test(test_trace_rps_backlog),
 		cmocka_unit_test(test_trace_idle),
 		cmocka_unit_test(test_facts_slow_waits),
 	};

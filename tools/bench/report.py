@@ -24,7 +24,8 @@ import sys
 TRACEPOINTS = [
     "sched_switch", "sched_wakeup", "sched_waking", "sched_wakeup_new", "irq_handler_entry",
     "irq_handler_exit", "softirq_entry", "softirq_exit", "sys_enter", "sys_exit", "sock_recv_length",
-    "sock_send_length", "tcp_sendmsg_locked", "sk_data_ready", "mm_khugepaged_scan_pmd",
+    "sock_send_length", "tcp_sendmsg_locked", "sk_data_ready", "netif_rx", "netif_receive_skb",
+    "mm_khugepaged_scan_pmd",
     "mm_collapse_huge_page", "mm_compaction_begin", "mm_compaction_end", "cpu_frequency",
 ]
 # bpftool's program type -> the attach kind a floor of the same kind has
