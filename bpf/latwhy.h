@@ -200,6 +200,9 @@ enum lw_meta_flags {
 	 * before 6.3, or skipped): they start at the wake-up, the last reply
 	 * or the read, not when their data arrived */
 	LW_META_NO_ARRIVAL = 1 << 6,
+	/* arrival times without the receive backlog's wait (netif_rx or
+	 * netif_receive_skb missing or skipped) */
+	LW_META_NO_BACKLOG = 1 << 7,
 };
 
 /* What a request is (lw_meta_rec::req_mode, --request). */

@@ -261,6 +261,7 @@ static void json_missing(struct lw_json *j, __u32 flags)
 		{LW_META_NO_COMPACT, "compaction"},
 		{LW_META_NO_FREQ, "cpu_frequency"},
 		{LW_META_NO_ARRIVAL, "sk_data_ready"},
+		{LW_META_NO_BACKLOG, "netif_rx"},
 	};
 
 	lw_json_key(j, "not_attached");
@@ -560,6 +561,9 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 		fprintf(f, "  no arrival times (sk_data_ready): a request starts at the wake-up, "
 			   "the last reply or the read; an event loop's queueing may be under- or "
 			   "overstated\n");
+	if (s->flags & LW_META_NO_BACKLOG)
+		fprintf(f, "  no receive backlog waits (netif_rx, netif_receive_skb): data that "
+			   "waited for NET_RX before it was ready is not in its request\n");
 	if (s->handoffs)
 		fprintf(f,
 			"  handed off: %llu requests (%llu of them slow, %s) were answered by "

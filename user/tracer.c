@@ -224,6 +224,8 @@ static int tracer_probe(struct lw_tracer *t)
 	if (!t->skel->rodata->backlog_known) {
 		bpf_program__set_autoload(s->progs.lw_netif_rx, false);
 		bpf_program__set_autoload(s->progs.lw_netif_recv, false);
+		if (t->skel->rodata->arrival_known)
+			t->flags |= LW_META_NO_BACKLOG;
 	}
 cleanup:
 	btf__free(vmlinux);

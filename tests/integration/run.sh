@@ -162,6 +162,17 @@ assert summ["causes"]["irq"]["ns"] is None and summ["causes"]["irq"]["share"] is
 assert summ["causes"]["sched"]["ns"] is not None
 assert len(reqs) > 100
 '
+	# either end of the receive backlog's wait: the wait is not timed,
+	# the causes stay (where the kernel has arrival times at all)
+	if ./latwhy -p "$SPID" -d 1s -j --skip netif_receive_skb >"$OUT/trace.json" 2>"$OUT/latwhy.err"; then
+		check skip_backlog "
+arr = 'sk_data_ready' not in summ['not_attached']
+assert summ['not_attached'] == (['netif_rx'] if arr else ['sk_data_ready']), summ['not_attached']
+assert summ['causes']['irq']['ns'] is not None
+"
+	else
+		fail skip_backlog "exit $?: $(cat "$OUT/latwhy.err")"
+	fi
 	cleanup
 }
 

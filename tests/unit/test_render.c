@@ -471,6 +471,18 @@ static void test_summary_no_arrival(void **state)
 	assert_json(s,
 		    "d['not_attached'] == ['sk_data_ready'] and d['causes']['irq']['ns'] == 150");
 	out_free(&o);
+
+	/* arrival times, without the receive backlog's wait */
+	sum.flags = LW_META_NO_BACKLOG;
+	s = summary_out(&o, &sum, false);
+	assert_lacks(s, "no arrival times");
+	assert_has(s, "slow (> 2.00 ms): 2\n  no receive backlog waits (netif_rx, "
+		      "netif_receive_skb): data that waited for NET_RX before it was ready is not "
+		      "in its request\n");
+	out_free(&o);
+	s = summary_out(&o, &sum, true);
+	assert_json(s, "d['not_attached'] == ['netif_rx'] and d['causes']['irq']['ns'] == 150");
+	out_free(&o);
 }
 
 /* Requests answered by another thread: said under the requests line, with
