@@ -1562,9 +1562,9 @@ int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
  * interference. Segments a NIC delivers never enter a backlog through
  * netif_rx (RPS from a driver's NAPI poll enqueues directly): not covered.
  */
-/* Stamped segments, by a hash of their skb's address: the dequeue side then
- * turns every other packet of the host away with one load and compare, no
- * helper call. A stamp overwritten by another skb's before its segment was
+/* Stamped segments, in slots (seg_slot()) that hold the skb's address: the
+ * dequeue side turns every other packet of the host away with two loads and
+ * a compare, no helper call. A stamp overwritten before its segment was
  * taken is a wait not timed: less blame, never more (the sequence check
  * below catches a slot both CPUs wrote at once). */
 struct rx_seg {
@@ -1579,7 +1579,6 @@ static struct rx_seg backlog_segs[LW_BACKLOG_SLOTS]; /* no userspace reader */
 /* The last stamped segment NET_RX took on this CPU, for the sk_data_ready
  * after it. */
 struct rx_last {
-	__u64 addr;    /* seg_slot()'s scratch */
 	__u64 wait_ns; /* 0: none pending */
 	__u32 end_seq; /* the receiver's rcv_nxt once the segment is queued */
 	__u16 lport;   /* host order, as skc_num */
@@ -1594,17 +1593,16 @@ struct {
 } rx_last SEC(".maps");
 
 /*
- * The slot of an skb's stamp. sk_buffs are 256-byte slab objects (fclones
- * 512): the bits above those are the ones that differ. The verifier shifts
- * no pointer, but a privileged program may store one in a map and load it
- * back as a number: last is this CPU's rx_last.
+ * The slot of an skb's stamp, from two of its fields that do not change
+ * between the enqueue and the dequeue: its flow hash (a TCP sender sets it,
+ * skb_set_hash_from_sk()) and its length. Not from its address: the verifier
+ * shifts no pointer, and turning one into a number costs a map round trip on
+ * every packet of the host. Segments of one flow and size share a slot: the
+ * later stamp wins, the earlier segment's wait is not timed.
  */
-static __always_inline struct rx_seg *seg_slot(const struct sk_buff *skb, struct rx_last *last)
+static __always_inline struct rx_seg *seg_slot(const struct sk_buff *skb)
 {
-	volatile __u64 *addr = &last->addr;
-
-	*addr = (__u64)skb;
-	return &backlog_segs[(*addr >> 8) & (LW_BACKLOG_SLOTS - 1)];
+	return &backlog_segs[(skb->hash ^ (skb->len * 0x9e3779b1u)) & (LW_BACKLOG_SLOTS - 1)];
 }
 
 #define LW_ETH_P_IP   0x0800
@@ -1669,17 +1667,11 @@ static __always_inline bool tcp_seg_parse(const struct sk_buff *skb, struct tcp_
 SEC("tp_btf/netif_rx")
 int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
 {
-	struct rx_last *last;
+	struct rx_seg *v = seg_slot(skb);
 	struct tcp_seg g;
-	struct rx_seg *v;
-	__u32 zero = 0;
 
 	if (!listen_known || !tcp_seg_parse(skb, &g))
 		return 0;
-	last = bpf_map_lookup_elem(&rx_last, &zero);
-	if (!last)
-		return 0;
-	v = seg_slot(skb, last);
 	v->ts = bpf_ktime_get_ns();
 	v->seq = g.seq;
 	v->skb = (__u64)skb;
@@ -1690,16 +1682,12 @@ int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(lw_netif_recv, struct sk_buff *skb)
 {
+	struct rx_seg *v = seg_slot(skb);
 	struct rx_last *last;
-	struct rx_seg *v;
 	struct tcp_seg g;
 	__u64 ts, now;
 	__u32 zero = 0;
 
-	last = bpf_map_lookup_elem(&rx_last, &zero);
-	if (!last)
-		return 0;
-	v = seg_slot(skb, last);
 	if (v->skb != (__u64)skb)
 		return 0;
 	v->skb = 0;
@@ -1707,6 +1695,9 @@ int BPF_PROG(lw_netif_recv, struct sk_buff *skb)
 	now = bpf_ktime_get_ns();
 	/* a dropped segment's stamp, its skb since reused for another */
 	if (!tcp_seg_parse(skb, &g) || g.seq != v->seq || now < ts)
+		return 0;
+	last = bpf_map_lookup_elem(&rx_last, &zero);
+	if (!last)
 		return 0;
 	last->wait_ns = now - ts;
 	last->end_seq = g.end_seq;
