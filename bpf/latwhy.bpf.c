@@ -391,6 +391,15 @@ static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64
 	ts->wait_cpu = cpu;
 	if (!cs)
 		return;
+	/* Woken from a softirq on the CPU it will run on (its data's NET_RX,
+	 * in ksoftirqd or at an IRQ's exit), which began while nothing here
+	 * was watched: the rest of that run delays it as much as if it had
+	 * been timed, so the clock starts now. Only on this CPU: another's
+	 * softirq may end while we write. */
+	if (cs->softirq_start == LW_SOFTIRQ_UNTIMED && cpu == bpf_get_smp_processor_id()) {
+		cs->softirq_start = now;
+		cs->softirq_irq_snap = cs->irq_ns;
+	}
 	ts->wait_irq = cs->irq_ns;
 	ts->wait_softirq = cs->softirq_ns;
 	ts->wait_thp = cpu_thp_ns(cs, now);
@@ -1262,8 +1271,11 @@ int BPF_PROG(lw_softirq_entry, unsigned int vec)
 		cs->target_cur = (cur & ~LW_CUR_SENDING) | LW_CUR_OWN_SOFTIRQ;
 		return 0;
 	}
-	if (!cpu_watched(cs))
+	if (!cpu_watched(cs)) {
+		/* no clock read: wait_start() may start the clock mid-run */
+		cs->softirq_start = LW_SOFTIRQ_UNTIMED;
 		return 0;
+	}
 	cs->softirq_start = bpf_ktime_get_ns();
 	cs->softirq_irq_snap = cs->irq_ns;
 	return 0;
@@ -1283,8 +1295,10 @@ int BPF_PROG(lw_softirq_exit, unsigned int vec)
 		cs->target_cur &= ~LW_CUR_OWN_SOFTIRQ;
 		return 0;
 	}
-	if (!cs->softirq_start)
+	if (cs->softirq_start <= LW_SOFTIRQ_UNTIMED) {
+		cs->softirq_start = 0;
 		return 0;
+	}
 	delta = bpf_ktime_get_ns() - cs->softirq_start;
 	nested = cs->irq_ns - cs->softirq_irq_snap;
 	delta = delta > nested ? delta - nested : 0;

@@ -241,12 +241,12 @@ struct lw_meta_rec {
  */
 struct lw_cpu_state {
 	/* First cache line: all that the interrupt handlers touch. */
-	__u32 target_cur; /* LW_CUR_* flags of the task now on this CPU */
-	__u32 waiters;	  /* busy target threads queued on this CPU */
-	__u64 irq_ns;	  /* cumulative hard-IRQ handler time */
-	__u64 softirq_ns; /* cumulative softirq time, nested hard IRQs excluded */
-	__u64 irq_start;  /* 0 = not in a handler */
-	__u64 softirq_start;
+	__u32 target_cur;    /* LW_CUR_* flags of the task now on this CPU */
+	__u32 waiters;	     /* busy target threads queued on this CPU */
+	__u64 irq_ns;	     /* cumulative hard-IRQ handler time */
+	__u64 softirq_ns;    /* cumulative softirq time, nested hard IRQs excluded */
+	__u64 irq_start;     /* 0 = not in a handler */
+	__u64 softirq_start; /* LW_SOFTIRQ_UNTIMED: one runs, not timed */
 	__u64 softirq_irq_snap;
 	/* khugepaged/kcompactd on this CPU: cumulative time, and when the
 	 * one running now started (0: none) */
@@ -259,6 +259,8 @@ struct lw_cpu_state {
 	__u32 khz;     /* current clock, 0 = unknown */
 	__u32 ref_khz; /* reference clock, 0 = unknown */
 } __attribute__((aligned(64)));
+
+#define LW_SOFTIRQ_UNTIMED 1 /* lw_cpu_state::softirq_start */
 
 #define LW_CUR_TARGET	   1
 #define LW_CUR_IN_REQ	   2 /* and busy: a request open, or woken for one */
