@@ -1575,12 +1575,13 @@ int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
  * enqueue to dequeue: the segment's own protocol work after it is no
  * interference. Segments a NIC delivers never enter a backlog through
  * netif_rx (RPS from a driver's NAPI poll enqueues directly): not covered.
- */
-/* Stamped segments, in slots (seg_slot()) that hold the skb's address: the
+ *
+ * The stamps sit in slots (seg_slot()) that hold the skb's address: the
  * dequeue side turns every other packet of the host away with two loads and
  * a compare, no helper call. A stamp overwritten before its segment was
  * taken is a wait not timed: less blame, never more (the sequence check
- * below catches a slot both CPUs wrote at once). */
+ * catches a slot both CPUs wrote at once).
+ */
 struct rx_seg {
 	__u64 skb;
 	__u64 ts;
@@ -1681,11 +1682,12 @@ static __always_inline bool tcp_seg_parse(const struct sk_buff *skb, struct tcp_
 SEC("tp_btf/netif_rx")
 int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
 {
-	struct rx_seg *v = seg_slot(skb);
+	struct rx_seg *v;
 	struct tcp_seg g;
 
 	if (!listen_known || !tcp_seg_parse(skb, &g))
 		return 0;
+	v = seg_slot(skb);
 	v->ts = bpf_ktime_get_ns();
 	v->seq = g.seq;
 	v->skb = (__u64)skb;
