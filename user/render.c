@@ -104,9 +104,17 @@ static void live_irqs(FILE *f, const struct lw_summary *s)
 		fprintf(f, "  %u %s@cpu%u %s (%llu)", s->irqs[i].irq, s->irqs[i].name,
 			s->irqs[i].cpu, lw_fmt_ns(d, sizeof(d), s->irqs[i].ns),
 			(unsigned long long)s->irqs[i].count);
-	for (size_t i = 0; i < s->nr_softirqs && i < 2; i++)
-		fprintf(f, "  softirq %s@cpu%u %s", lw_softirq_name(s->softirqs[i].vec),
-			s->softirqs[i].cpu, lw_fmt_ns(d, sizeof(d), s->softirqs[i].ns));
+	for (size_t i = 0; i < s->nr_softirqs && i < 2; i++) {
+		const struct lw_softirq_rec *q = &s->softirqs[i];
+
+		/* a wait, on whichever CPU took the data: not one of its CPUs' */
+		if (q->vec == LW_SOFTIRQ_BACKLOG)
+			fprintf(f, "  its data waited for NET_RX@cpu%u %s", q->cpu,
+				lw_fmt_ns(d, sizeof(d), q->ns));
+		else
+			fprintf(f, "  softirq %s@cpu%u %s", lw_softirq_name(q->vec), q->cpu,
+				lw_fmt_ns(d, sizeof(d), q->ns));
+	}
 	fprintf(f, "\n");
 }
 

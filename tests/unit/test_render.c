@@ -447,6 +447,35 @@ static const char *summary_out(struct out *o, const struct lw_summary *sum, bool
 	return out_close(o);
 }
 
+/* A receive backlog's waits are shown as waits, on the CPU that took the
+ * data, in the live line and in the summary; NET_RX runs as before. */
+static void test_backlog_evidence(void **state)
+{
+	struct lw_tick_rec t = {.type = LW_REC_TICK, .requests = 10, .threshold_ns = 900000};
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_NONE, 2000000, "server");
+	sum.softirqs[0] = (struct lw_softirq_rec){
+		.vec = LW_SOFTIRQ_BACKLOG, .cpu = 0, .ns = 2000000, .count = 400};
+	sum.softirqs[1] = (struct lw_softirq_rec){.vec = 3, .cpu = 1, .ns = 1000000, .count = 9};
+	sum.nr_softirqs = 2;
+	out_open(&o, false);
+	lw_render_live(o.r, &sum, &t, 1000000000ULL);
+	s = out_close(&o);
+	assert_has(s, "its data waited for NET_RX@cpu0 2.00 ms  softirq NET_RX@cpu1 1.00 ms\n");
+	out_free(&o);
+	s = summary_out(&o, &sum, false);
+	assert_has(s, "  softirq NET_RX_BACKLOG on CPU 0: 2.00 ms in 400 waits\n"
+		      "  softirq NET_RX on CPU 1: 1.00 ms in 9 runs\n");
+	out_free(&o);
+	s = summary_out(&o, &sum, true);
+	assert_json(s, "d['evidence']['softirqs'][0] == {'vec': 'NET_RX_BACKLOG', 'cpu': 0, "
+		       "'ns': 2000000, 'count': 400}");
+	out_free(&o);
+}
+
 /* Requests by connection without sk_data_ready: said in text, and the
  * tracepoint is listed as not attached in JSON. */
 static void test_summary_no_arrival(void **state)
@@ -591,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_summary_text_idle_wait),
 		cmocka_unit_test(test_summary_text_freq),
 		cmocka_unit_test(test_summary_no_arrival),
+		cmocka_unit_test(test_backlog_evidence),
 		cmocka_unit_test(test_handoff),
 	};
 
