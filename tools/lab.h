@@ -15,6 +15,7 @@
 #endif
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
@@ -181,15 +182,24 @@ static inline double now_s(void)
 	return lab_now_ns() / 1e9;
 }
 
-/* 127.0.0.1:port, the only address the lab tools serve, dial or flood. */
+/*
+ * The address the lab tools serve, dial or flood: 127.0.0.1:port, or
+ * $LAB_ADDR (an IPv4 address) for a test that puts the client across a
+ * veth pair in another network namespace. A bad $LAB_ADDR is an error.
+ */
 static inline struct sockaddr_in lab_loopback(int port)
 {
+	const char *addr = getenv("LAB_ADDR");
 	struct sockaddr_in sa = {
 		.sin_family = AF_INET,
 		.sin_port = htons(port),
 		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
 	};
 
+	if (addr && *addr && inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		fprintf(stderr, "%s: LAB_ADDR '%s' is not an IPv4 address\n", LAB_PROG, addr);
+		exit(2);
+	}
 	return sa;
 }
 

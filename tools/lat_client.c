@@ -70,7 +70,7 @@ static void usage(void)
 {
 	printf("usage: lat_client [-p PORT] [-c CONNS] [-d SECONDS | -n N] [-C CPULIST]\n"
 	       "                  [-r RATE] [-o FILE] [-q] [-h]\n"
-	       "  -p PORT     server port on 127.0.0.1 (default 7077)\n"
+	       "  -p PORT     server port on 127.0.0.1, or $LAB_ADDR (default 7077)\n"
 	       "  -c CONNS    connections, one thread each (default 1)\n"
 	       "  -d SECONDS  run time (default %d unless -n is given)\n"
 	       "  -n N        stop after N requests in total\n"

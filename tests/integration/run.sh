@@ -33,6 +33,10 @@ cleanup() {
 	done
 	PIDS=()
 	unquiet_cpu # a no-op unless a test quieted its CPU or set knobs (awake_cpus)
+	if [ -n "${NETNS:-}" ]; then # and its veth pair with it
+		ip netns del "$NETNS" 2>/dev/null
+		NETNS=
+	fi
 }
 trap 'cleanup; [ -n "${KEEP:-}" ] || rm -rf "$OUT"' EXIT
 trap 'cleanup; exit 130' INT TERM
@@ -640,6 +644,41 @@ assert a * 10 < b, 'NET_RX on the server CPU: %d ns in 4 s before the fix, %d af
 	cleanup
 }
 
+# A client in another network namespace, across a veth pair: a container's
+# way in. Its segments enter the host's receive backlog through netif_rx,
+# and each request's wait there is timed, into its softirq.
+test_veth() {
+	local ns=latwhy-it-$$ host=lwit$$ a=10.231.77.1 b=10.231.77.2
+	command -v ip >/dev/null || { skip veth "no ip command (iproute2)"; return; }
+	if ! ip netns add "$ns" 2>"$OUT/ip.err"; then
+		skip veth "cannot create a network namespace: $(tail -1 "$OUT/ip.err")"
+		return
+	fi
+	NETNS=$ns
+	if ! { ip link add "$host" type veth peer name eth0 netns "$ns" &&
+		ip addr add "$a/30" dev "$host" && ip link set "$host" up &&
+		ip -n "$ns" addr add "$b/30" dev eth0 && ip -n "$ns" link set eth0 up; } 2>"$OUT/ip.err"; then
+		fail veth "veth pair: $(tail -1 "$OUT/ip.err")"
+		cleanup
+		return
+	fi
+	LAB_ADDR=$a start_server "$SRV_CPU" || { no_server veth; return; }
+	ip netns exec "$ns" env LAB_ADDR=$a "$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d 5 -q \
+		>"$OUT/client.out" 2>&1 &
+	PIDS+=("$!")
+	sleep 1
+	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check veth "
+bl = [x for x in summ['evidence']['softirqs'] if x['vec'] == 'NET_RX_BACKLOG']
+n, ns = sum(x['count'] for x in bl), sum(x['ns'] for x in bl)
+assert summ['requests'] > 1000, '%d requests' % summ['requests']
+assert n >= 0.9 * summ['requests'], '%d backlog waits for %d requests' % (n, summ['requests'])
+soft = sum(r['ns']['softirq'] for r in reqs)
+assert soft >= 0.9 * ns, 'requests hold %d ns of softirq, their backlog waits %d ns' % (soft, ns)
+"
+	cleanup
+}
+
 # cpu_frequency events injected into the loaded program on the server's CPU.
 test_freq() {
 	start_server "$SRV_CPU" || { no_server freq; return; }
@@ -780,7 +819,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq rps freq thp lab_recover accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq rps veth freq thp lab_recover accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in
