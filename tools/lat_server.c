@@ -70,7 +70,8 @@ static void usage(void)
 {
 	printf("usage: lat_server [-p PORT] [-c CPULIST] [-w ITERS] [-m MB] [-P N] [--thp]\n"
 	       "                  [-R RATE] [-e] [-U PORT] [-H] [-h]\n"
-	       "  -p PORT     listen on 127.0.0.1:PORT, or $LAB_ADDR:PORT (default 7077, 0 = any free port)\n"
+	       "  -p PORT     listen on 127.0.0.1:PORT, or $LAB_ADDR:PORT (default 7077,\n"
+	       "              0 = any free port)\n"
 	       "  -c CPULIST  pin every thread to these CPUs, e.g. 1 or 0-1 (default: unpinned)\n"
 	       "  -w ITERS    spin-loop iterations of CPU work per request (default %lu,\n"
 	       "              ~200 us per request on the dev VM)\n"
