@@ -22,6 +22,9 @@
 
 #define CPU_DIR "/sys/devices/system/cpu"
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+/* lw_softirq_name(LW_SOFTIRQ_BACKLOG): a target's data waiting in a CPU's
+ * receive backlog for its NET_RX, counted in waits, not runs */
+#define BACKLOG_VEC "NET_RX_BACKLOG"
 #define COST_PERF                                                                                  \
 	"performance raises power draw (field case: 180 W -> 240 W, +33%); on power-limited "      \
 	"nodes prefer schedutil"
@@ -1649,7 +1652,8 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 	/* RPS first: where it sends NET_RX to the target, that is most of the
 	 * softirq time, and the hard IRQs below are its trigger elsewhere */
 	for (size_t i = 0; i < t->nr_softirqs; i++)
-		net_rx |= !strncmp(t->softirqs[i].vec, "NET_RX", 6) && /* and its backlog */
+		net_rx |= (!strcmp(t->softirqs[i].vec, "NET_RX") ||
+			   !strcmp(t->softirqs[i].vec, BACKLOG_VEC)) &&
 			  lw_cpuset_test(on, (int)t->softirqs[i].cpu);
 	if (net_rx && !fill_rps(a, on, t->pid, true))
 		add(a, &a->f->fix,
@@ -1703,7 +1707,7 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 			continue;
 		tx(&x, "%s%s on CPU %u: %s in %llu %s", t->nr_irqs || k ? "; " : "", s->vec, s->cpu,
 		   fmt_ns(s->ns, b, sizeof(b)), s->count,
-		   strcmp(s->vec, "NET_RX_BACKLOG") ? "runs" : "waits");
+		   strcmp(s->vec, BACKLOG_VEC) ? "runs" : "waits");
 		k++;
 	}
 	text_close(a, &x, &a->f->evidence);
