@@ -47,6 +47,7 @@ struct config {
 	const char *cpu_arg;
 	double rate;
 	const char *out;
+	const char *timed;
 	int quiet;
 };
 
@@ -57,7 +58,8 @@ static struct config cfg = {
 
 struct conn {
 	pthread_t thread;
-	uint64_t *lat; /* ns, one per completed request */
+	uint64_t *lat;	/* ns, one per completed request */
+	uint64_t *sent; /* CLOCK_MONOTONIC when each was written */
 	size_t n, cap;
 	int err; /* errno of the failure that ended this connection */
 };
@@ -69,7 +71,7 @@ static uint64_t deadline_ns;
 static void usage(void)
 {
 	printf("usage: lat_client [-p PORT] [-c CONNS] [-d SECONDS | -n N] [-C CPULIST]\n"
-	       "                  [-r RATE] [-o FILE] [-q] [-h]\n"
+	       "                  [-r RATE] [-o FILE] [-t FILE] [-q] [-h]\n"
 	       "  -p PORT     server port on 127.0.0.1, or $LAB_ADDR (default 7077)\n"
 	       "  -c CONNS    connections, one thread each (default 1)\n"
 	       "  -d SECONDS  run time (default %d unless -n is given)\n"
@@ -77,6 +79,8 @@ static void usage(void)
 	       "  -C CPULIST  pin client threads to these CPUs, e.g. 0 or 0-1\n"
 	       "  -r RATE     requests/s per connection, 0 = closed loop flat out (default 0)\n"
 	       "  -o FILE     write every request's latency in ns, one per line\n"
+	       "  -t FILE     write every request's send time (CLOCK_MONOTONIC, the\n"
+	       "              clock of bpf_ktime_get_ns) and latency, ns, one per line\n"
 	       "  -q          quiet: no start line on stderr, only the summary\n"
 	       "  -h          this help\n"
 	       "SIGINT/SIGTERM stop early; the summary is still printed.\n",
@@ -97,7 +101,7 @@ static void parse_args(int argc, char **argv)
 	double v;
 	int o;
 
-	while ((o = getopt(argc, argv, ":p:c:d:n:C:r:o:qh")) != -1) {
+	while ((o = getopt(argc, argv, ":p:c:d:n:C:r:o:t:qh")) != -1) {
 		switch (o) {
 		case 'p':
 			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != (int)v)
@@ -129,6 +133,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'o':
 			cfg.out = optarg;
+			break;
+		case 't':
+			cfg.timed = optarg;
 			break;
 		case 'q':
 			cfg.quiet = 1;
@@ -184,7 +191,7 @@ static int xfer_full(int fd, char *buf, size_t len, int is_write)
 	return 0;
 }
 
-static int record(struct conn *c, uint64_t ns)
+static int record(struct conn *c, uint64_t sent, uint64_t ns)
 {
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 65536;
@@ -193,8 +200,13 @@ static int record(struct conn *c, uint64_t ns)
 		if (!p)
 			return -1;
 		c->lat = p;
+		p = realloc(c->sent, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		c->sent = p;
 		c->cap = cap;
 	}
+	c->sent[c->n] = sent;
 	c->lat[c->n++] = ns;
 	return 0;
 }
@@ -245,7 +257,7 @@ static void *conn_thread(void *arg)
 				c->err = errno;
 			break;
 		}
-		if (record(c, lab_now_ns() - t0)) {
+		if (record(c, t0, lab_now_ns() - t0)) {
 			c->err = ENOMEM;
 			break;
 		}
@@ -305,6 +317,27 @@ static int write_latencies(const uint64_t *v, size_t n)
 		fprintf(f, "%llu\n", (unsigned long long)v[i]);
 	if (fclose(f)) {
 		fprintf(stderr, "lat_client: %s: %s\n", cfg.out, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* -t: a scorer matches each request to the server-side tracer's window by
+ * time; per connection, in the order sent. */
+static int write_timed(const struct conn *conns)
+{
+	FILE *f = fopen(cfg.timed, "w");
+
+	if (!f) {
+		fprintf(stderr, "lat_client: %s: %s\n", cfg.timed, strerror(errno));
+		return -1;
+	}
+	for (unsigned long i = 0; i < cfg.conns; i++)
+		for (size_t k = 0; k < conns[i].n; k++)
+			fprintf(f, "%llu %llu\n", (unsigned long long)conns[i].sent[k],
+				(unsigned long long)conns[i].lat[k]);
+	if (fclose(f)) {
+		fprintf(stderr, "lat_client: %s: %s\n", cfg.timed, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -389,6 +422,8 @@ int main(int argc, char **argv)
 	all = merge(conns, &n);
 	/* Arrival order in the file: per connection, in the order completed. */
 	if (cfg.out && write_latencies(all, n))
+		rc = 1;
+	if (cfg.timed && write_timed(conns))
 		rc = 1;
 	/* A run that failed before any answer has nothing to summarise. */
 	if (n || !rc)

@@ -100,5 +100,81 @@ class TailRows(unittest.TestCase):
         self.assertEqual(self.table_rc("thp"), 1)
 
 
+def rec(start, latency, thp):
+    ns = {b: 0 for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked")}
+    ns["thp"] = thp
+    ns["run"] = latency - thp
+    return {"type": "request", "start_ns": start, "latency_ns": latency, "ns": ns,
+            "cause": "thp" if thp else "none"}
+
+
+class MatchedRows(unittest.TestCase):
+    """With lat.t each client-slow request is scored by latwhy's record of it."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = self.tmp.name
+        self.cache = {}
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def scenario(self, name, inject, slow_idx, records):
+        """1000 requests sent 1 ms apart, 300 us each but the slow_idx ones
+        (2 ms); records: latwhy's NDJSON request lines."""
+        d = os.path.join(self.root, name)
+        os.mkdir(d)
+        pairs = [(i * 10 ** 6, 2000 * US if i in slow_idx else 300 * US) for i in range(1000)]
+        with open(os.path.join(d, "lat"), "w") as f:
+            f.write("requests=1000\n" + "\n".join(str(v) for _, v in pairs) + "\n")
+        with open(os.path.join(d, "lat.t"), "w") as f:
+            f.write("".join("%d %d\n" % p for p in pairs))
+        with open(os.path.join(d, "trace.json"), "w") as f:
+            for r in records:
+                f.write(json.dumps(r) + "\n")
+            f.write(json.dumps({"type": "summary", "requests": 1000, "p50_ns": 250 * US}) + "\n")
+        base = os.path.join(self.root, "baseline")
+        with open(os.path.join(d, "meta"), "w") as f:
+            f.write("name=%s\nkind=lab\ninject=%s\nslow_ns=%d\nlw_slow_ns=%d\nbaseline=%s\nbar=%s\n" %
+                    (name, inject, SLOW_NS, SLOW_NS - 50 * US, base, "single" if inject != "-" else "baseline"))
+        return d
+
+    def test_match_by_end(self):
+        pairs = [(1000, 500), (2000, 500), (3000, 500)]
+        reqs = [rec(900, 400, 0),    # starts before the send (its last reply), ends inside
+                rec(2100, 600, 0),   # ends after the reply arrived: not this request's
+                rec(3100, 300, 0)]
+        m = score.match(pairs, reqs)
+        self.assertIs(m[0], reqs[0])
+        self.assertIsNone(m[1])
+        self.assertIs(m[2], reqs[2])
+
+    def test_explained_over_the_clients_slow_requests(self):
+        self.scenario("baseline", "-", set(), [])
+        slow = set(range(0, 400, 10))  # 40 slow requests, 1.7 ms extra each
+        recs = []
+        for k, i in enumerate(sorted(slow)):
+            if k < 10:
+                continue  # slow outside latwhy's window: no record of it
+            thp = 1800 * US if k == 10 else 1500 * US  # 1.8 ms: more than its extra
+            recs.append(rec(i * 10 ** 6 + 50 * US, 1900 * US, thp))
+        # latwhy found 20 requests slow that the client did not: not scored
+        recs += [rec(i * 10 ** 6 + 10 * US, 1000 * US, 900 * US) for i in range(500, 520)]
+        d = self.scenario("thp", "thp", slow, recs)
+        r = score.score(d, self.cache)
+        self.assertEqual(r["gt_slow"], 40)
+        self.assertEqual(r["unmatched"], 10)
+        self.assertEqual(len(r["matched"]), 30)
+        self.assertEqual(r["lw_slow"], 30)
+        self.assertAlmostEqual(r["extra"], 40 * 1700 * US)
+        # 29 x 1.5 ms, and 1.7 ms (not 1.8 ms) for the request whose thp exceeds its extra
+        self.assertAlmostEqual(r["explained"], (29 * 1500 + 1700) / (40 * 1700), places=6)
+        self.assertEqual(r["cause_ok"], 1.0)
+        self.assertIs(r["pass"], False)
+        self.assertEqual(r["why"], "explained < 80%")
+        line = score.details([r])[0]
+        self.assertIn("client-slow requests latwhy has: 30 of 40 (30 over its threshold)", line)
+
+
 if __name__ == "__main__":
     unittest.main()

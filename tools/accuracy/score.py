@@ -16,6 +16,7 @@ A scenario directory (written by tools/accuracy/run.sh) holds:
                 lw_slow_ns (latwhy's: slow_ns minus the baseline's pathns),
                 baseline (the baseline scenario's directory), bar (single, baseline
                 or none), note (free text)
+    lat.t       (lab client) "send_ns latency_ns" per request, CLOCK_MONOTONIC
     lat         the client's latencies, ns, one per line (non-numeric lines are
                 ignored, so lat_client's stdout can be used as is; wrk's Lua
                 hooks write it too, see wrklat); or
@@ -62,6 +63,18 @@ threshold is one just over latwhy's, not one latwhy never reports:
     wrong        ns of the other causes / ground-truth extra
     cause ok     fraction of latwhy's slow requests whose "cause" is injected
 
+Where the client wrote each request's send time (lat.t: lat_client -t, the
+lab's scenarios but freq and the shift rows), latwhy's slow requests are not
+a set chosen by its own threshold but latwhy's record of each slow request
+of the client's: the one that ended between its send and its reply (match()).
+latwhy reports down to half its threshold there (run.sh), so a request slow
+at the client is found whatever latwhy made of it, and a request latwhy
+alone found slow is not scored. Explained then takes, per request, no more
+of the injected cause(s) than that request's own extra; visible likewise.
+Without lat.t two thresholds stand in for the matching: a request just over
+one is one just over the other on average, not each time, and where many
+requests lie near the threshold the two sets differed by a third.
+
 The bar (single-cause scenarios): cause ok >= 90%, explained >= 80%, wrong <=
 10%. Baseline: no cause above 10% of the slow requests' latency. A tail row
 of irq or idle (SHIFT_INJECT) with no more slow requests than its baseline
@@ -75,6 +88,7 @@ latency that lies inside latwhy's request windows at all), the slow requests'
 bucket totals, the top preemptors, the causes named, and how much CPU time
 processes outside the lab used during the run (noise from other users).
 """
+import bisect
 import json
 import math
 import os
@@ -190,6 +204,35 @@ def redis_hist(path):
                 hist.append((int(at), c - prev_c))
             prev_v, prev_c = v, c
     return hist
+
+
+def load_pairs(d):
+    """lat_client -t: (send_ns, latency_ns) of every request, or None."""
+    p = os.path.join(d, "lat.t")
+    if not os.path.exists(p):
+        return None
+    out = []
+    with open(p) as f:
+        for line in f:
+            a = line.split()
+            if len(a) == 2 and a[0].isdigit() and a[1].isdigit():
+                out.append((int(a[0]), int(a[1])))
+    return out
+
+
+def match(pairs, reqs):
+    """For each client request (send_ns, latency_ns), latwhy's request that
+    ended inside it, or None. By the end: latwhy ends a request where its
+    reply is sent, which is always between the client's send and the reply's
+    arrival; a start can lie before the send (a request that starts at the
+    previous reply, README: Accuracy). One connection: at most one each."""
+    ends = sorted((r["start_ns"] + r["latency_ns"], i) for i, r in enumerate(reqs))
+    keys = [e for e, _ in ends]
+    out = []
+    for sent, lat in pairs:
+        k = bisect.bisect_right(keys, sent)
+        out.append(reqs[ends[k][1]] if k < len(keys) and keys[k] <= sent + lat else None)
+    return out
 
 
 def load_client(d):
@@ -342,6 +385,15 @@ def score(d, cache):
         lw_slow_ns = int(meta.get("lw_slow_ns", slow_ns) or slow_ns)
         row["lw_slow_ns"] = lw_slow_ns
         slow = [r for r in reqs if r["latency_ns"] > lw_slow_ns]
+        pairs = load_pairs(d) if meta.get("shift") != "1" and med is not None else None
+        if pairs:
+            gp = [p for p in pairs if p[1] > slow_ns]
+            m = match(gp, reqs)
+            # each slow request's extra beside latwhy's record of it
+            row["matched"] = [(lat - med, r) for (_, lat), r in zip(gp, m) if r]
+            row["unmatched"] = sum(1 for r in m if r is None)
+            row["over_lw"] = sum(1 for _, r in row["matched"] if r["latency_ns"] > lw_slow_ns)
+            slow = [r for _, r in row["matched"]]
     row["lw_slow"] = len(slow)
     tot_lat = sum(r["latency_ns"] for r in slow)
     per = {c: sum(cause_ns(r, c) for r in slow) for c in CAUSES}
@@ -355,7 +407,10 @@ def score(d, cache):
     row["visible"] = None
     if meta.get("kind") != "freq" and base and row.get("extra"):
         _, bsumm = load_trace(base)
-        if bsumm and bsumm.get("p50_ns"):
+        if bsumm and bsumm.get("p50_ns") and "matched" in row:
+            row["visible"] = sum(min(x, max(0, r["latency_ns"] - bsumm["p50_ns"]))
+                                 for x, r in row["matched"]) / row["extra"]
+        elif bsumm and bsumm.get("p50_ns"):
             row["visible"] = sum(max(0, r["latency_ns"] - bsumm["p50_ns"]) for r in slow) / row["extra"]
     pre = {}
     for r in slow:
@@ -376,6 +431,10 @@ def score(d, cache):
     if right:
         extra = row["extra"] or 0
         rn = sum(per[c] for c in right)
+        if "matched" in row:
+            # per request, no more than its own extra: blame beyond one
+            # request's extra does not cover another's
+            rn = sum(min(x, sum(cause_ns(r, c) for c in right)) for x, r in row["matched"])
         wn = sum(max(0.0, per[c] - background[c]) for c in CAUSES if c not in right)
         row["explained"] = min(1.0, rn / extra) if extra > 0 else None
         row["wrong"] = wn / extra if extra > 0 else None
@@ -518,6 +577,9 @@ def details(rows):
                "irq %s softirq %s thp %s sched %s idle %s blocked %s" % (
                    r["name"], reqs, pct(r.get("visible")), ms(b["run"]), ms(b["frequency"]), ms(b["irq"]),
                    ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["idle"]), ms(b["blocked"]))
+        if "matched" in r:
+            line += "; client-slow requests latwhy has: %d of %d (%d over its threshold)" % (
+                len(r["matched"]), len(r["matched"]) + r["unmatched"], r["over_lw"])
         if r.get("base_slow") is not None:
             line += "; slow requests the baseline had, scaled: %.0f%s" % (
                 r["base_slow"], " (no tail of its own: not scored)" if r.get("no_tail") else "")
