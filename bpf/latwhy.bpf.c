@@ -41,6 +41,10 @@ const volatile bool arrival_known = false;
 const volatile bool backlog_known = false;
 /* lw_tcp_send is loaded: TCP requests end there, not in lw_sock_send. */
 const volatile bool tcp_send_ends = false;
+/* lw_cpu_idle is loaded, and which of its state numbers poll (bit n: state
+ * n); userspace reads them from cpuidle's state names ("POLL"). */
+const volatile bool idle_state_known = false;
+const volatile __u32 idle_poll_states = 0;
 
 /* Set by userspace once every program is attached: a request whose start
  * was seen by a partly attached set of programs would miss time. */
@@ -999,6 +1003,14 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		if (ts->waiter_pid) {
 			wait_credit(ts, ts->waiter_pid, ts->waiter_tgid, ts->waiter_comm,
 				    delta + thp_ns);
+		} else if (idle && idle_state_known && cs->idle_polling) {
+			/* no C-state to leave: a wait here is the wake-up's
+			 * own, or time the vCPU's host did not run it. The
+			 * name is built on the stack: a static const array
+			 * would sit in .rodata (see excess_bucket()). */
+			char comm[LW_COMM_LEN] = "idle (polling)";
+
+			wait_credit(ts, LW_PID_IDLE_POLL, 0, comm, delta + thp_ns);
 		} else {
 			char comm[LW_COMM_LEN];
 
@@ -1169,6 +1181,26 @@ SEC("tp_btf/sched_wakeup")
 int BPF_PROG(lw_sched_wakeup, struct task_struct *p)
 {
 	return on_wakeup(p);
+}
+
+/*
+ * power:cpu_idle, on entering an idle state (its number) and on leaving it
+ * (PWR_EVENT_EXIT). A thread woken onto an idle CPU waits for that CPU to
+ * leave the state it was in: a C-state's exit latency, or nothing much if
+ * the state polls (POLL, the kernel's idle=poll, a PM QoS limit that allows
+ * no C-state). Only entries change what the CPU is in.
+ */
+SEC("tp_btf/cpu_idle")
+int BPF_PROG(lw_cpu_idle, unsigned int state, unsigned int cpu_id)
+{
+	struct lw_cpu_state *cs;
+
+	if (state == (unsigned int)-1)
+		return 0;
+	cs = cpu_state_get(bpf_get_smp_processor_id());
+	if (cs)
+		cs->idle_polling = state < 32 && ((idle_poll_states >> state) & 1);
+	return 0;
 }
 
 /* ---- interrupts --------------------------------------------------------- */

@@ -203,6 +203,9 @@ enum lw_meta_flags {
 	/* arrival times without the receive backlog's wait (netif_rx or
 	 * netif_receive_skb missing or skipped) */
 	LW_META_NO_BACKLOG = 1 << 7,
+	/* no power:cpu_idle (skipped): a wait for an idle CPU is counted as
+	 * its exit from idle also where that CPU only polled */
+	LW_META_NO_IDLE_STATE = 1 << 8,
 };
 
 /* What a request is (lw_meta_rec::req_mode, --request). */
@@ -258,9 +261,17 @@ struct lw_cpu_state {
 	__u64 freq_events;
 	__u32 khz;     /* current clock, 0 = unknown */
 	__u32 ref_khz; /* reference clock, 0 = unknown */
+	/* the idle state it last entered polls (power:cpu_idle): leaving it
+	 * takes no C-state exit */
+	__u32 idle_polling;
 } __attribute__((aligned(64)));
 
 #define LW_SOFTIRQ_UNTIMED 1 /* lw_cpu_state::softirq_start */
+
+/* preempt_ev key of the wake-ups onto an idle CPU whose idle state polled
+ * (pid 0, the idle task, holds those that left a C-state, or all of them
+ * where the idle state is not known) */
+#define LW_PID_IDLE_POLL 0xffffffffu
 
 #define LW_CUR_TARGET	   1
 #define LW_CUR_IN_REQ	   2 /* and busy: a request open, or woken for one */

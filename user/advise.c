@@ -1575,6 +1575,47 @@ int lw_advise_node(const struct lw_node *n, struct lw_findings *out)
 
 /* ---- public: trace ---- */
 
+/*
+ * Most of the idle time in waits for a CPU that only polled (power:cpu_idle
+ * said so): it had no C-state to leave and switches to a woken thread at
+ * once, so no C-state or haltpoll setting can shorten what those waits held.
+ */
+static bool idle_polled(const struct lw_trace_facts *t)
+{
+	return t->idle_poll_ns > t->idle_wake_ns;
+}
+
+static void trace_idle(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
+{
+	struct lw_cpuset deep[LW_MAX_IDLE_STATES];
+	char b[32];
+
+	if (idle_polled(t)) {
+		put(a, &a->f->seen, "idle CPUs that polled (no C-state) on the target's CPUs");
+		put(a, &a->f->why,
+		    "a polling CPU runs a woken thread within microseconds: a longer wait there "
+		    "is time the CPU did not run at all, on a VM its host's (vCPU not scheduled)");
+		put(a, &a->f->evidence,
+		    "%llu wake-ups of an idle CPU that was polling, %s each on average",
+		    t->idle_poll_wakeups,
+		    fmt_ns(t->idle_poll_ns / t->idle_poll_wakeups, b, sizeof(b)));
+		add(a, &a->f->fix,
+		    "# no C-state or haltpoll setting shortens these: the CPU polled; on a VM, "
+		    "look at the host (vCPU overcommit, steal time)");
+		add(a, &a->f->verify, "grep '^cpu ' /proc/stat  # the 8th number: steal time");
+		return;
+	}
+	put(a, &a->f->seen, "C-state exit latency on the target's CPUs");
+	put(a, &a->f->why, "waking an idle CPU delays the first instruction");
+	if (t->idle_wakeups)
+		put(a, &a->f->evidence, "%llu wake-ups of an idle CPU, %s each on average",
+		    t->idle_wakeups, fmt_ns(t->idle_wake_ns / t->idle_wakeups, b, sizeof(b)));
+	if (deep_states(a->n, on, deep))
+		fill_idle(a, deep);
+	else if (haltpoll_short(a->n))
+		fill_haltpoll(a, t->pid);
+}
+
 static struct lw_cpuset trace_cpus(const struct lw_node *n, const struct lw_trace_facts *t)
 {
 	struct lw_cpuset s = {0};
@@ -1848,7 +1889,6 @@ int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
 	for (int c = LW_CAUSE_NONE + 1; c < LW_CAUSE_MAX && !a.err; c++) {
 		enum lw_severity sev =
 			c == top && t->share[c] >= LW_SHARE_CRIT ? LW_SEV_CRIT : LW_SEV_WARN;
-		struct lw_cpuset deep[LW_MAX_IDLE_STATES];
 
 		if (t->share[c] < LW_SHARE_FINDING || !begin(&a, (enum lw_cause)c, sev))
 			continue;
@@ -1866,17 +1906,7 @@ int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
 			trace_sched(&a, t, &on);
 			break;
 		case LW_CAUSE_IDLE:
-			put(&a, &a.f->seen, "C-state exit latency on the target's CPUs");
-			put(&a, &a.f->why, "waking an idle CPU delays the first instruction");
-			if (t->idle_wakeups)
-				put(&a, &a.f->evidence,
-				    "%llu wake-ups of an idle CPU, %s each on average",
-				    t->idle_wakeups,
-				    fmt_ns(t->idle_wake_ns / t->idle_wakeups, b, sizeof(b)));
-			if (deep_states(n, &on, deep))
-				fill_idle(&a, deep);
-			else if (haltpoll_short(n))
-				fill_haltpoll(&a, t->pid);
+			trace_idle(&a, t, &on);
 			break;
 		case LW_CAUSE_CPU:
 			put(&a, &a.f->seen, "CPU quota throttling of the target's cgroup");

@@ -54,6 +54,8 @@ struct lw_trace_facts {
 	} preempt[8];
 	size_t nr_preempt;
 	unsigned long long idle_wakeups, idle_wake_ns; /* waits for an idle CPU to wake */
+	/* waits for an idle CPU that polled (no C-state): not the exit's */
+	unsigned long long idle_poll_wakeups, idle_poll_ns;
 	unsigned long long thp_collapses, thp_scans, compactions;
 	unsigned freq_khz; /* lowest clock seen on target CPUs, 0 = no data */
 	unsigned ref_khz;

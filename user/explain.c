@@ -59,6 +59,12 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 			f->idle_wake_ns = s->preempt[i].ns;
 			continue;
 		}
+		/* an idle CPU that polled: no C-state, nothing to disable */
+		if (s->preempt[i].pid == LW_PID_IDLE_POLL) {
+			f->idle_poll_wakeups = s->preempt[i].count;
+			f->idle_poll_ns = s->preempt[i].ns;
+			continue;
+		}
 		if (s->preempt[i].pid == (unsigned)getpid() ||
 		    s->preempt[i].ns * 10 < s->preempt[0].ns ||
 		    !slowed_requests(s, s->preempt[i].pid))

@@ -457,6 +457,23 @@ static void read_cpu_idle(struct lw_node *n, struct lw_cpu *cpu)
 		      SYS_CPU "/cpu%d/power/pm_qos_resume_latency_us", c);
 }
 
+unsigned lw_idle_poll_states(const char *root)
+{
+	unsigned m = 0;
+	char name[32];
+
+	if (!lw_sysfs_exists(root, SYS_CPU "/cpu0/cpuidle/state0"))
+		return 1;
+	for (int s = 0; s < 32; s++) {
+		if (lw_sysfs_read(root, name, sizeof(name), SYS_CPU "/cpu0/cpuidle/state%d/name",
+				  s))
+			break;
+		if (!strcmp(name, "POLL"))
+			m |= 1U << s;
+	}
+	return m;
+}
+
 static void read_idle(struct lw_node *n)
 {
 	lw_sysfs_read(n->root, n->idle.driver, sizeof(n->idle.driver),

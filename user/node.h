@@ -235,6 +235,13 @@ int lw_node_read(struct lw_node *n, const char *root, int pid);
  * /proc/softirqs' NET_RX's. */
 int lw_node_sample_irqs(struct lw_node *n, unsigned ms);
 void lw_node_free(struct lw_node *n);
+/*
+ * The cpuidle state numbers that poll, as power:cpu_idle reports them (bit
+ * n: state n): the driver's states named POLL. Without a cpuidle driver the
+ * idle loop reports 0 when it polls (idle=poll, cpu_idle_poll()) and 1 when
+ * it halts: bit 0. Read from cpu0: CPUs share one driver.
+ */
+unsigned lw_idle_poll_states(const char *root);
 
 /* Lookups; NULL when absent. */
 const struct lw_irq *lw_node_irq(const struct lw_node *n, unsigned irq);

@@ -270,6 +270,7 @@ static void json_missing(struct lw_json *j, __u32 flags)
 		{LW_META_NO_FREQ, "cpu_frequency"},
 		{LW_META_NO_ARRIVAL, "sk_data_ready"},
 		{LW_META_NO_BACKLOG, "netif_rx"},
+		{LW_META_NO_IDLE_STATE, "cpu_idle"},
 	};
 
 	lw_json_key(j, "not_attached");
@@ -466,6 +467,15 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 
 	fprintf(f, "Evidence:\n");
 	for (size_t i = 0; i < s->nr_preempt && i < 3; i++) {
+		if (s->preempt[i].pid == LW_PID_IDLE_POLL) {
+			fprintf(f,
+				"  CPU idle but polling while it waited (no C-state to leave): %s "
+				"over %llu wake-ups (the wake-up itself, or a vCPU its host "
+				"did not run)\n",
+				lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
+				(unsigned long long)s->preempt[i].count);
+			continue;
+		}
 		if (!s->preempt[i].pid) { /* the idle task: nothing ran */
 			fprintf(f,
 				"  CPU idle while it waited: %s over %llu wake-ups (idle exit "
@@ -487,6 +497,8 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 
 		if (!w->pid)
 			snprintf(who, sizeof(who), "an idle CPU to wake");
+		else if (w->pid == LW_PID_IDLE_POLL)
+			snprintf(who, sizeof(who), "a polling idle CPU to switch");
 		else
 			snprintf(who, sizeof(who), "%s (pid %u)", w->comm, w->pid);
 		fprintf(f, "  slow requests waited longest for %s: in %llu of %llu, %s\n", who,
@@ -572,6 +584,9 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 	if (s->flags & LW_META_NO_BACKLOG)
 		fprintf(f, "  no receive backlog waits (netif_rx, netif_receive_skb): data that "
 			   "waited for NET_RX before it was ready is not in its request\n");
+	if ((s->flags & LW_META_NO_IDLE_STATE) && s->bucket_ns[LW_B_IDLE])
+		fprintf(f, "  no idle states (cpu_idle): a wait for an idle CPU counts as its exit "
+			   "from idle, also where the CPU only polled\n");
 	if (s->handoffs)
 		fprintf(f,
 			"  handed off: %llu requests (%llu of them slow, %s) were answered by "

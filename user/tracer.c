@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "explain.h"
 #include "freq.h"
+#include "node.h"
 #include "opts.h"
 #include "probe.h"
 #include "render.h"
@@ -141,6 +142,8 @@ static int tracer_probe(struct lw_tracer *t)
 		{s->progs.lw_sched_wakeup, "sched_wakeup"},
 		/* a wait starts where the wake-up began, before the CPU left idle */
 		{s->progs.lw_sched_waking, "sched_waking", 0, LW_REQ_AUTO, true},
+		/* whether a CPU that was idle had a C-state to leave */
+		{s->progs.lw_cpu_idle, "cpu_idle", 0, LW_REQ_AUTO, true},
 		{s->progs.lw_irq_entry, "irq_handler_entry", LW_META_NO_IRQ},
 		{s->progs.lw_irq_exit, "irq_handler_exit", LW_META_NO_IRQ},
 		{s->progs.lw_softirq_entry, "softirq_entry", LW_META_NO_SOFTIRQ},
@@ -213,6 +216,10 @@ static int tracer_probe(struct lw_tracer *t)
 	 * when the target reads one (tracer_sock_send()) */
 	if (t->skel->rodata->tcp_send_ends)
 		bpf_program__set_autoattach(s->progs.lw_sock_send, false);
+	t->skel->rodata->idle_state_known = bpf_program__autoload(s->progs.lw_cpu_idle);
+	t->skel->rodata->idle_poll_states = lw_idle_poll_states("/");
+	if (!t->skel->rodata->idle_state_known)
+		t->flags |= LW_META_NO_IDLE_STATE;
 	t->skel->rodata->arrival_known = bpf_program__autoload(s->progs.lw_sk_ready);
 	if (t->mode != LW_REQ_UPROBE && !t->skel->rodata->arrival_known)
 		t->flags |= LW_META_NO_ARRIVAL;

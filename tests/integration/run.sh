@@ -480,9 +480,20 @@ def client_p50(f):
 def idle_mean(rs):
     return sum(r["ns"]["idle"] for r in rs) / len(rs) / 1000.0
 out = sys.argv[1].rsplit("/", 1)[0]
-awake = [json.loads(l) for l in open(out + "/awake.json") if l.strip()]
-awake = [o for o in awake if o["type"] == "request"]
+awake_all = [json.loads(l) for l in open(out + "/awake.json") if l.strip()]
+awake = [o for o in awake_all if o["type"] == "request"]
 assert len(awake) > 1000, "only %d requests with the CPU awake" % len(awake)
+# power:cpu_idle tells a CPU that polled (kept awake) from one that halted
+POLL = 4294967295
+def waits(s, pid):
+    return sum(p["count"] for p in s["evidence"]["preempted_by"] if p["pid"] == pid)
+asumm = [o for o in awake_all if o["type"] == "summary"][0]
+assert waits(asumm, POLL) >= 0.5 * len(awake), "awake: %d polled wake-ups for %d requests: %s" % (
+    waits(asumm, POLL), len(awake), asumm["evidence"]["preempted_by"][:3])
+assert waits(asumm, 0) < 0.1 * waits(asumm, POLL), "awake: idle exits %d, polled %d" % (
+    waits(asumm, 0), waits(asumm, POLL))
+assert waits(summ, POLL) < 0.1 * waits(summ, 0), "halting: polled %d, idle exits %d" % (
+    waits(summ, POLL), waits(summ, 0))
 shift = client_p50(out + "/client.out") - client_p50(out + "/awake.client")
 lw = idle_mean(reqs) - idle_mean(awake)
 print("client median +%.1f us, latwhy idle +%.1f us per request" % (shift, lw))

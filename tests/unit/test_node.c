@@ -435,6 +435,26 @@ static void test_read_only_affinity(void **state)
 	remove_tree(dir);
 }
 
+/* Which power:cpu_idle state numbers poll: a POLL state is no C-state. */
+static void test_idle_poll_states(void **state)
+{
+	char dir[64], cmd[256];
+
+	assert_int_equal(lw_idle_poll_states(LW_FIXTURES "/intel-hwp"), 1);
+	assert_int_equal(lw_idle_poll_states(LW_FIXTURES "/vm-nocpufreq"), 1);
+	copy_fixture("acpi-powersave", dir, sizeof(dir));
+	/* an ARM-like driver: state0 is WFI, a real (shallow) state */
+	write_file(dir, "sys/devices/system/cpu/cpu0/cpuidle/state0/name", "WFI\n");
+	assert_int_equal(lw_idle_poll_states(dir), 0);
+	write_file(dir, "sys/devices/system/cpu/cpu0/cpuidle/state2/name", "POLL\n");
+	assert_int_equal(lw_idle_poll_states(dir), 4);
+	/* no cpuidle driver: the idle loop says 0 when it polls, 1 when it halts */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/sys/devices/system/cpu/cpu0/cpuidle", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(lw_idle_poll_states(dir), 1);
+	remove_tree(dir);
+}
+
 static void test_irqbalance_banned(void **state)
 {
 	struct lw_node n;
@@ -548,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_read_only_affinity),
 		cmocka_unit_test(test_irqbalance_banned),
+		cmocka_unit_test(test_idle_poll_states),
 		cmocka_unit_test(test_cgroup_v1),
 	};
 

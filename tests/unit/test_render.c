@@ -580,6 +580,31 @@ static void test_summary_text_idle_wait(void **state)
 	assert_has(s, "ran instead of it: hog (pid 777) 800 ns over 2 waits");
 	assert_has(s, "slow requests waited longest for hog (pid 777): in 1 of 2, 300 ns\n");
 	out_free(&o);
+
+	/* an idle CPU that polled (power:cpu_idle): no exit latency to blame */
+	sum.preempt[0].pid = LW_PID_IDLE_POLL;
+	snprintf(sum.preempt[0].comm, sizeof(sum.preempt[0].comm), "idle (polling)");
+	sum.slow_waits[0].pid = LW_PID_IDLE_POLL;
+	out_open(&o, false);
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_has(s, "  CPU idle but polling while it waited (no C-state to leave): 5.0 us over 4 "
+		      "wake-ups (the wake-up itself, or a vCPU its host did not run)\n");
+	assert_lacks(s, "CPU idle while it waited");
+	assert_has(s, "slow requests waited longest for a polling idle CPU to switch: in 1 of 2");
+	out_free(&o);
+
+	/* without cpu_idle, said where idle time was counted */
+	sum.flags = LW_META_NO_IDLE_STATE;
+	assert_lacks(summary_out(&o, &sum, false), "no idle states");
+	out_free(&o);
+	sum.bucket_ns[LW_B_IDLE] = 5000;
+	assert_has(summary_out(&o, &sum, false),
+		   "  no idle states (cpu_idle): a wait for an idle CPU counts as its exit from "
+		   "idle, also where the CPU only polled\n");
+	out_free(&o);
+	assert_json(summary_out(&o, &sum, true), "d['not_attached'] == ['cpu_idle']");
+	out_free(&o);
 }
 
 static void test_summary_text_freq(void **state)

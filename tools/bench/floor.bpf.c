@@ -42,6 +42,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 FLOOR(sched, sched_switch)
 FLOOR(sched, sched_wakeup)
 FLOOR(sched, sched_waking)
+FLOOR(power, cpu_idle)
 FLOOR(irq, irq_handler_entry)
 FLOOR(irq, irq_handler_exit)
 FLOOR(irq, softirq_entry)
