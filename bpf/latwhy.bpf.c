@@ -56,6 +56,11 @@ volatile bool armed = false;
  * sets sock_send_on then. Until then those reads start no request. */
 volatile bool sock_send_on = false;
 __u32 non_tcp_seen = 0;
+/* lw_netif_rx stamped a segment since userspace last cleared this: only then
+ * is lw_netif_recv, which runs for every packet the host receives, kept
+ * attached (tracer_backlog()). Set only when clear: a line every handler
+ * reads is written once a second at most. */
+__u32 backlog_seen = 0;
 
 /* Written by userspace every second: slow-request threshold. */
 volatile __u64 slow_thresh_ns = LW_THRESH_UNKNOWN;
@@ -1723,6 +1728,8 @@ int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
 	v->ts = bpf_ktime_get_ns();
 	v->seq = g.seq;
 	v->skb = (__u64)skb;
+	if (!backlog_seen)
+		backlog_seen = 1;
 	return 0;
 }
 

@@ -42,8 +42,9 @@ struct lw_tracer {
 	__u64 start_ns;
 	__u64 last_tick_ns;
 	__u64 ticks;
-	bool sock_send_tried; /* see tracer_sock_send() */
-	__u64 hist_count;     /* requests counted at the previous tick */
+	bool sock_send_tried;  /* see tracer_sock_send() */
+	__u64 backlog_seen_ns; /* lw_netif_rx last stamped (tracer_backlog()) */
+	__u64 hist_count;      /* requests counted at the previous tick */
 	__u64 slow_in_tick;
 	__u64 clock_events;	    /* cpu_frequency events, summed at the last snapshot */
 	__u64 *hist_buf;	    /* per-CPU values of lat_hist */
@@ -524,6 +525,40 @@ static void tracer_sock_send(struct lw_tracer *t)
 	s->bss->sock_send_on = true;
 }
 
+/*
+ * lw_netif_recv runs for every packet the host receives, a NIC's included,
+ * but times only segments lw_netif_rx stamped: those a local peer (loopback,
+ * veth, tun) sent to a listening port of the target's. A target without such
+ * peers for LW_BACKLOG_IDLE_NS has it detached, and attached again at the
+ * first tick after a stamp: the waits of that tick's segments are not timed.
+ */
+#define LW_BACKLOG_IDLE_NS (10ULL * 1000000000ULL)
+
+static void tracer_backlog(struct lw_tracer *t, __u64 now)
+{
+	struct latwhy_bpf *s = t->skel;
+
+	if (!s->rodata->backlog_known)
+		return;
+	if (s->bss->backlog_seen) {
+		s->bss->backlog_seen = 0;
+		t->backlog_seen_ns = now;
+		if (s->links.lw_netif_recv)
+			return;
+		s->links.lw_netif_recv = bpf_program__attach(s->progs.lw_netif_recv);
+		if (!s->links.lw_netif_recv)
+			fprintf(stderr,
+				"latwhy: cannot attach netif_receive_skb again (%s): receive "
+				"backlog waits are not timed from now on\n",
+				strerror(errno));
+		return;
+	}
+	if (s->links.lw_netif_recv && now - t->backlog_seen_ns >= LW_BACKLOG_IDLE_NS) {
+		bpf_link__destroy(s->links.lw_netif_recv);
+		s->links.lw_netif_recv = NULL;
+	}
+}
+
 /* One interval: histogram, threshold, snapshots; the live view if live. */
 static void tracer_tick(struct lw_tracer *t, bool live)
 {
@@ -538,6 +573,7 @@ static void tracer_tick(struct lw_tracer *t, bool live)
 		tracer_thp_pids(t);
 	tracer_conns(t, t->ticks % LW_THP_REFRESH == 0);
 	tracer_sock_send(t);
+	tracer_backlog(t, tick.ts_ns);
 	tick.requests = count - t->hist_count;
 	t->hist_count = count;
 	tick.slow = t->slow_in_tick;
@@ -682,6 +718,7 @@ int lw_trace_run(const struct lw_opts *o)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	t.start_ns = now_ns();
+	t.backlog_seen_ns = t.start_ns;
 	lw_render_start(t.out, o->pid, t.comm, t.flags, o->slow_ns);
 	err = tracer_loop(&t);
 	if (err)

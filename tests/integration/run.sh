@@ -685,6 +685,49 @@ assert soft >= 0.9 * ns, 'requests hold %d ns of softirq, their backlog waits %d
 	cleanup
 }
 
+# How many links attach latwhy's lw_netif_recv (bpftool), printed.
+recv_links() {
+	python3 - "$(bpftool -j prog show name lw_netif_recv 2>/dev/null)" "$(bpftool -j link show 2>/dev/null)" <<'EOF'
+import json, sys
+def arr(s):
+    j = json.loads(s or "[]")
+    return j if isinstance(j, list) else [j]
+ids = {p["id"] for p in arr(sys.argv[1])}
+print(sum(1 for l in arr(sys.argv[2]) if l.get("prog_id") in ids))
+EOF
+}
+
+# The receive backlog's dequeue side (netif_receive_skb: every packet the
+# host receives) is detached while no local peer sends to the target's
+# listening ports for 10 s, and attached again at the next tick once one does.
+test_backlog_idle() {
+	local lw idle busy
+	start_server "$SRV_CPU" || { no_server backlog_idle; return; }
+	./latwhy -p "$SPID" -d 22s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err" &
+	lw=$!
+	PIDS+=("$lw")
+	sleep 13
+	idle=$(recv_links)
+	start_client 6
+	sleep 3
+	busy=$(recv_links)
+	wait "$lw"
+	if [ "$idle" != 0 ] || [ "$busy" != 1 ]; then
+		fail backlog_idle "lw_netif_recv links: $idle after 13 s without a client (want 0)," \
+			"$busy with one (want 1)"
+		cleanup
+		return
+	fi
+	check backlog_idle "
+bl = [x for x in summ['evidence']['softirqs'] if x['vec'] == 'NET_RX_BACKLOG']
+n = sum(x['count'] for x in bl)
+assert summ['requests'] > 1000, '%d requests' % summ['requests']
+# the client's first tick goes untimed: 5 of its 6 s at least
+assert n >= 0.6 * summ['requests'], '%d backlog waits for %d requests' % (n, summ['requests'])
+"
+	cleanup
+}
+
 # cpu_frequency events injected into the loaded program on the server's CPU.
 test_freq() {
 	start_server "$SRV_CPU" || { no_server freq; return; }
@@ -825,7 +868,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq rps veth freq thp lab_recover accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq rps veth backlog_idle freq thp lab_recover accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in
