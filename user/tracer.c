@@ -44,6 +44,7 @@ struct lw_tracer {
 	__u64 ticks;
 	bool sock_send_tried;  /* see tracer_sock_send() */
 	__u64 backlog_seen_ns; /* lw_netif_rx last stamped (tracer_backlog()) */
+	bool backlog_lost;     /* lw_netif_recv could not be attached again */
 	__u64 hist_count;      /* requests counted at the previous tick */
 	__u64 slow_in_tick;
 	__u64 clock_events;	    /* cpu_frequency events, summed at the last snapshot */
@@ -538,7 +539,7 @@ static void tracer_backlog(struct lw_tracer *t, __u64 now)
 {
 	struct latwhy_bpf *s = t->skel;
 
-	if (!s->rodata->backlog_known)
+	if (!s->rodata->backlog_known || t->backlog_lost)
 		return;
 	if (s->bss->backlog_seen) {
 		s->bss->backlog_seen = 0;
@@ -546,11 +547,13 @@ static void tracer_backlog(struct lw_tracer *t, __u64 now)
 		if (s->links.lw_netif_recv)
 			return;
 		s->links.lw_netif_recv = bpf_program__attach(s->progs.lw_netif_recv);
-		if (!s->links.lw_netif_recv)
+		if (!s->links.lw_netif_recv) {
 			fprintf(stderr,
 				"latwhy: cannot attach netif_receive_skb again (%s): receive "
 				"backlog waits are not timed from now on\n",
 				strerror(errno));
+			t->backlog_lost = true;
+		}
 		return;
 	}
 	if (s->links.lw_netif_recv && now - t->backlog_seen_ns >= LW_BACKLOG_IDLE_NS) {
