@@ -553,6 +553,7 @@ static void tracer_backlog(struct lw_tracer *t, __u64 now)
 				"backlog waits are not timed from now on\n",
 				strerror(errno));
 			t->backlog_lost = true;
+			t->flags |= LW_META_NO_BACKLOG; /* the summary says so */
 		}
 		return;
 	}
