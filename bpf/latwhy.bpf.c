@@ -808,7 +808,7 @@ static __always_inline void request_buckets(struct thread_state *ts, struct req_
 		__s64 d = (__s64)(ts->cum[b] - s->snap[b]);
 
 		if (d < 0) {
-			if (b != LW_B_FREQ)
+			if (b != LW_B_FREQ && b != LW_B_IDLE_POLL)
 				excess += -d;
 			d = 0;
 		}
@@ -826,6 +826,8 @@ static __always_inline void request_buckets(struct thread_state *ts, struct req_
 	}
 	if (ns[LW_B_FREQ] > ns[LW_B_RUN])
 		ns[LW_B_FREQ] = ns[LW_B_RUN];
+	if (ns[LW_B_IDLE_POLL] > ns[LW_B_IDLE])
+		ns[LW_B_IDLE_POLL] = ns[LW_B_IDLE];
 }
 
 /* A slow request's record, its header from the current thread; NULL (and
@@ -871,7 +873,8 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 		return;
 	request_buckets(ts, s, r->ns);
 	r->flags = (ts->nfreq != s->nfreq ? LW_REQ_FREQ_KNOWN : 0) |
-		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0);
+		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0) |
+		   (idle_state_known ? LW_REQ_IDLE_KNOWN : 0);
 	top_pid = ts->slot_top_pid[i];
 	r->preempt_pid = top_pid;
 	r->preempt_ns = ts->slot_top_ns[i];
@@ -988,7 +991,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 	delta = now - ts->last_ts;
 	if (ts->busy && ts->state == TS_RUNNABLE) {
 		__u64 thp_ns;
-		bool idle;
+		bool idle, polled;
 
 		delta = wait_split(ts, cs, cpu, delta, now, &thp_ns);
 		/* Migrated (the counters were another CPU's) or compacting:
@@ -1003,12 +1006,13 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		 * preemption, or a wait on another CPU that this one pulled us
 		 * from, stays sched. */
 		idle = !ts->waiter_pid && !prev->pid && cpu == ts->wait_cpu;
+		polled = idle && idle_state_known && cs->idle_polling;
 		/* Blame the task that took the CPU from us, or for a wake-up
 		 * wait the one that ran last before us. */
 		if (ts->waiter_pid) {
 			wait_credit(ts, ts->waiter_pid, ts->waiter_tgid, ts->waiter_comm,
 				    delta + thp_ns);
-		} else if (idle && idle_state_known && cs->idle_polling) {
+		} else if (polled) {
 			/* no C-state to leave: a wait here is the wake-up's
 			 * own, or time the vCPU's host did not run it. The
 			 * name is built on the stack: a static const array
@@ -1029,6 +1033,8 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 			__sync_fetch_and_add(&thp.khugepaged_run_ns, thp_ns);
 		}
 		ts->cum[idle ? LW_B_IDLE : LW_B_SCHED] += delta;
+		if (polled)
+			ts->cum[LW_B_IDLE_POLL] += delta;
 	} else if (ts->busy && ts->state == TS_SLEEPING) {
 		/* no wake-up seen (the kernel skips a nested run of the
 		 * wake-up program): plain blocking */

@@ -65,6 +65,10 @@ enum lw_bucket {
 	LW_B_SCHED,   /* runnable, another task on the CPU */
 	LW_B_IDLE,    /* woken onto an idle CPU: its idle exit and the wake-up */
 	LW_B_BLOCKED, /* asleep for reasons other than THP */
+	/* part of IDLE: woken onto an idle CPU that only polled (no C-state
+	 * to leave, power:cpu_idle), so no cause latwhy can name: the wake-up
+	 * itself, or a vCPU its host did not run */
+	LW_B_IDLE_POLL,
 	LW_B_MAX,
 };
 
@@ -95,6 +99,9 @@ enum lw_req_flags {
 	 * that moved): the latency is measured, ns[] is all zero, since the
 	 * time went to threads whose other work cannot be told apart. */
 	LW_REQ_HANDOFF = 1 << 2,
+	/* power:cpu_idle was attached: IDLE_POLL is a measurement, not "no
+	 * data" */
+	LW_REQ_IDLE_KNOWN = 1 << 3,
 };
 
 /* Map key of the per-IRQ evidence map. */

@@ -1576,38 +1576,26 @@ int lw_advise_node(const struct lw_node *n, struct lw_findings *out)
 /* ---- public: trace ---- */
 
 /*
- * Most of the idle time in waits for a CPU that only polled (power:cpu_idle
- * said so): it had no C-state to leave and switches to a woken thread at
- * once, so no C-state or haltpoll setting can shorten what those waits held.
+ * The idle cause is the waits for an idle CPU that left a C-state (or
+ * halted): those for a CPU that only polled (power:cpu_idle) had no exit to
+ * pay and are no cause's (LW_B_IDLE_POLL). They are still said, since no
+ * C-state or haltpoll setting shortens them.
  */
-static bool idle_polled(const struct lw_trace_facts *t)
-{
-	return t->idle_poll_ns > t->idle_wake_ns;
-}
-
 static void trace_idle(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	struct lw_cpuset deep[LW_MAX_IDLE_STATES];
-	char b[32];
+	char b[32], p[32];
 
-	if (idle_polled(t)) {
-		put(a, &a->f->seen, "idle CPUs that polled (no C-state) on the target's CPUs");
-		put(a, &a->f->why,
-		    "a polling CPU runs a woken thread within microseconds: a longer wait there "
-		    "is time the CPU did not run at all, on a VM its host's (vCPU not scheduled)");
-		put(a, &a->f->evidence,
-		    "%llu wake-ups of an idle CPU that was polling, %s each on average",
-		    t->idle_poll_wakeups,
-		    fmt_ns(t->idle_poll_ns / t->idle_poll_wakeups, b, sizeof(b)));
-		add(a, &a->f->fix,
-		    "# no C-state or haltpoll setting shortens these: the CPU polled; on a VM, "
-		    "look at the host (vCPU overcommit, steal time)");
-		add(a, &a->f->verify, "grep '^cpu ' /proc/stat  # the 8th number: steal time");
-		return;
-	}
 	put(a, &a->f->seen, "C-state exit latency on the target's CPUs");
 	put(a, &a->f->why, "waking an idle CPU delays the first instruction");
-	if (t->idle_wakeups)
+	if (t->idle_wakeups && t->idle_poll_wakeups)
+		put(a, &a->f->evidence,
+		    "%llu wake-ups of an idle CPU, %s each on average; %llu more of one that only "
+		    "polled, %s each (no C-state to leave: not counted here)",
+		    t->idle_wakeups, fmt_ns(t->idle_wake_ns / t->idle_wakeups, b, sizeof(b)),
+		    t->idle_poll_wakeups,
+		    fmt_ns(t->idle_poll_ns / t->idle_poll_wakeups, p, sizeof(p)));
+	else if (t->idle_wakeups)
 		put(a, &a->f->evidence, "%llu wake-ups of an idle CPU, %s each on average",
 		    t->idle_wakeups, fmt_ns(t->idle_wake_ns / t->idle_wakeups, b, sizeof(b)));
 	if (deep_states(a->n, on, deep))

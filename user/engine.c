@@ -70,12 +70,17 @@ void lw_engine_free(struct lw_engine *e)
 /* A request's ns per traced cause: the buckets each cause is made of. */
 static void request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX])
 {
+	__u64 polled = r->ns[LW_B_IDLE_POLL];
+
+	if (polled > r->ns[LW_B_IDLE])
+		polled = r->ns[LW_B_IDLE];
 	memset(v, 0, LW_CAUSE_MAX * sizeof(v[0]));
 	v[LW_CAUSE_FREQ] = r->ns[LW_B_FREQ];
 	v[LW_CAUSE_IRQ] = r->ns[LW_B_IRQ] + r->ns[LW_B_SOFTIRQ];
 	v[LW_CAUSE_THP] = r->ns[LW_B_THP];
 	v[LW_CAUSE_SCHED] = r->ns[LW_B_SCHED];
-	v[LW_CAUSE_IDLE] = r->ns[LW_B_IDLE];
+	/* a polling CPU had no exit to pay: no cause latwhy can name */
+	v[LW_CAUSE_IDLE] = r->ns[LW_B_IDLE] - polled;
 }
 
 enum lw_cause lw_request_cause(const struct lw_request *r)
@@ -99,9 +104,9 @@ bool lw_request_consistent(const struct lw_request *r)
 {
 	__u64 sum = 0, diff;
 
-	/* FREQ is a part of RUN, not an addend. */
+	/* FREQ is a part of RUN, IDLE_POLL of IDLE, not addends. */
 	for (int b = 0; b < LW_B_MAX; b++)
-		if (b != LW_B_FREQ)
+		if (b != LW_B_FREQ && b != LW_B_IDLE_POLL)
 			sum += r->ns[b];
 	diff = sum > r->latency_ns ? sum - r->latency_ns : r->latency_ns - sum;
 	return diff * 100 <= r->latency_ns;
@@ -466,7 +471,8 @@ const char *lw_freq_source_name(enum lw_freq_source s)
 const char *lw_bucket_name(enum lw_bucket b)
 {
 	static const char *const names[LW_B_MAX] = {
-		"run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked",
+		"run",	 "frequency", "irq",	 "softirq",	"thp",
+		"sched", "idle",      "blocked", "idle_polled",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

@@ -189,6 +189,8 @@ void lw_render_request_json(struct lw_render *r, const struct lw_request *req)
 	for (int b = 0; b < LW_B_MAX; b++) {
 		if (b == LW_B_FREQ && !(req->flags & LW_REQ_FREQ_KNOWN))
 			lw_json_knull(&j, lw_bucket_name(b)); /* no clock data */
+		else if (b == LW_B_IDLE_POLL && !(req->flags & LW_REQ_IDLE_KNOWN))
+			lw_json_knull(&j, lw_bucket_name(b)); /* no idle states */
 		else
 			lw_json_ku64(&j, lw_bucket_name(b), req->ns[b]);
 	}
@@ -303,7 +305,8 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 	lw_json_key(j, "ns");
 	lw_json_begin_object(j);
 	for (int b = 0; b < LW_B_MAX; b++) {
-		if (b == LW_B_FREQ && !s->freq_measured)
+		if ((b == LW_B_FREQ && !s->freq_measured) ||
+		    (b == LW_B_IDLE_POLL && (s->flags & LW_META_NO_IDLE_STATE)))
 			lw_json_knull(j, lw_bucket_name(b)); /* not measured is not 0 */
 		else
 			lw_json_ku64(j, lw_bucket_name(b), s->bucket_ns[b]);
@@ -458,7 +461,14 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 	fmt_share(sh, sizeof(sh),
 		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_BLOCKED] / s->slow_latency_ns : 0,
 		  true);
-	fprintf(f, ", blocked %s)\n", sh);
+	fprintf(f, ", blocked %s", sh);
+	/* waits for an idle CPU that polled: not the idle cause's */
+	if (s->bucket_ns[LW_B_IDLE_POLL]) {
+		fmt_share(sh, sizeof(sh), (double)s->bucket_ns[LW_B_IDLE_POLL] / s->slow_latency_ns,
+			  true);
+		fprintf(f, ", waiting for a polling idle CPU %s", sh);
+	}
+	fprintf(f, ")\n");
 }
 
 static void text_evidence(FILE *f, const struct lw_summary *s)

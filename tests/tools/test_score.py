@@ -139,6 +139,14 @@ class MatchedRows(unittest.TestCase):
                     (name, inject, SLOW_NS, SLOW_NS - 50 * US, base, "single" if inject != "-" else "baseline"))
         return d
 
+    def test_polled_idle_is_no_cause(self):
+        # latwhy's rule: a polling idle CPU's part of idle names no cause
+        r = rec(0, 1000, 0)
+        r["ns"].update({"idle": 600, "idle_polled": 500})
+        self.assertEqual(score.cause_ns(r, "idle"), 100)
+        r["ns"]["idle_polled"] = None  # cpu_idle not attached: all of it
+        self.assertEqual(score.cause_ns(r, "idle"), 600)
+
     def test_match_by_end(self):
         pairs = [(1000, 500), (2000, 500), (3000, 500)]
         reqs = [rec(900, 400, 0),    # starts before the send (its last reply), ends inside

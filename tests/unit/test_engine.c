@@ -152,6 +152,35 @@ static void test_cause_largest(void **state)
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_IDLE);
 	r.ns[LW_B_IDLE] = 150;
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_SCHED);
+	/* the part of it a polling CPU took is no cause: sched again */
+	r.ns[LW_B_IDLE] = 600;
+	r.ns[LW_B_IDLE_POLL] = 500;
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_SCHED);
+	/* all of it polled, nothing else: no cause at all */
+	r = req(0, 1000, 400, 0, 0, 0, 0, 0, 0);
+	r.ns[LW_B_IDLE] = 600;
+	r.ns[LW_B_IDLE_POLL] = 600;
+	assert_true(lw_request_consistent(&r));
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
+}
+
+/* Waits for a polling idle CPU are kept (bucket IDLE_POLL, a part of IDLE)
+ * but count for no cause's share. */
+static void test_idle_polled(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_request r = req(1, 1000, 300, 0, 0, 0, 0, 100, 0);
+	struct lw_summary s;
+
+	r.ns[LW_B_IDLE] = 600;
+	r.ns[LW_B_IDLE_POLL] = 450;
+	feed_req(e, r);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.bucket_ns[LW_B_IDLE], 600);
+	assert_int_equal(s.bucket_ns[LW_B_IDLE_POLL], 450);
+	assert_int_equal(s.cause[LW_CAUSE_IDLE].ns, 150);
+	assert_true(fabs(s.cause[LW_CAUSE_IDLE].share - 0.15) < EPS);
+	assert_int_equal(s.cause[LW_CAUSE_IDLE].requests, 1);
 }
 
 /* Idle wake-ups add up with the other buckets and make a summary cause of
@@ -997,6 +1026,7 @@ int main(void)
 		T(test_summary_shares),
 		T(test_summary_empty),
 		T(test_idle_cause),
+		T(test_idle_polled),
 		T(test_dominant_threshold),
 		T(test_dominant_tie),
 		T(test_cause_request_counts),

@@ -204,15 +204,14 @@ static void test_request_json_exact(void **state)
 			       "\"cpu\":3,\"start_ns\":123456789,\"latency_ns\":10000,"
 			       "\"cause\":\"sched\",\"ns\":{\"run\":4000,\"frequency\":null,"
 			       "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
-			       "\"idle\":0,\"blocked\":250}}\n");
-	assert_json(
-		s,
-		"d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
-		"d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
-		"d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
-		"list(d['ns']) == ['run','frequency','irq','softirq','thp','sched',"
-		"'idle','blocked'] and d['ns']['frequency'] is None and d['ns']['sched'] == 5000 "
-		"and 'preempted_by' not in d");
+			       "\"idle\":0,\"blocked\":250,\"idle_polled\":null}}\n");
+	assert_json(s, "d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
+		       "d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
+		       "d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
+		       "list(d['ns']) == ['run','frequency','irq','softirq','thp','sched',"
+		       "'idle','blocked','idle_polled'] and d['ns']['frequency'] is None and "
+		       "d['ns']['idle_polled'] is None and d['ns']['sched'] == 5000 "
+		       "and 'preempted_by' not in d");
 	out_free(&o);
 }
 
@@ -232,7 +231,7 @@ static void test_request_json_freq_known(void **state)
 	assert_one_line(s);
 	assert_has(s, "\"cause\":\"frequency\"");
 	assert_has(s, "\"ns\":{\"run\":6000,\"frequency\":1000,\"irq\":300,\"softirq\":300,"
-		      "\"thp\":0,\"sched\":500,\"idle\":0,\"blocked\":2900}");
+		      "\"thp\":0,\"sched\":500,\"idle\":0,\"blocked\":2900,\"idle_polled\":null}");
 	assert_has(s, "\"preempted_by\":{\"pid\":777,\"comm\":\"hog\",\"ns\":400}");
 	assert_json(s, "d['ns']['frequency'] == 1000 and isinstance(d['ns']['frequency'], int) "
 		       "and d['preempted_by'] == {'pid': 777, 'comm': 'hog', 'ns': 400}");
@@ -306,7 +305,7 @@ static void test_summary_json(void **state)
 		      "\"sched\":{\"ns\":800,\"share\":0.2,\"requests\":1},"
 		      "\"idle\":{\"ns\":0,\"share\":0,\"requests\":0}}");
 	assert_has(s, "\"ns\":{\"run\":1400,\"frequency\":100,\"irq\":100,\"softirq\":50,"
-		      "\"thp\":1500,\"sched\":800,\"idle\":0,\"blocked\":150}");
+		      "\"thp\":1500,\"sched\":800,\"idle\":0,\"blocked\":150,\"idle_polled\":0}");
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
 	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\",\"ns\":800,"
 		      "\"count\":2}],\"slow_waits\":[{\"pid\":777,\"comm\":\"hog\",\"requests\":1,"
@@ -594,8 +593,21 @@ static void test_summary_text_idle_wait(void **state)
 	assert_has(s, "slow requests waited longest for a polling idle CPU to switch: in 1 of 2");
 	out_free(&o);
 
+	/* their time: kept beside running and blocked, not a cause */
+	sum.bucket_ns[LW_B_IDLE] = 5000;
+	sum.bucket_ns[LW_B_IDLE_POLL] = 400;
+	out_open(&o, false);
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_has(s, ", waiting for a polling idle CPU 10.0%)\n");
+	out_free(&o);
+	assert_json(summary_out(&o, &sum, true), "d['ns']['idle_polled'] == 400");
+	out_free(&o);
+	sum.bucket_ns[LW_B_IDLE_POLL] = 0;
+
 	/* without cpu_idle, said where idle time was counted */
 	sum.flags = LW_META_NO_IDLE_STATE;
+	sum.bucket_ns[LW_B_IDLE] = 0;
 	assert_lacks(summary_out(&o, &sum, false), "no idle states");
 	out_free(&o);
 	sum.bucket_ns[LW_B_IDLE] = 5000;
@@ -603,7 +615,8 @@ static void test_summary_text_idle_wait(void **state)
 		   "  no idle states (cpu_idle): a wait for an idle CPU counts as its exit from "
 		   "idle, also where the CPU only polled\n");
 	out_free(&o);
-	assert_json(summary_out(&o, &sum, true), "d['not_attached'] == ['cpu_idle']");
+	assert_json(summary_out(&o, &sum, true),
+		    "d['not_attached'] == ['cpu_idle'] and d['ns']['idle_polled'] is None");
 	out_free(&o);
 }
 

@@ -301,6 +301,8 @@ def cause_ns(r, c):
     ns = r["ns"]
     if c == "irq":
         return (ns.get("irq") or 0) + (ns.get("softirq") or 0)
+    if c == "idle":  # a polling idle CPU's part is no cause (latwhy's own rule)
+        return max(0, (ns.get("idle") or 0) - (ns.get("idle_polled") or 0))
     return ns.get(c) or 0
 
 
@@ -400,7 +402,8 @@ def score(d, cache):
     row["cause_ns"] = per
     row["share"] = {c: (per[c] / tot_lat if tot_lat else 0.0) for c in CAUSES}
     row["buckets"] = {b: sum((r["ns"].get(b) or 0) for r in slow)
-                      for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked")}
+                      for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked",
+                                "idle_polled")}
     row["tot_lat"] = tot_lat
     # How much of the ground truth lies inside latwhy's requests at all: the
     # slow requests' server-side latency above the baseline's server median.
@@ -574,9 +577,10 @@ def details(rows):
         if r.get("gt_n"):
             reqs += "/%d" % r["gt_n"]
         line = "%-17s requests latwhy/client %s, visible %s; slow-request buckets ms: run %s (freq %s) " \
-               "irq %s softirq %s thp %s sched %s idle %s blocked %s" % (
+               "irq %s softirq %s thp %s sched %s idle %s (polled %s) blocked %s" % (
                    r["name"], reqs, pct(r.get("visible")), ms(b["run"]), ms(b["frequency"]), ms(b["irq"]),
-                   ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["idle"]), ms(b["blocked"]))
+                   ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["idle"]), ms(b["idle_polled"]),
+                   ms(b["blocked"]))
         if "matched" in r:
             line += "; client-slow requests latwhy has: %d of %d (%d over its threshold)" % (
                 len(r["matched"]), len(r["matched"]) + r["unmatched"], r["over_lw"])
@@ -616,7 +620,7 @@ def client_side(d):
     pre = {}
     for r in slow:
         for k, v in r["ns"].items():
-            if v and k != "frequency":
+            if v and k not in ("frequency", "idle_polled"):
                 b[k] = b.get(k, 0) + v
         q = r.get("preempted_by")
         if q:
