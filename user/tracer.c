@@ -505,6 +505,17 @@ static void tracer_conns(struct lw_tracer *t, bool ports)
 		s->bss->handoff_watch = n > 1;
 }
 
+/* A program attached after the start; NULL, and said on stderr with what is
+ * lost, when it cannot be. */
+static struct bpf_link *attach_late(struct bpf_program *p, const char *tp, const char *lost)
+{
+	struct bpf_link *l = bpf_program__attach(p);
+
+	if (!l)
+		fprintf(stderr, "latwhy: cannot attach %s (%s): %s\n", tp, strerror(errno), lost);
+	return l;
+}
+
 /* The target read a non-TCP socket: from now on its requests end at
  * sock_send_length too. Tried once; without it such reads stay untraced. */
 static void tracer_sock_send(struct lw_tracer *t)
@@ -515,15 +526,10 @@ static void tracer_sock_send(struct lw_tracer *t)
 	    !bpf_program__autoload(s->progs.lw_sock_send))
 		return;
 	t->sock_send_tried = true;
-	s->links.lw_sock_send = bpf_program__attach(s->progs.lw_sock_send);
-	if (!s->links.lw_sock_send) {
-		fprintf(stderr,
-			"latwhy: cannot attach sock_send_length (%s): requests on non-TCP "
-			"sockets are not traced\n",
-			strerror(errno));
-		return;
-	}
-	s->bss->sock_send_on = true;
+	s->links.lw_sock_send = attach_late(s->progs.lw_sock_send, "sock_send_length",
+					    "requests on non-TCP sockets are not traced");
+	if (s->links.lw_sock_send)
+		s->bss->sock_send_on = true;
 }
 
 /*
@@ -546,12 +552,10 @@ static void tracer_backlog(struct lw_tracer *t, __u64 now)
 		t->backlog_seen_ns = now;
 		if (s->links.lw_netif_recv)
 			return;
-		s->links.lw_netif_recv = bpf_program__attach(s->progs.lw_netif_recv);
+		s->links.lw_netif_recv =
+			attach_late(s->progs.lw_netif_recv, "netif_receive_skb again",
+				    "receive backlog waits are not timed from now on");
 		if (!s->links.lw_netif_recv) {
-			fprintf(stderr,
-				"latwhy: cannot attach netif_receive_skb again (%s): receive "
-				"backlog waits are not timed from now on\n",
-				strerror(errno));
 			t->backlog_lost = true;
 			t->flags |= LW_META_NO_BACKLOG; /* the summary says so */
 		}
