@@ -427,6 +427,9 @@ wait_client() {
 		;;
 	nginx)
 		cat "$d"/lat.[0-9]* >"$d/lat" 2>/dev/null
+		# send times match requests to latwhy's by time (score.py) only
+		# with one connection: with more, several are in flight at once
+		[ "$CONNS" -eq 1 ] && cat "$d"/lat.t.[0-9]* >"$d/lat.t" 2>/dev/null
 		[ -s "$d/lat" ] || die "wrk failed: $(tail -2 "$d/wrk.out")"
 		;;
 	esac
@@ -480,11 +483,14 @@ run_scenario() {
 		# by their mean shift (an extra row), over every request, which
 		# latwhy then reports; the main row filters at T
 		shifts "$name" && slow=1us
-		# the lab client writes each request's send time (lat.t), and
-		# score.py matches every slow one to latwhy's window by time:
+		# the lab client, and wrk with one connection, write each
+		# request's send time (lat.t), and score.py matches every slow
+		# one to latwhy's window by time:
 		# latwhy reports down to half its threshold, so that a request
 		# slow at the client is found whatever latwhy made of it
-		[ "$kind" = lab ] && ! shifts "$name" && slow=$(((THRESH[$fam] - PATHNS[$fam]) / 2))ns
+		if [ "$kind" = lab ] || { [ "$kind" = nginx ] && [ "$CONNS" -eq 1 ]; }; then
+			shifts "$name" || slow=$(((THRESH[$fam] - PATHNS[$fam]) / 2))ns
+		fi
 		# debugging: every request in the NDJSON, still scored at the threshold
 		[ -n "${ACC_EMIT_ALL:-}" ] && slow=1us
 	fi

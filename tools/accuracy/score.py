@@ -64,7 +64,8 @@ threshold is one just over latwhy's, not one latwhy never reports:
     cause ok     fraction of latwhy's slow requests whose "cause" is injected
 
 Where the client wrote each request's send time (lat.t: lat_client -t, the
-lab's scenarios but freq and the shift rows), latwhy's slow requests are not
+lab's scenarios but freq and the shift rows; wrk's Lua hooks, with one
+connection), latwhy's slow requests are not
 a set chosen by its own threshold but latwhy's record of each slow request
 of the client's: the one that ended between its send and its reply (match()).
 latwhy reports down to half its threshold there (run.sh), so a request slow
@@ -115,7 +116,8 @@ SHIFT_INJECT = {"irq", "idle"}
 TRIM = 0.99
 
 WRK_LUA = """-- written by tools/accuracy/score.py wrklat: every request's latency
--- in ns, one per line, written to $WRK_LAT.<thread> by each wrk thread; run
+-- in ns, one per line, written to $WRK_LAT.<thread> by each wrk thread, and
+-- its send time with it ("send_ns latency_ns") to $WRK_LAT.t.<thread>; run
 -- wrk with one connection per thread (-t N -c N): the hooks are per thread
 -- and do not say which connection a response belongs to. Not wrk's
 -- own histogram: wrk corrects it for coordinated omission (stats_correct()
@@ -134,13 +136,14 @@ local function now_ns()
   ffi.C.clock_gettime(1, ts)
   return tonumber(ts.tv_sec) * 1000000000 + tonumber(ts.tv_nsec)
 end
-local threads, out, start = 0
+local threads, out, tout, start = 0
 setup = function(thread)
   threads = threads + 1
   thread:set("id", threads)
 end
 init = function(args)
   out = assert(io.open(os.getenv("WRK_LAT") .. "." .. id, "w"))
+  tout = assert(io.open(os.getenv("WRK_LAT") .. ".t." .. id, "w"))
 end
 request = function()
   start = now_ns()
@@ -148,7 +151,9 @@ request = function()
 end
 response = function(status, headers, body)
   if start then
-    out:write(string.format("%d\\n", now_ns() - start))
+    local lat = now_ns() - start
+    out:write(string.format("%d\\n", lat))
+    tout:write(string.format("%d %d\\n", start, lat))
     start = nil
   end
 end
