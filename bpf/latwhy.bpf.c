@@ -1006,7 +1006,8 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		 * preemption, or a wait on another CPU that this one pulled us
 		 * from, stays sched. */
 		idle = !ts->waiter_pid && !prev->pid && cpu == ts->wait_cpu;
-		polled = idle && idle_state_known && cs->idle_polling;
+		/* only lw_cpu_idle sets it: 0 (seeded) without cpu_idle */
+		polled = idle && cs->idle_polling;
 		/* Blame the task that took the CPU from us, or for a wake-up
 		 * wait the one that ran last before us. */
 		if (ts->waiter_pid) {

@@ -219,8 +219,9 @@ static int tracer_probe(struct lw_tracer *t)
 	if (t->skel->rodata->tcp_send_ends)
 		bpf_program__set_autoattach(s->progs.lw_sock_send, false);
 	t->skel->rodata->idle_state_known = bpf_program__autoload(s->progs.lw_cpu_idle);
-	t->skel->rodata->idle_poll_states = lw_idle_poll_states("/");
-	if (!t->skel->rodata->idle_state_known)
+	if (t->skel->rodata->idle_state_known)
+		t->skel->rodata->idle_poll_states = lw_idle_poll_states("/");
+	else
 		t->flags |= LW_META_NO_IDLE_STATE;
 	t->skel->rodata->arrival_known = bpf_program__autoload(s->progs.lw_sk_ready);
 	if (t->mode != LW_REQ_UPROBE && !t->skel->rodata->arrival_known)

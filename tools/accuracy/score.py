@@ -415,11 +415,11 @@ def score(d, cache):
     row["visible"] = None
     if meta.get("kind") != "freq" and base and row.get("extra"):
         _, bsumm = load_trace(base)
-        if bsumm and bsumm.get("p50_ns") and "matched" in row:
-            row["visible"] = sum(min(x, max(0, r["latency_ns"] - bsumm["p50_ns"]))
-                                 for x, r in row["matched"]) / row["extra"]
-        elif bsumm and bsumm.get("p50_ns"):
-            row["visible"] = sum(max(0, r["latency_ns"] - bsumm["p50_ns"]) for r in slow) / row["extra"]
+        p50 = bsumm.get("p50_ns") if bsumm else None
+        if p50 and "matched" in row:
+            row["visible"] = sum(min(x, max(0, r["latency_ns"] - p50)) for x, r in row["matched"]) / row["extra"]
+        elif p50:
+            row["visible"] = sum(max(0, r["latency_ns"] - p50) for r in slow) / row["extra"]
     pre = {}
     for r in slow:
         p = r.get("preempted_by")
