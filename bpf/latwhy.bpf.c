@@ -45,6 +45,10 @@ const volatile bool tcp_send_ends = false;
  * n); userspace reads them from cpuidle's state names ("POLL"). */
 const volatile bool idle_state_known = false;
 const volatile __u32 idle_poll_states = 0;
+/* What one interrupt costs a running task beyond its handler on this
+ * machine, measured at start (user/irqcost.c); 0: not measured, and the
+ * interrupt counters are not read (see LW_B_IRQ_ENTRY). */
+const volatile __u32 irq_entry_ns = 0;
 
 /* Set by userspace once every program is attached: a request whose start
  * was seen by a partly attached set of programs would miss time. */
@@ -143,7 +147,8 @@ struct thread_state {
 	__u64 snap_irq;
 	__u64 snap_softirq;
 	__u64 snap_flost;
-	__u32 state; /* enum lw_tstate */
+	__u64 snap_intr; /* lw_cpu_state::nirq + nipi, with irq_entry_ns */
+	__u32 state;	 /* enum lw_tstate */
 	/* Time is charged to cum[]: a request is open, or the thread woke up
 	 * and may be about to read one. Cleared when it sleeps with none open. */
 	__u32 busy;
@@ -170,6 +175,7 @@ struct thread_state {
 	__u64 wait_irq;
 	__u64 wait_softirq;
 	__u64 wait_thp;
+	__u64 wait_intr; /* the wait CPU's lw_cpu_state::nirq, with irq_entry_ns */
 	/* Slots: used_mask has the open and the closed ones. A closed slot
 	 * keeps when its request ended, for the next request on its conn. */
 	__u32 used_mask;
@@ -340,7 +346,21 @@ static __always_inline void snap_cpu(struct thread_state *ts, struct lw_cpu_stat
 	ts->snap_irq = cs->irq_ns;
 	ts->snap_softirq = cs->softirq_ns;
 	ts->snap_flost = cpu_flost(cs, now);
+	if (irq_entry_ns)
+		ts->snap_intr = cs->nirq + cs->nipi;
 	ts->last_ts = now;
+}
+
+/* The entry and exit cost of n interrupts, at most max. A count that went
+ * backwards is another CPU's after a missed migration: none. */
+static __always_inline __u64 intr_cost(__s64 n, __u64 max)
+{
+	__u64 c;
+
+	if (n <= 0)
+		return 0;
+	c = (__u64)n * irq_entry_ns;
+	return c < max ? c : max;
 }
 
 /*
@@ -353,13 +373,18 @@ static __always_inline void charge_run(struct thread_state *ts, struct lw_cpu_st
 	__u64 irq = cs->irq_ns - ts->snap_irq;
 	__u64 soft = cs->softirq_ns - ts->snap_softirq;
 	__u64 fl = cpu_flost(cs, now) - ts->snap_flost;
-	__u64 run = 0;
+	__u64 run = 0, ent = 0;
 
 	if (irq + soft > slice) /* counters of another CPU after a missed migration */
 		irq = soft = 0;
 	run = slice - irq - soft;
+	if (irq_entry_ns && ts->busy) {
+		ent = intr_cost((__s64)(cs->nirq + cs->nipi - ts->snap_intr), run);
+		run -= ent;
+	}
 	if (ts->busy && now >= ts->last_ts) {
-		ts->cum[LW_B_IRQ] += irq;
+		ts->cum[LW_B_IRQ] += irq + ent;
+		ts->cum[LW_B_IRQ_ENTRY] += ent;
 		ts->cum[LW_B_SOFTIRQ] += soft;
 		if (ts->in_compact) {
 			ts->cum[LW_B_THP] += run;
@@ -412,6 +437,8 @@ static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64
 	ts->wait_irq = cs->irq_ns;
 	ts->wait_softirq = cs->softirq_ns;
 	ts->wait_thp = cpu_thp_ns(cs, now);
+	if (irq_entry_ns)
+		ts->wait_intr = cs->nirq;
 	/* IRQs there are evidence while a request waits on it */
 	if (ts->busy && !ts->waiting) {
 		__sync_fetch_and_add(&cs->waiters, 1);
@@ -436,7 +463,7 @@ static __always_inline void wait_end(struct thread_state *ts)
 static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_state *cs, __u32 cpu,
 					__u64 delta, __u64 now, __u64 *thp_ns)
 {
-	__u64 irq, soft, th;
+	__u64 irq, soft, th, ent;
 
 	*thp_ns = 0;
 	if (cpu != ts->wait_cpu)
@@ -452,9 +479,17 @@ static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_s
 			soft = delta;
 		irq = delta - soft;
 	}
+	delta -= irq + soft;
+	/* device interrupts only: an IPI here may be the wake-up's own (a
+	 * wakelist's call-function IPI, ttwu_queue_wakelist()) */
+	if (irq_entry_ns) {
+		ent = intr_cost((__s64)(cs->nirq - ts->wait_intr), delta);
+		delta -= ent;
+		irq += ent;
+		ts->cum[LW_B_IRQ_ENTRY] += ent;
+	}
 	ts->cum[LW_B_IRQ] += irq;
 	ts->cum[LW_B_SOFTIRQ] += soft;
-	delta -= irq + soft;
 	*thp_ns = th < delta ? th : delta;
 	return delta - *thp_ns;
 }
@@ -808,7 +843,7 @@ static __always_inline void request_buckets(struct thread_state *ts, struct req_
 		__s64 d = (__s64)(ts->cum[b] - s->snap[b]);
 
 		if (d < 0) {
-			if (b != LW_B_FREQ && b != LW_B_IDLE_POLL)
+			if (b != LW_B_FREQ && b != LW_B_IDLE_POLL && b != LW_B_IRQ_ENTRY)
 				excess += -d;
 			d = 0;
 		}
@@ -828,6 +863,8 @@ static __always_inline void request_buckets(struct thread_state *ts, struct req_
 		ns[LW_B_FREQ] = ns[LW_B_RUN];
 	if (ns[LW_B_IDLE_POLL] > ns[LW_B_IDLE])
 		ns[LW_B_IDLE_POLL] = ns[LW_B_IDLE];
+	if (ns[LW_B_IRQ_ENTRY] > ns[LW_B_IRQ])
+		ns[LW_B_IRQ_ENTRY] = ns[LW_B_IRQ];
 }
 
 /* A slow request's record, its header from the current thread; NULL (and
@@ -874,7 +911,8 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 	request_buckets(ts, s, r->ns);
 	r->flags = (ts->nfreq != s->nfreq ? LW_REQ_FREQ_KNOWN : 0) |
 		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0) |
-		   (idle_state_known ? LW_REQ_IDLE_KNOWN : 0);
+		   (idle_state_known ? LW_REQ_IDLE_KNOWN : 0) |
+		   (irq_entry_ns ? LW_REQ_IRQ_ENTRY_KNOWN : 0);
 	top_pid = ts->slot_top_pid[i];
 	r->preempt_pid = top_pid;
 	r->preempt_ns = ts->slot_top_ns[i];
@@ -1227,6 +1265,36 @@ static __always_inline bool cpu_watched(struct lw_cpu_state *cs)
 	return (cs->target_cur & LW_CUR_IN_REQ) || cs->waiters;
 }
 
+/*
+ * Call-function IPIs (x86's irq_vectors; elsewhere IPIs are device
+ * interrupts): RPS's kick of NET_RX on another CPU, TLB shootdowns,
+ * smp_call_function. Their handlers are short and not timed; what they cost
+ * a running target is mostly their entry and exit, counted here for
+ * LW_B_IRQ_ENTRY. Not the reschedule IPI: that one belongs to the
+ * preemption it asks for.
+ */
+static __always_inline void ipi_count(void)
+{
+	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
+
+	if (cs && (cs->target_cur & LW_CUR_IN_REQ))
+		cs->nipi++;
+}
+
+SEC("tp_btf/call_function_entry")
+int BPF_PROG(lw_ipi_call, int vector)
+{
+	ipi_count();
+	return 0;
+}
+
+SEC("tp_btf/call_function_single_entry")
+int BPF_PROG(lw_ipi_call_single, int vector)
+{
+	ipi_count();
+	return 0;
+}
+
 SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(lw_irq_entry, int irq, struct irqaction *action)
 {
@@ -1276,6 +1344,8 @@ int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
 	delta = bpf_ktime_get_ns() - cs->irq_start;
 	cs->irq_start = 0;
 	cs->irq_ns += delta;
+	if (!action->next)
+		cs->nirq++;
 	c = irq_count(irq, cpu, &first);
 	if (!c)
 		return 0;

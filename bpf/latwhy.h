@@ -69,6 +69,12 @@ enum lw_bucket {
 	 * to leave, power:cpu_idle), so no cause latwhy can name: the wake-up
 	 * itself, or a vCPU its host did not run */
 	LW_B_IDLE_POLL,
+	/* part of IRQ: the entry and exit of the interrupts that hit the
+	 * thread while it ran, or its CPU while it waited behind them (device
+	 * interrupts only there), beyond their handlers: their count times the
+	 * cost of one measured at start (lw_meta_rec::irq_entry_ns). It came
+	 * off RUN (or off the wait). */
+	LW_B_IRQ_ENTRY,
 	LW_B_MAX,
 };
 
@@ -102,6 +108,9 @@ enum lw_req_flags {
 	/* power:cpu_idle was attached: IDLE_POLL is a measurement, not "no
 	 * data" */
 	LW_REQ_IDLE_KNOWN = 1 << 3,
+	/* an interrupt's entry cost was measured: IRQ_ENTRY is a
+	 * measurement, not "no data" */
+	LW_REQ_IRQ_ENTRY_KNOWN = 1 << 4,
 };
 
 /* Map key of the per-IRQ evidence map. */
@@ -238,7 +247,9 @@ struct lw_meta_rec {
 	__u64 incomplete;   /* scheduler transitions missed inside requests */
 	__u64 requests;	    /* all requests seen */
 	__u32 req_mode;	    /* enum lw_req_mode, never AUTO */
-	__u32 pad;
+	/* one interrupt's cost beyond its handler, measured at start (see
+	 * LW_B_IRQ_ENTRY); 0: not measured */
+	__u32 irq_entry_ns;
 	__u64 untracked; /* requests given up: a thread had LW_REQ_SLOTS open */
 	__u64 handoffs;	 /* requests answered by another thread (LW_REQ_HANDOFF) */
 };
@@ -268,6 +279,12 @@ struct lw_cpu_state {
 	__u64 freq_events;
 	__u32 khz;     /* current clock, 0 = unknown */
 	__u32 ref_khz; /* reference clock, 0 = unknown */
+	/* For the entry and exit cost of interrupts (LW_B_IRQ_ENTRY): the
+	 * device interrupts timed here (irq_ns), and the call-function IPIs
+	 * that hit a target while it ran. Not in the first line, which is
+	 * full. */
+	__u64 nirq;
+	__u64 nipi;
 	/* the idle state it last entered polls (power:cpu_idle): leaving it
 	 * takes no C-state exit */
 	__u32 idle_polling;

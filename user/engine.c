@@ -104,9 +104,10 @@ bool lw_request_consistent(const struct lw_request *r)
 {
 	__u64 sum = 0, diff;
 
-	/* FREQ is a part of RUN, IDLE_POLL of IDLE, not addends. */
+	/* FREQ is a part of RUN, IDLE_POLL of IDLE, IRQ_ENTRY of IRQ: not
+	 * addends. */
 	for (int b = 0; b < LW_B_MAX; b++)
-		if (b != LW_B_FREQ && b != LW_B_IDLE_POLL)
+		if (b != LW_B_FREQ && b != LW_B_IDLE_POLL && b != LW_B_IRQ_ENTRY)
 			sum += r->ns[b];
 	diff = sum > r->latency_ns ? sum - r->latency_ns : r->latency_ns - sum;
 	return diff * 100 <= r->latency_ns;
@@ -359,6 +360,7 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 		s->handoffs = e->meta.handoffs;
 		s->req_mode = e->meta.req_mode;
 		s->freq_source = e->meta.freq_source;
+		s->irq_entry_ns = e->meta.irq_entry_ns;
 		s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
 	}
 	if (!s->duration_ns && e->first_tick_ts)
@@ -472,7 +474,7 @@ const char *lw_bucket_name(enum lw_bucket b)
 {
 	static const char *const names[LW_B_MAX] = {
 		"run",	 "frequency", "irq",	 "softirq",	"thp",
-		"sched", "idle",      "blocked", "idle_polled",
+		"sched", "idle",      "blocked", "idle_polled", "irq_entry",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

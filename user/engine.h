@@ -56,7 +56,8 @@ struct lw_summary {
 	struct lw_cause_stat cause[LW_CAUSE_MAX];
 	enum lw_cause dominant; /* LW_CAUSE_NONE: nothing reached 10% */
 	enum lw_freq_source freq_source;
-	bool freq_measured;			   /* a clock and a reference were known */
+	bool freq_measured; /* a clock and a reference were known */
+	__u32 irq_entry_ns; /* one interrupt's entry and exit, measured at start; 0: not */
 	__u32 freq_min_khz, freq_max_khz, ref_khz; /* over CPUs the target used */
 	/* evidence, largest first */
 	struct lw_irq_rec irqs[LW_TOP];

@@ -64,7 +64,7 @@ void lw_opts_usage(FILE *f)
 	fprintf(f,
 		"Usage: latwhy -p PID [-d DURATION] [--slow DURATION] [--ref-mhz MHZ]\n"
 		"              [--request socket|syscall|uprobe:BINARY:SYMBOL] [-j] [-q]\n"
-		"              [-i INTERVAL] [--skip TP,...]\n"
+		"              [-i INTERVAL] [--skip TP,...] [--irq-cost DUR|off]\n"
 		"       latwhy check [-p PID] [--json] [--fix-script FILE]\n"
 		"\n"
 		"Explain where slow requests of a live process spend their time: CPU clock,\n"
@@ -84,6 +84,9 @@ void lw_opts_usage(FILE *f)
 		"      --skip TP[,TP...]  do not attach these tracepoints (e.g. cpu_frequency,\n"
 		"                         mm_compaction_begin): less overhead, and the causes\n"
 		"                         they feed are reported as not measured\n"
+		"      --irq-cost DUR     what one interrupt costs a running thread beyond\n"
+		"                         its handler (entry, exit; a VM's host); default:\n"
+		"                         measured at start; off: irq holds handlers only\n"
 		"  -j, --json             NDJSON: a line per slow request, a summary line\n"
 		"  -q, --quiet            no live view, only the summary\n"
 		"  -i, --interval DUR     live view refresh (default 1s)\n"
@@ -151,7 +154,7 @@ bool lw_list_has(const char *list, const char *name)
 
 int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST, OPT_SKIP };
+	enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST, OPT_SKIP, OPT_IRQ_COST };
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"duration", required_argument, NULL, 'd'},
@@ -159,6 +162,7 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 		{"ref-mhz", required_argument, NULL, OPT_REF},
 		{"request", required_argument, NULL, OPT_REQUEST},
 		{"skip", required_argument, NULL, OPT_SKIP},
+		{"irq-cost", required_argument, NULL, OPT_IRQ_COST},
 		{"json", no_argument, NULL, 'j'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"interval", required_argument, NULL, 'i'},
@@ -224,6 +228,18 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 				return -EINVAL;
 			}
 			strcpy(o->skip, optarg);
+			break;
+		case OPT_IRQ_COST:
+			o->irq_cost_set = true;
+			if (!strcmp(optarg, "off"))
+				o->irq_cost_ns = 0;
+			else if (lw_parse_duration(optarg, &o->irq_cost_ns) ||
+				 o->irq_cost_ns > 1000000ULL) {
+				snprintf(err, errlen,
+					 "invalid --irq-cost '%s' (off, or up to 1ms: 2us, 800ns)",
+					 optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'j':
 			o->json = true;

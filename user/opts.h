@@ -24,6 +24,10 @@ struct lw_opts {
 	char uprobe_sym[256];
 	__u64 interval_ns; /* live view refresh */
 	char skip[512];	   /* comma-separated tracepoints not to attach */
+	/* --irq-cost: one interrupt's entry and exit beyond its handler;
+	 * unset: measured at start (irqcost.h); 0: not counted */
+	bool irq_cost_set;
+	__u64 irq_cost_ns;
 };
 
 /*

@@ -191,6 +191,8 @@ void lw_render_request_json(struct lw_render *r, const struct lw_request *req)
 			lw_json_knull(&j, lw_bucket_name(b)); /* no clock data */
 		else if (b == LW_B_IDLE_POLL && !(req->flags & LW_REQ_IDLE_KNOWN))
 			lw_json_knull(&j, lw_bucket_name(b)); /* no idle states */
+		else if (b == LW_B_IRQ_ENTRY && !(req->flags & LW_REQ_IRQ_ENTRY_KNOWN))
+			lw_json_knull(&j, lw_bucket_name(b)); /* no entry cost */
 		else
 			lw_json_ku64(&j, lw_bucket_name(b), req->ns[b]);
 	}
@@ -306,7 +308,8 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 	lw_json_begin_object(j);
 	for (int b = 0; b < LW_B_MAX; b++) {
 		if ((b == LW_B_FREQ && !s->freq_measured) ||
-		    (b == LW_B_IDLE_POLL && (s->flags & LW_META_NO_IDLE_STATE)))
+		    (b == LW_B_IDLE_POLL && (s->flags & LW_META_NO_IDLE_STATE)) ||
+		    (b == LW_B_IRQ_ENTRY && !s->irq_entry_ns))
 			lw_json_knull(j, lw_bucket_name(b)); /* not measured is not 0 */
 		else
 			lw_json_ku64(j, lw_bucket_name(b), s->bucket_ns[b]);
@@ -408,6 +411,10 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	lw_json_ku64(&j, "p50_ns", s->p50_ns);
 	lw_json_ku64(&j, "p99_ns", s->p99_ns);
 	lw_json_kstr(&j, "freq_source", lw_freq_source_name(s->freq_source));
+	if (s->irq_entry_ns)
+		lw_json_ku64(&j, "irq_entry_cost_ns", s->irq_entry_ns);
+	else
+		lw_json_knull(&j, "irq_entry_cost_ns");
 	lw_json_ku64(&j, "dropped", s->dropped);
 	lw_json_ku64(&j, "incomplete", s->incomplete);
 	lw_json_ku64(&j, "untracked", s->untracked);
@@ -471,6 +478,29 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 	fprintf(f, ")\n");
 }
 
+/* The interrupts' cost outside their handlers, a part of irq: a count
+ * times a cost measured at start, so both are said. */
+static void text_irq_entry(FILE *f, const struct lw_summary *s)
+{
+	__u64 ns = s->bucket_ns[LW_B_IRQ_ENTRY];
+	char d[32], c[32];
+
+	if (s->flags & LW_META_NO_IRQ)
+		return;
+	if (!s->irq_entry_ns) {
+		fprintf(f, "  interrupt entry/exit: not measured (needs 2 CPUs and membarrier): "
+			   "irq holds the handlers only\n");
+		return;
+	}
+	if (!ns)
+		return;
+	fprintf(f,
+		"  interrupt entry/exit: %s in irq, beyond the handlers: %llu interrupts at %s "
+		"each (measured at start)\n",
+		lw_fmt_ns(d, sizeof(d), ns), (unsigned long long)(ns / s->irq_entry_ns),
+		lw_fmt_ns(c, sizeof(c), s->irq_entry_ns));
+}
+
 static void text_evidence(FILE *f, const struct lw_summary *s)
 {
 	char d[32], clock[96];
@@ -519,6 +549,7 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 		fprintf(f, "  IRQ %u (%s) on CPU %u: %s in %llu interrupts\n", s->irqs[i].irq,
 			s->irqs[i].name, s->irqs[i].cpu, lw_fmt_ns(d, sizeof(d), s->irqs[i].ns),
 			(unsigned long long)s->irqs[i].count);
+	text_irq_entry(f, s);
 	for (size_t i = 0; i < s->nr_softirqs && i < 3; i++)
 		fprintf(f, "  softirq %s on CPU %u: %s in %llu %s\n",
 			lw_softirq_name(s->softirqs[i].vec), s->softirqs[i].cpu,

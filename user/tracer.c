@@ -8,6 +8,7 @@
  * interval and fed to the engine as cumulative snapshots.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +24,12 @@
 #include "engine.h"
 #include "explain.h"
 #include "freq.h"
+#include "irqcost.h"
 #include "node.h"
 #include "opts.h"
 #include "probe.h"
 #include "render.h"
+#include "sysfs.h"
 #include "tracer.h"
 
 struct lw_tracer {
@@ -51,6 +54,7 @@ struct lw_tracer {
 	__u64 *hist_buf;	    /* per-CPU values of lat_hist */
 	struct lw_count *count_buf; /* per-CPU values of irq_ev, softirq_ev */
 	bool target_exited;
+	__u32 irq_entry_ns; /* see tracer_irq_entry() */
 	char comm[LW_COMM_LEN];
 };
 
@@ -136,6 +140,59 @@ static enum lw_req_mode resolve_mode(const struct btf *vmlinux, enum lw_req_mode
 /* Which programs this kernel can run: a tracepoint missing from BTF would
  * fail the whole load, so its program is switched off and the cause it
  * feeds is reported as unavailable. */
+/*
+ * Measure from the CPU latwhy runs on to the highest other online CPU, also
+ * one outside latwhy's affinity: an interrupt costs the same on every CPU of
+ * a machine, and a latwhy kept off the target's CPUs (as the lab keeps it)
+ * may still spin there for the measurement's 60 ms, before anything is
+ * attached.
+ */
+static int irqcost_here(__u64 *cost)
+{
+	struct lw_cpuset online;
+	int send = sched_getcpu(), spin = -1;
+	char line[256];
+
+	if (send < 0)
+		return -errno;
+	if (lw_sysfs_read("/", line, sizeof(line), "/sys/devices/system/cpu/online") ||
+	    lw_cpuset_parse_list(&online, line))
+		return -ENOENT;
+	for (int c = LW_NODE_MAX_CPUS - 1; c >= 0 && spin < 0; c--)
+		if (c != send && lw_cpuset_test(&online, c))
+			spin = c;
+	if (spin < 0)
+		return -ENODEV; /* one CPU: no IPI to send */
+	return lw_irqcost_measure(spin, send, cost);
+}
+
+/*
+ * One interrupt's cost beyond its handler (irqcost.h): given with --irq-cost,
+ * else measured now (irqcost_here()). Not without the IRQ tracepoints: irq
+ * is not measured then at all. Unmeasured, LW_B_IRQ_ENTRY stays empty and
+ * says null, not 0.
+ */
+static void tracer_irq_entry(struct lw_tracer *t)
+{
+	__u64 cost = t->o->irq_cost_ns;
+	int err;
+
+	if (t->flags & LW_META_NO_IRQ)
+		cost = 0;
+	else if (!t->o->irq_cost_set) {
+		err = irqcost_here(&cost);
+		if (err && t->o->verbose)
+			fprintf(stderr, "latwhy: interrupt entry cost not measured: %s\n",
+				strerror(-err));
+	}
+	t->irq_entry_ns = cost;
+	t->skel->rodata->irq_entry_ns = cost;
+	if (!cost) { /* nothing to count the IPIs for */
+		bpf_program__set_autoload(t->skel->progs.lw_ipi_call, false);
+		bpf_program__set_autoload(t->skel->progs.lw_ipi_call_single, false);
+	}
+}
+
 static int tracer_probe(struct lw_tracer *t)
 {
 	struct latwhy_bpf *s = t->skel;
@@ -148,6 +205,9 @@ static int tracer_probe(struct lw_tracer *t)
 		{s->progs.lw_cpu_idle, "cpu_idle", 0, LW_REQ_AUTO, true},
 		{s->progs.lw_irq_entry, "irq_handler_entry", LW_META_NO_IRQ},
 		{s->progs.lw_irq_exit, "irq_handler_exit", LW_META_NO_IRQ},
+		/* IPIs that hit it while it ran, for their entry cost (x86) */
+		{s->progs.lw_ipi_call, "call_function_entry", 0, LW_REQ_AUTO, true},
+		{s->progs.lw_ipi_call_single, "call_function_single_entry", 0, LW_REQ_AUTO, true},
 		{s->progs.lw_softirq_entry, "softirq_entry", LW_META_NO_SOFTIRQ},
 		{s->progs.lw_softirq_exit, "softirq_exit", LW_META_NO_SOFTIRQ},
 		{s->progs.lw_cpu_freq, "cpu_frequency", LW_META_NO_FREQ},
@@ -237,6 +297,7 @@ static int tracer_probe(struct lw_tracer *t)
 		if (t->skel->rodata->arrival_known)
 			t->flags |= LW_META_NO_BACKLOG;
 	}
+	tracer_irq_entry(t);
 cleanup:
 	btf__free(vmlinux);
 	return err;
@@ -456,6 +517,7 @@ static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
 	m->incomplete = t->skel->bss->incomplete;
 	m->requests = t->hist_count;
 	m->req_mode = t->mode;
+	m->irq_entry_ns = t->irq_entry_ns;
 	m->untracked = t->skel->bss->untracked;
 	m->handoffs = t->skel->bss->handoffs;
 }

@@ -94,8 +94,9 @@ assert len(inc) <= 0.01 * max(len(reqs), 1), "%d incomplete requests" % len(inc)
 for r in reqs:
     if r.get("handed_off"):  # answered by another thread: no split by design
         continue
-    # frequency is a part of run, idle_polled of idle; incomplete ones too
-    s = sum(v for k, v in r["ns"].items() if k not in ("frequency", "idle_polled"))
+    # frequency is a part of run, idle_polled of idle, irq_entry of irq;
+    # incomplete ones too
+    s = sum(v for k, v in r["ns"].items() if k not in ("frequency", "idle_polled", "irq_entry"))
     assert abs(s - r["latency_ns"]) <= 0.01 * r["latency_ns"], "breakdown != latency: %s" % r
 $code
 EOF
@@ -590,6 +591,7 @@ test_irq() {
 	sleep 1
 	name=$(sed -n 's/.*irq=\([0-9]*\) name=\([^ ]*\).*/\2/p' "$OUT/inject.out" | head -1)
 	./latwhy -p "$SPID" -d 6s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	./latwhy -p "$SPID" -d 2s -j --slow 1us --irq-cost off >"$OUT/off.json" 2>>"$OUT/latwhy.err"
 	check irq "
 cpu = $cpu
 irqs = [i for i in summ['evidence']['irqs'] if i['cpu'] == cpu]
@@ -601,6 +603,22 @@ soft = [s for s in summ['evidence']['softirqs'] if s['cpu'] == cpu and s['vec'] 
 assert soft and soft[0]['ns'] > 0, 'no BLOCK softirq on CPU %d' % cpu
 assert summ['causes']['irq']['ns'] > 0, summ['causes']
 assert sum(1 for r in reqs if r['ns']['irq'] > 0) > 0, 'no request shows irq time'
+# each interrupt's entry and exit, measured at start (a VM's: ~10 us here)
+cost = summ['irq_entry_cost_ns']
+assert isinstance(cost, int) and 100 <= cost <= 1000000, 'irq_entry_cost_ns %r' % cost
+ent = sum(r['ns']['irq_entry'] for r in reqs)
+assert ent > 0, 'no interrupt entry cost in any request'
+assert all(r['ns']['irq_entry'] <= r['ns']['irq'] for r in reqs), 'irq_entry beyond irq'
+# a count of interrupts times the cost: no more than interrupts happened
+# there (the IPIs that also count are few here)
+nirq = sum(i['count'] for i in irqs)
+assert ent / cost <= nirq * 1.1 + 50, '%d interrupts charged, %d on CPU %d' % (ent / cost, nirq, cpu)
+assert summ['ns']['irq_entry'] == ent, (summ['ns']['irq_entry'], ent)
+off = [json.loads(l) for l in open('$OUT/off.json')]
+assert off[-1]['irq_entry_cost_ns'] is None and off[-1]['ns']['irq_entry'] is None, off[-1]
+assert all(r['ns']['irq_entry'] is None for r in off[:-1]), 'irq_entry with --irq-cost off'
+print('irq: entry cost %d ns, %.1f ms over %d requests (%d interrupts on CPU %d)' %
+      (cost, ent / 1e6, len(reqs), nirq, cpu))
 "
 	cleanup
 }

@@ -164,6 +164,32 @@ static void test_cause_largest(void **state)
 	assert_int_equal(lw_request_cause(&r), LW_CAUSE_NONE);
 }
 
+/* The interrupts' entry and exit (IRQ_ENTRY) is a part of IRQ, as FREQ is of
+ * RUN: not an addend, and in the irq cause with the rest of IRQ. The cost
+ * per interrupt comes from the run's meta record. */
+static void test_irq_entry(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_request r = req(1, 1000, 300, 0, 450, 50, 0, 200, 0);
+	struct lw_meta_rec m = {.type = LW_REC_META, .pid = 4242, .irq_entry_ns = 10500};
+	struct lw_summary s;
+
+	r.ns[LW_B_IRQ_ENTRY] = 400;
+	assert_true(lw_request_consistent(&r));
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_IRQ);
+	r.ns[LW_B_RUN] = 700; /* counted twice: not consistent */
+	assert_false(lw_request_consistent(&r));
+	r.ns[LW_B_RUN] = 300;
+	feed_req(e, r);
+	assert_int_equal(lw_engine_feed(e, &m, sizeof(m)), 0);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.irq_entry_ns, 10500);
+	assert_int_equal(s.bucket_ns[LW_B_IRQ_ENTRY], 400);
+	assert_int_equal(s.cause[LW_CAUSE_IRQ].ns, 500);
+	assert_true(fabs(s.cause[LW_CAUSE_IRQ].share - 0.5) < EPS);
+	assert_string_equal(lw_bucket_name(LW_B_IRQ_ENTRY), "irq_entry");
+}
+
 /* Waits for a polling idle CPU are kept (bucket IDLE_POLL, a part of IDLE)
  * but count for no cause's share. */
 static void test_idle_polled(void **state)
@@ -1027,6 +1053,7 @@ int main(void)
 		T(test_summary_empty),
 		T(test_idle_cause),
 		T(test_idle_polled),
+		T(test_irq_entry),
 		T(test_dominant_threshold),
 		T(test_dominant_tie),
 		T(test_cause_request_counts),

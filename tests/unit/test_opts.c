@@ -192,6 +192,30 @@ static void test_parse_uprobe(void **state)
 		"invalid --request 'kprobe:foo': expected socket, syscall or uprobe:BINARY:SYMBOL");
 }
 
+/* --irq-cost: unset measures at start; off and a duration are given. */
+static void test_parse_irq_cost(void **state)
+{
+	struct lw_opts o;
+	char *a1[] = {"latwhy", "-p", "1", NULL};
+	char *a2[] = {"latwhy", "-p", "1", "--irq-cost", "off", NULL};
+	char *a3[] = {"latwhy", "-p", "1", "--irq-cost", "2.5us", NULL};
+	char *a4[] = {"latwhy", "-p", "1", "--irq-cost", "2ms", NULL};
+	char *a5[] = {"latwhy", "-p", "1", "--irq-cost", "fast", NULL};
+
+	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
+	assert_false(o.irq_cost_set);
+	assert_int_equal(parse(&o, ARGC(a2), a2), 0);
+	assert_true(o.irq_cost_set);
+	assert_int_equal(o.irq_cost_ns, 0);
+	assert_int_equal(parse(&o, ARGC(a3), a3), 0);
+	assert_true(o.irq_cost_set);
+	assert_int_equal(o.irq_cost_ns, 2500);
+	assert_int_equal(parse(&o, ARGC(a4), a4), -EINVAL);
+	assert_string_equal(err, "invalid --irq-cost '2ms' (off, or up to 1ms: 2us, 800ns)");
+	assert_int_equal(parse(&o, ARGC(a5), a5), -EINVAL);
+	assert_string_equal(err, "invalid --irq-cost 'fast' (off, or up to 1ms: 2us, 800ns)");
+}
+
 static void test_parse_bad_values(void **state)
 {
 	struct lw_opts o;
@@ -338,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_duration_bad),
 		cmocka_unit_test(test_fmt_ns),
 		cmocka_unit_test(test_parse_full),
+		cmocka_unit_test(test_parse_irq_cost),
 		cmocka_unit_test(test_parse_defaults_and_long),
 		cmocka_unit_test(test_parse_uprobe),
 		cmocka_unit_test(test_parse_bad_values),

@@ -204,13 +204,15 @@ static void test_request_json_exact(void **state)
 			       "\"cpu\":3,\"start_ns\":123456789,\"latency_ns\":10000,"
 			       "\"cause\":\"sched\",\"ns\":{\"run\":4000,\"frequency\":null,"
 			       "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
-			       "\"idle\":0,\"blocked\":250,\"idle_polled\":null}}\n");
+			       "\"idle\":0,\"blocked\":250,\"idle_polled\":null,"
+			       "\"irq_entry\":null}}\n");
 	assert_json(s, "d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
 		       "d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
 		       "d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
 		       "list(d['ns']) == ['run','frequency','irq','softirq','thp','sched',"
-		       "'idle','blocked','idle_polled'] and d['ns']['frequency'] is None and "
-		       "d['ns']['idle_polled'] is None and d['ns']['sched'] == 5000 "
+		       "'idle','blocked','idle_polled','irq_entry'] and "
+		       "d['ns']['frequency'] is None and d['ns']['idle_polled'] is None and "
+		       "d['ns']['irq_entry'] is None and d['ns']['sched'] == 5000 "
 		       "and 'preempted_by' not in d");
 	out_free(&o);
 }
@@ -231,7 +233,8 @@ static void test_request_json_freq_known(void **state)
 	assert_one_line(s);
 	assert_has(s, "\"cause\":\"frequency\"");
 	assert_has(s, "\"ns\":{\"run\":6000,\"frequency\":1000,\"irq\":300,\"softirq\":300,"
-		      "\"thp\":0,\"sched\":500,\"idle\":0,\"blocked\":2900,\"idle_polled\":null}");
+		      "\"thp\":0,\"sched\":500,\"idle\":0,\"blocked\":2900,\"idle_polled\":null,"
+		      "\"irq_entry\":null}");
 	assert_has(s, "\"preempted_by\":{\"pid\":777,\"comm\":\"hog\",\"ns\":400}");
 	assert_json(s, "d['ns']['frequency'] == 1000 and isinstance(d['ns']['frequency'], int) "
 		       "and d['preempted_by'] == {'pid': 777, 'comm': 'hog', 'ns': 400}");
@@ -296,7 +299,8 @@ static void test_summary_json(void **state)
 		      "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
 		      "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
 		      "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
-		      "\"dropped\":7,\"incomplete\":0,\"untracked\":3,\"handoffs\":0,"
+		      "\"irq_entry_cost_ns\":null,\"dropped\":7,\"incomplete\":0,\"untracked\":3,"
+		      "\"handoffs\":0,"
 		      "\"handoff_slow_requests\":0,\"request_mode\":\"socket\","
 		      "\"target_exited\":false,\"dominant\":\"thp\",");
 	assert_has(s, "\"causes\":{\"frequency\":{\"ns\":100,\"share\":0.025,\"requests\":0},"
@@ -305,7 +309,8 @@ static void test_summary_json(void **state)
 		      "\"sched\":{\"ns\":800,\"share\":0.2,\"requests\":1},"
 		      "\"idle\":{\"ns\":0,\"share\":0,\"requests\":0}}");
 	assert_has(s, "\"ns\":{\"run\":1400,\"frequency\":100,\"irq\":100,\"softirq\":50,"
-		      "\"thp\":1500,\"sched\":800,\"idle\":0,\"blocked\":150,\"idle_polled\":0}");
+		      "\"thp\":1500,\"sched\":800,\"idle\":0,\"blocked\":150,\"idle_polled\":0,"
+		      "\"irq_entry\":null}");
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
 	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\",\"ns\":800,"
 		      "\"count\":2}],\"slow_waits\":[{\"pid\":777,\"comm\":\"hog\",\"requests\":1,"
@@ -444,6 +449,61 @@ static const char *summary_out(struct out *o, const struct lw_summary *sum, bool
 	out_open(o, json);
 	lw_render_summary(o->r, sum, NULL);
 	return out_close(o);
+}
+
+/* The interrupts' entry and exit: a part of irq, said with its count and the
+ * cost measured at start; null where nothing was measured, and said so. */
+static void test_irq_entry(void **state)
+{
+	struct lw_request r = req(1, 10000, 4000, 0, 2500, 250, 0, 3000, 250);
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	r.flags = LW_REQ_IRQ_ENTRY_KNOWN;
+	r.ns[LW_B_IRQ_ENTRY] = 2200;
+	out_open(&o, true);
+	lw_render_request_json(o.r, &r);
+	s = out_close(&o);
+	assert_has(s, "\"idle_polled\":null,\"irq_entry\":2200}");
+	assert_json(s, "d['ns']['irq'] == 2500 and d['ns']['irq_entry'] == 2200 and "
+		       "d['cause'] == 'sched'");
+	out_free(&o);
+
+	build_summary(&sum, LW_FREQ_NONE, 2000000, "server");
+	sum.irq_entry_ns = 11000;
+	sum.bucket_ns[LW_B_IRQ] += 33000;
+	sum.bucket_ns[LW_B_IRQ_ENTRY] = 33000;
+	assert_has(summary_out(&o, &sum, false),
+		   "  interrupt entry/exit: 33.0 us in irq, beyond the handlers: 3 interrupts at "
+		   "11.0 us each (measured at start)\n");
+	out_free(&o);
+	assert_json(summary_out(&o, &sum, true),
+		    "d['irq_entry_cost_ns'] == 11000 and d['ns']['irq_entry'] == 33000 and "
+		    "d['ns']['irq'] == 33100");
+	out_free(&o);
+
+	/* none hit the slow requests: no line, and 0 is a measurement */
+	sum.bucket_ns[LW_B_IRQ_ENTRY] = 0;
+	assert_lacks(summary_out(&o, &sum, false), "interrupt entry/exit");
+	out_free(&o);
+	assert_json(summary_out(&o, &sum, true), "d['ns']['irq_entry'] == 0");
+	out_free(&o);
+
+	/* not measured (one CPU, --irq-cost off) */
+	sum.irq_entry_ns = 0;
+	assert_has(summary_out(&o, &sum, false),
+		   "  interrupt entry/exit: not measured (needs 2 CPUs and membarrier): irq holds "
+		   "the handlers only\n");
+	out_free(&o);
+	assert_json(summary_out(&o, &sum, true),
+		    "d['irq_entry_cost_ns'] is None and d['ns']['irq_entry'] is None");
+	out_free(&o);
+
+	/* nor without the IRQ tracepoints: irq itself is not measured then */
+	sum.flags = LW_META_NO_IRQ;
+	assert_lacks(summary_out(&o, &sum, false), "interrupt entry/exit");
+	out_free(&o);
 }
 
 /* A receive backlog's waits are shown as waits, on the CPU that took the
@@ -659,6 +719,7 @@ int main(void)
 		cmocka_unit_test(test_summary_text_freq),
 		cmocka_unit_test(test_summary_no_arrival),
 		cmocka_unit_test(test_backlog_evidence),
+		cmocka_unit_test(test_irq_entry),
 		cmocka_unit_test(test_handoff),
 	};
 

@@ -408,7 +408,7 @@ def score(d, cache):
     row["share"] = {c: (per[c] / tot_lat if tot_lat else 0.0) for c in CAUSES}
     row["buckets"] = {b: sum((r["ns"].get(b) or 0) for r in slow)
                       for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked",
-                                "idle_polled")}
+                                "idle_polled", "irq_entry")}
     row["tot_lat"] = tot_lat
     # How much of the ground truth lies inside latwhy's requests at all: the
     # slow requests' server-side latency above the baseline's server median.
@@ -582,10 +582,10 @@ def details(rows):
         if r.get("gt_n"):
             reqs += "/%d" % r["gt_n"]
         line = "%-17s requests latwhy/client %s, visible %s; slow-request buckets ms: run %s (freq %s) " \
-               "irq %s softirq %s thp %s sched %s idle %s (polled %s) blocked %s" % (
+               "irq %s (entry %s) softirq %s thp %s sched %s idle %s (polled %s) blocked %s" % (
                    r["name"], reqs, pct(r.get("visible")), ms(b["run"]), ms(b["frequency"]), ms(b["irq"]),
-                   ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["idle"]), ms(b["idle_polled"]),
-                   ms(b["blocked"]))
+                   ms(b["irq_entry"]), ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["idle"]),
+                   ms(b["idle_polled"]), ms(b["blocked"]))
         if "matched" in r:
             line += "; client-slow requests latwhy has: %d of %d (%d over its threshold)" % (
                 len(r["matched"]), len(r["matched"]) + r["unmatched"], r["over_lw"])
@@ -625,7 +625,7 @@ def client_side(d):
     pre = {}
     for r in slow:
         for k, v in r["ns"].items():
-            if v and k not in ("frequency", "idle_polled"):
+            if v and k not in ("frequency", "idle_polled", "irq_entry"):
                 b[k] = b.get(k, 0) + v
         q = r.get("preempted_by")
         if q:

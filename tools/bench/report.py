@@ -23,7 +23,7 @@ import sys
 # latwhy's tracepoints, in the order the tables list them.
 TRACEPOINTS = [
     "sched_switch", "sched_wakeup", "sched_waking", "sched_wakeup_new", "cpu_idle", "irq_handler_entry",
-    "irq_handler_exit", "softirq_entry", "softirq_exit", "sys_enter", "sys_exit", "sock_recv_length",
+    "irq_handler_exit", "call_function_entry", "call_function_single_entry", "softirq_entry", "softirq_exit", "sys_enter", "sys_exit", "sock_recv_length",
     "sock_send_length", "tcp_sendmsg_locked", "sk_data_ready", "netif_rx", "netif_receive_skb",
     "mm_khugepaged_scan_pmd",
     "mm_collapse_huge_page", "mm_compaction_begin", "mm_compaction_end", "cpu_frequency",
