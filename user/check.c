@@ -17,6 +17,7 @@
 #include "advise.h"
 #include "check.h"
 #include "fixscript.h"
+#include "irqcost.h"
 
 #define DEFAULT_SAMPLE_MS 1000
 #define TEXT_MAX_IRQS	  20
@@ -293,6 +294,11 @@ static void print_irqs(FILE *f, const struct lw_node *n)
 	if (ib->banned[0])
 		fprintf(f, ", banned CPUs %s (%s)", ib->banned, ib->banned_src);
 	fprintf(f, "\n");
+	if (n->irq_entry_ns)
+		fprintf(f,
+			"  entry/exit: %.1f us per interrupt beyond its handler (what a running "
+			"thread loses to one; bare metal: about 1 us, more on a VM)\n",
+			n->irq_entry_ns / 1000.0);
 	for (size_t i = 0; i < n->nr_numa; i++)
 		fprintf(f, "  NUMA node %d: CPUs %s\n", n->numa[i].id,
 			set_str(&n->numa[i].cpus, b, sizeof(b)));
@@ -614,6 +620,10 @@ static void json_irqs(struct lw_json *j, const struct lw_node *n)
 	lw_json_key(j, "interrupts");
 	lw_json_begin_object(j);
 	lw_json_ku64(j, "sample_ms", n->sample_ms);
+	if (n->irq_entry_ns)
+		lw_json_ku64(j, "entry_cost_ns", n->irq_entry_ns);
+	else
+		lw_json_knull(j, "entry_cost_ns");
 	lw_json_key(j, "irqbalance");
 	lw_json_begin_object(j);
 	lw_json_kbool(j, "running", ib->running);
@@ -858,6 +868,13 @@ int lw_check_main(int argc, char **argv)
 		if (err) {
 			fprintf(stderr, "latwhy check: sampling interrupts: %s\n", strerror(-err));
 			goto cleanup;
+		}
+		/* on this machine only, not on a fixture tree */
+		if (!strcmp(o.root, "/")) {
+			__u64 cost;
+
+			if (!lw_irqcost_measure_here("/", &cost))
+				n.irq_entry_ns = cost;
 		}
 	}
 	err = lw_advise_node(&n, &fs);

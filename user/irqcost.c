@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 
 #include "irqcost.h"
+#include "node.h"
+#include "sysfs.h"
 
 #define LW_IPIS	       200
 #define LW_IPI_GAP_NS  100000ULL /* between two IPIs */
@@ -190,4 +192,24 @@ cleanup:
 	free(s.gaps);
 	free(ipis);
 	return err;
+}
+
+int lw_irqcost_measure_here(const char *root, __u64 *cost_ns)
+{
+	struct lw_cpuset online;
+	int send = sched_getcpu(), spin = -1;
+	char line[256];
+
+	*cost_ns = 0;
+	if (send < 0)
+		return -errno;
+	if (lw_sysfs_read(root, line, sizeof(line), "/sys/devices/system/cpu/online") ||
+	    lw_cpuset_parse_list(&online, line))
+		return -ENOENT;
+	for (int c = LW_NODE_MAX_CPUS - 1; c >= 0 && spin < 0; c--)
+		if (c != send && lw_cpuset_test(&online, c))
+			spin = c;
+	if (spin < 0)
+		return -ENODEV; /* one CPU: no IPI to send */
+	return lw_irqcost_measure(spin, send, cost_ns);
 }

@@ -49,4 +49,14 @@ __u64 lw_irqcost_median(const struct lw_gap *gaps, size_t ngaps, const struct lw
  */
 int lw_irqcost_measure(int spin_cpu, int send_cpu, __u64 *cost_ns);
 
+/*
+ * lw_irqcost_measure() from the CPU the caller runs on to the highest other
+ * online CPU (root's /sys/devices/system/cpu/online), also one outside the
+ * caller's affinity: an interrupt costs the same on every CPU of a machine,
+ * and a latwhy kept off the target's CPUs (as the lab keeps it) may still
+ * spin there for the measurement's 60 ms, before it attaches anything.
+ * -ENODEV with one CPU online.
+ */
+int lw_irqcost_measure_here(const char *root, __u64 *cost_ns);
+
 #endif /* LW_IRQCOST_H */

@@ -209,6 +209,9 @@ struct lw_node {
 	struct lw_irq *irqs;
 	size_t nr_irqs;
 	unsigned sample_ms; /* length of the IRQ sample, 0 = none taken */
+	/* one interrupt's entry and exit beyond its handler, measured with the
+	 * sample (irqcost.h); 0 = not measured */
+	unsigned long long irq_entry_ns;
 	struct lw_irqbalance irqbalance;
 	struct lw_nic *nics;
 	size_t nr_nics;

@@ -29,7 +29,6 @@
 #include "opts.h"
 #include "probe.h"
 #include "render.h"
-#include "sysfs.h"
 #include "tracer.h"
 
 struct lw_tracer {
@@ -141,34 +140,8 @@ static enum lw_req_mode resolve_mode(const struct btf *vmlinux, enum lw_req_mode
  * fail the whole load, so its program is switched off and the cause it
  * feeds is reported as unavailable. */
 /*
- * Measure from the CPU latwhy runs on to the highest other online CPU, also
- * one outside latwhy's affinity: an interrupt costs the same on every CPU of
- * a machine, and a latwhy kept off the target's CPUs (as the lab keeps it)
- * may still spin there for the measurement's 60 ms, before anything is
- * attached.
- */
-static int irqcost_here(__u64 *cost)
-{
-	struct lw_cpuset online;
-	int send = sched_getcpu(), spin = -1;
-	char line[256];
-
-	if (send < 0)
-		return -errno;
-	if (lw_sysfs_read("/", line, sizeof(line), "/sys/devices/system/cpu/online") ||
-	    lw_cpuset_parse_list(&online, line))
-		return -ENOENT;
-	for (int c = LW_NODE_MAX_CPUS - 1; c >= 0 && spin < 0; c--)
-		if (c != send && lw_cpuset_test(&online, c))
-			spin = c;
-	if (spin < 0)
-		return -ENODEV; /* one CPU: no IPI to send */
-	return lw_irqcost_measure(spin, send, cost);
-}
-
-/*
  * One interrupt's cost beyond its handler (irqcost.h): given with --irq-cost,
- * else measured now (irqcost_here()). Not without the IRQ tracepoints: irq
+ * else measured now (lw_irqcost_measure_here()). Not without the IRQ tracepoints: irq
  * is not measured then at all. Unmeasured, LW_B_IRQ_ENTRY stays empty and
  * says null, not 0.
  */
@@ -180,7 +153,7 @@ static void tracer_irq_entry(struct lw_tracer *t)
 	if (t->flags & LW_META_NO_IRQ)
 		cost = 0;
 	else if (!t->o->irq_cost_set) {
-		err = irqcost_here(&cost);
+		err = lw_irqcost_measure_here("/", &cost);
 		if (err && t->o->verbose)
 			fprintf(stderr, "latwhy: interrupt entry cost not measured: %s\n",
 				strerror(-err));

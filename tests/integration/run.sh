@@ -623,6 +623,31 @@ print('irq: entry cost %d ns, %.1f ms over %d requests (%d interrupts on CPU %d)
 	cleanup
 }
 
+# latwhy check measures what an interrupt costs a running thread as the trace
+# does (irqcost.c), on this machine only: a fixture tree gets null.
+test_check_irq_cost() {
+	local out msg
+	./latwhy check --json --sample 200 >"$OUT/check.json" 2>"$OUT/check.err" ||
+		{ fail check_irq_cost "latwhy check: $(tail -1 "$OUT/check.err")"; return; }
+	out=$(./latwhy check --sample 200 2>&1)
+	./latwhy check --json --sample 0 --root tests/fixtures/vm-nocpufreq >"$OUT/fixture.json" \
+		2>>"$OUT/check.err" ||
+		{ fail check_irq_cost "latwhy check --root: $(tail -1 "$OUT/check.err")"; return; }
+	if msg=$(python3 - "$OUT/check.json" "$OUT/fixture.json" "$out" 2>&1 <<'EOF'
+import json, re, sys
+c = json.load(open(sys.argv[1]))["node"]["interrupts"]["entry_cost_ns"]
+assert isinstance(c, int) and 100 <= c <= 1000000, "entry_cost_ns %r" % c
+assert json.load(open(sys.argv[2]))["node"]["interrupts"]["entry_cost_ns"] is None, "fixture measured"
+m = re.search(r"  entry/exit: ([0-9.]+) us per interrupt beyond its handler", sys.argv[3])
+assert m and 0.1 <= float(m.group(1)) <= 1000, "no entry/exit line"
+EOF
+	); then
+		pass check_irq_cost
+	else
+		fail check_irq_cost "$(echo "$msg" | tail -1)"
+	fi
+}
+
 # lo's RPS sends a UDP burst's receive processing to the server's CPU (the
 # softirq injector): latwhy's fix must be the rps_cpus write that moves it off
 # that CPU, with the injector's mask as its rollback; and after running the
@@ -887,7 +912,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq rps veth backlog_idle freq thp lab_recover accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq check_irq_cost rps veth backlog_idle freq thp lab_recover accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in
