@@ -1266,6 +1266,17 @@ static __always_inline bool cpu_watched(struct lw_cpu_state *cs)
 }
 
 /*
+ * An interrupt that nests in a timed softirq (a disk's next completion during
+ * the BLOCK softirq of the one before) has its entry and exit in that
+ * softirq's time already, which excludes only nested handlers: it is not
+ * counted for LW_B_IRQ_ENTRY.
+ */
+static __always_inline bool in_timed_softirq(struct lw_cpu_state *cs)
+{
+	return cs->softirq_start > LW_SOFTIRQ_UNTIMED;
+}
+
+/*
  * Call-function IPIs (x86's irq_vectors; elsewhere IPIs are device
  * interrupts): RPS's kick of NET_RX on another CPU, TLB shootdowns,
  * smp_call_function. Their handlers are short and not timed; what they cost
@@ -1277,7 +1288,7 @@ static __always_inline void ipi_count(void)
 {
 	struct lw_cpu_state *cs = cpu_state_get(bpf_get_smp_processor_id());
 
-	if (cs && (cs->target_cur & LW_CUR_IN_REQ))
+	if (cs && (cs->target_cur & LW_CUR_IN_REQ) && !in_timed_softirq(cs))
 		cs->nipi++;
 }
 
@@ -1344,7 +1355,7 @@ int BPF_PROG(lw_irq_exit, int irq, struct irqaction *action, int ret)
 	delta = bpf_ktime_get_ns() - cs->irq_start;
 	cs->irq_start = 0;
 	cs->irq_ns += delta;
-	if (!action->next)
+	if (!action->next && !in_timed_softirq(cs))
 		cs->nirq++;
 	c = irq_count(irq, cpu, &first);
 	if (!c)
