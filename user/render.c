@@ -488,8 +488,8 @@ static void text_irq_entry(FILE *f, const struct lw_summary *s)
 	if (s->flags & LW_META_NO_IRQ)
 		return;
 	if (!s->irq_entry_ns) {
-		fprintf(f, "  interrupt entry/exit: not measured (needs 2 CPUs and membarrier): "
-			   "irq holds the handlers only\n");
+		fprintf(f, "  interrupt entry/exit: not measured (--irq-cost off, one CPU, or the "
+			   "measurement failed: -v says why): irq holds the handlers only\n");
 		return;
 	}
 	if (!ns)

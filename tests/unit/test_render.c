@@ -492,9 +492,10 @@ static void test_irq_entry(void **state)
 
 	/* not measured (one CPU, --irq-cost off) */
 	sum.irq_entry_ns = 0;
-	assert_has(summary_out(&o, &sum, false),
-		   "  interrupt entry/exit: not measured (needs 2 CPUs and membarrier): irq holds "
-		   "the handlers only\n");
+	assert_has(
+		summary_out(&o, &sum, false),
+		"  interrupt entry/exit: not measured (--irq-cost off, one CPU, or the measurement "
+		"failed: -v says why): irq holds the handlers only\n");
 	out_free(&o);
 	assert_json(summary_out(&o, &sum, true),
 		    "d['irq_entry_cost_ns'] is None and d['ns']['irq_entry'] is None");
