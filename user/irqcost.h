@@ -16,6 +16,7 @@
 #ifndef LW_IRQCOST_H
 #define LW_IRQCOST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -23,6 +24,9 @@
 struct lw_gap {
 	__u64 start;
 	__u64 end;
+	/* it was switched out meanwhile (its context switches went up): the
+	 * gap is another task's slice, not an interrupt */
+	bool switched;
 };
 
 /* One IPI: the clock before membarrier() and after it returned (it waits
@@ -33,11 +37,11 @@ struct lw_ipi {
 };
 
 /*
- * The median length of the gaps that hold an IPI: for each IPI, the first
- * gap that ends after it was sent and starts before it was done. gaps and
- * ipis are in time order. *matched gets how many IPIs had one. 0 when
- * fewer than half did (the spinning thread was preempted, or the CPU
- * was busy with something else): not measured.
+ * The median length of the gaps that hold an IPI: for each IPI, the longest
+ * gap that ends after it was sent and starts before it was done, not counting
+ * gaps in which the thread was switched out. gaps and ipis are in time
+ * order. *matched gets how many IPIs had one. 0 when fewer than half did
+ * (another task held the spinning thread's CPU): not measured.
  */
 __u64 lw_irqcost_median(const struct lw_gap *gaps, size_t ngaps, const struct lw_ipi *ipis,
 			size_t nipis, size_t *matched);
@@ -54,8 +58,9 @@ int lw_irqcost_measure(int spin_cpu, int send_cpu, __u64 *cost_ns);
  * online CPU (root's /sys/devices/system/cpu/online), also one outside the
  * caller's affinity: an interrupt costs the same on every CPU of a machine,
  * and a latwhy kept off the target's CPUs (as the lab keeps it) may still
- * spin there for the measurement's 60 ms, before it attaches anything.
- * -ENODEV with one CPU online.
+ * spin there for the measurement's 30 ms, before it attaches anything. A CPU
+ * too busy to measure on (-EAGAIN) is left for the next one down, three
+ * tries at most. -ENODEV with one CPU online.
  */
 int lw_irqcost_measure_here(const char *root, __u64 *cost_ns);
 
