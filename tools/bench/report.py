@@ -127,7 +127,7 @@ def progcost(args):
                 note = "  (%d recursion misses)" % r["miss"]
             rate = r["events"] / secs if secs else None
             print("%-22s %-42s %-10s %10s %9s %8s %8s%s" % (
-                tp if first else "", prog[:42], r["kind"],
+                tp[:22] if first else "", prog[:42], r["kind"],
                 fmt(rate, ".0f" if rate is None or rate >= 10 else ".2f"), fmt(r["ns"], ".1f"),
                 fmt(xf, ".2f"), fmt(xk, ".2f"), note))
             first = False
