@@ -147,7 +147,7 @@ struct thread_state {
 	__u64 snap_irq;
 	__u64 snap_softirq;
 	__u64 snap_flost;
-	__u64 snap_intr; /* lw_cpu_state::nirq + nipi, with irq_entry_ns */
+	__u32 snap_intr; /* lw_cpu_state::nirq + nipi, with irq_entry_ns */
 	__u32 state;	 /* enum lw_tstate */
 	/* Time is charged to cum[]: a request is open, or the thread woke up
 	 * and may be about to read one. Cleared when it sleeps with none open. */
@@ -175,7 +175,8 @@ struct thread_state {
 	__u64 wait_irq;
 	__u64 wait_softirq;
 	__u64 wait_thp;
-	__u64 wait_intr; /* the wait CPU's lw_cpu_state::nirq, with irq_entry_ns */
+	__u32 wait_intr; /* the wait CPU's lw_cpu_state::nirq, with irq_entry_ns */
+	__u32 pad_intr;
 	/* Slots: used_mask has the open and the closed ones. A closed slot
 	 * keeps when its request ended, for the next request on its conn. */
 	__u32 used_mask;
@@ -351,10 +352,12 @@ static __always_inline void snap_cpu(struct thread_state *ts, struct lw_cpu_stat
 	ts->last_ts = now;
 }
 
-/* The entry and exit cost of n interrupts, at most max. A count that went
+/* The entry and exit cost of the interrupts from count snap to count now
+ * (32-bit counters, so a difference), at most max. A count that went
  * backwards is another CPU's after a missed migration: none. */
-static __always_inline __u64 intr_cost(__s64 n, __u64 max)
+static __always_inline __u64 intr_cost(__u32 now, __u32 snap, __u64 max)
 {
+	__s32 n = (__s32)(now - snap);
 	__u64 c;
 
 	if (n <= 0)
@@ -379,7 +382,7 @@ static __always_inline void charge_run(struct thread_state *ts, struct lw_cpu_st
 		irq = soft = 0;
 	run = slice - irq - soft;
 	if (irq_entry_ns && ts->busy) {
-		ent = intr_cost((__s64)(cs->nirq + cs->nipi - ts->snap_intr), run);
+		ent = intr_cost(cs->nirq + cs->nipi, ts->snap_intr, run);
 		run -= ent;
 	}
 	if (ts->busy && now >= ts->last_ts) {
@@ -432,7 +435,7 @@ static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64
 	 * softirq may end while we write. */
 	if (cs->softirq_start == LW_SOFTIRQ_UNTIMED && cpu == bpf_get_smp_processor_id()) {
 		cs->softirq_start = now;
-		cs->softirq_irq_snap = cs->irq_ns;
+		cs->softirq_irq_snap = (__u32)cs->irq_ns;
 	}
 	ts->wait_irq = cs->irq_ns;
 	ts->wait_softirq = cs->softirq_ns;
@@ -483,7 +486,7 @@ static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_s
 	/* device interrupts only: an IPI here may be the wake-up's own (a
 	 * wakelist's call-function IPI, ttwu_queue_wakelist()) */
 	if (irq_entry_ns) {
-		ent = intr_cost((__s64)(cs->nirq - ts->wait_intr), delta);
+		ent = intr_cost(cs->nirq, ts->wait_intr, delta);
 		delta -= ent;
 		irq += ent;
 		ts->cum[LW_B_IRQ_ENTRY] += ent;
@@ -1402,7 +1405,7 @@ int BPF_PROG(lw_softirq_entry, unsigned int vec)
 		return 0;
 	}
 	cs->softirq_start = bpf_ktime_get_ns();
-	cs->softirq_irq_snap = cs->irq_ns;
+	cs->softirq_irq_snap = (__u32)cs->irq_ns;
 	return 0;
 }
 
@@ -1425,7 +1428,7 @@ int BPF_PROG(lw_softirq_exit, unsigned int vec)
 		return 0;
 	}
 	delta = bpf_ktime_get_ns() - cs->softirq_start;
-	nested = cs->irq_ns - cs->softirq_irq_snap;
+	nested = (__u32)((__u32)cs->irq_ns - cs->softirq_irq_snap);
 	delta = delta > nested ? delta - nested : 0;
 	cs->softirq_start = 0;
 	cs->softirq_ns += delta;

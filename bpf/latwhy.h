@@ -268,7 +268,13 @@ struct lw_cpu_state {
 	__u64 softirq_ns;    /* cumulative softirq time, nested hard IRQs excluded */
 	__u64 irq_start;     /* 0 = not in a handler */
 	__u64 softirq_start; /* LW_SOFTIRQ_UNTIMED: one runs, not timed */
-	__u64 softirq_irq_snap;
+	/* irq_ns's low 32 bits when the timed softirq began: its nested
+	 * handlers' time, modulo 2^32 ns (4.3 s; a softirq run is far less) */
+	__u32 softirq_irq_snap;
+	/* device interrupts timed here, for their entry and exit cost
+	 * (LW_B_IRQ_ENTRY), in 32 bits (read as differences): the handlers
+	 * touch this line anyway */
+	__u32 nirq;
 	/* khugepaged/kcompactd on this CPU: cumulative time, and when the
 	 * one running now started (0: none) */
 	__u64 thp_ns;
@@ -279,16 +285,17 @@ struct lw_cpu_state {
 	__u64 freq_events;
 	__u32 khz;     /* current clock, 0 = unknown */
 	__u32 ref_khz; /* reference clock, 0 = unknown */
-	/* For the entry and exit cost of interrupts (LW_B_IRQ_ENTRY): the
-	 * device interrupts timed here (irq_ns), and the call-function IPIs
-	 * that hit a target while it ran. Not in the first line, which is
-	 * full. */
-	__u64 nirq;
-	__u64 nipi;
+	/* call-function IPIs that hit a target while it ran (nirq's
+	 * companion): their own program, so the line matters less */
+	__u32 nipi;
 	/* the idle state it last entered polls (power:cpu_idle): leaving it
 	 * takes no C-state exit */
 	__u32 idle_polling;
 } __attribute__((aligned(64)));
+
+/* the interrupt handlers' fields fill the first cache line exactly */
+_Static_assert(__builtin_offsetof(struct lw_cpu_state, freq_ts) == 64,
+	       "lw_cpu_state's first line holds more than the handlers' fields");
 
 #define LW_SOFTIRQ_UNTIMED 1 /* lw_cpu_state::softirq_start */
 
