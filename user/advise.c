@@ -1666,6 +1666,29 @@ static void trace_freq(struct adv *a, const struct lw_trace_facts *t, const stru
 	}
 }
 
+/* Why interrupts cost more than their handlers: the entry and exit, which
+ * latwhy measured at start and counted in irq, or in a VM without that
+ * measurement, time no tracer in the guest sees. */
+static void trace_irq_why(struct adv *a, const struct lw_trace_facts *t)
+{
+	char c[32];
+
+	if (t->irq_entry_cost_ns)
+		put(a, &a->f->why,
+		    "each interrupt preempts a request thread and evicts its cache, and its entry "
+		    "and exit cost the thread %s here beyond the handler (measured at start, "
+		    "counted in irq)%s",
+		    fmt_ns(t->irq_entry_cost_ns, c, sizeof(c)),
+		    a->n->vm ? "; in a VM most of that is the host delivering it" : "");
+	else
+		put(a, &a->f->why,
+		    "each interrupt preempts a request thread and evicts its cache%s",
+		    a->n->vm ? "; in a VM its delivery also costs the CPU time outside the "
+			       "guest, which was not measured (--irq-cost): the irq time is "
+			       "a lower bound, the rest shows as run"
+			     : "");
+}
+
 static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	const struct lw_node *n = a->n;
@@ -1739,13 +1762,13 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 		   strcmp(s->vec, BACKLOG_VEC) ? "runs" : "waits");
 		k++;
 	}
+	if (t->irq_entry_cost_ns && t->irq_entry_ns)
+		tx(&x, "; interrupt entry/exit in the slow requests: %s (%llu interrupts)",
+		   fmt_ns(t->irq_entry_ns, b, sizeof(b)), t->irq_entry_ns / t->irq_entry_cost_ns);
 	text_close(a, &x, &a->f->evidence);
 	put(a, &a->f->seen, "interrupts ran on the target's CPUs %s while it handled requests",
 	    cpus_str(on, b, sizeof(b)));
-	put(a, &a->f->why, "each interrupt preempts a request thread and evicts its cache%s",
-	    n->vm ? "; in a VM its delivery also costs the CPU time outside the guest, which "
-		    "no tracer in it sees: the irq time is a lower bound, the rest shows as run"
-		  : "");
+	trace_irq_why(a, t);
 	if (nr)
 		fill_irq_moves(a, mv, nr, "trace", &avoid, false);
 	if (!lw_cpuset_empty(&pinned) && n->has_target)

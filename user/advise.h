@@ -56,6 +56,9 @@ struct lw_trace_facts {
 	unsigned long long idle_wakeups, idle_wake_ns; /* waits for an idle CPU to wake */
 	/* waits for an idle CPU that polled (no C-state): not the exit's */
 	unsigned long long idle_poll_wakeups, idle_poll_ns;
+	/* one interrupt's entry and exit, measured at start (0: not), and
+	 * what the slow requests' irq holds of them */
+	unsigned long long irq_entry_cost_ns, irq_entry_ns;
 	unsigned long long thp_collapses, thp_scans, compactions;
 	unsigned freq_khz; /* lowest clock seen on target CPUs, 0 = no data */
 	unsigned ref_khz;

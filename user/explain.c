@@ -77,6 +77,8 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 		p->count = s->preempt[i].count;
 		p->own = s->preempt[i].tgid == (__u32)s->pid;
 	}
+	f->irq_entry_cost_ns = s->irq_entry_ns;
+	f->irq_entry_ns = s->bucket_ns[LW_B_IRQ_ENTRY];
 	f->thp_collapses = s->thp.collapses;
 	f->thp_scans = s->thp.scans;
 	f->compactions = s->thp.compactions;

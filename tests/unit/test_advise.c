@@ -61,6 +61,7 @@ static bool strv_has(const struct lw_strv *v, const char *want)
 #define assert_has(v, s)      assert_true(strv_has(v, s))
 #define assert_hasnt(v, s)    assert_false(strv_has(v, s))
 #define assert_contains(s, w) assert_non_null(strstr((s) ? (s) : "", w))
+#define assert_lacks(s, w)    assert_null(strstr((s) ? (s) : "", w))
 
 /* No command anywhere may try to move IRQ nr. */
 static void assert_no_affinity_cmd(const struct lw_findings *fs, unsigned nr)
@@ -498,7 +499,22 @@ static void test_trace_vm(void **state)
 	assert_has(&f->fix, "taskset -apc 0 4242");
 	assert_no_affinity_cmd(&c.fs, 36);
 	/* a guest: the measured irq time is a lower bound */
-	assert_contains(f->why, "in a VM its delivery also costs the CPU time outside the guest");
+	assert_contains(f->why, "in a VM its delivery also costs the CPU time outside the guest, "
+				"which was not measured (--irq-cost)");
+	assert_lacks(f->evidence, "entry/exit");
+	ctx_free(&c);
+
+	/* with the entry cost measured at start, it is counted, and said */
+	t.irq_entry_cost_ns = 11000;
+	t.irq_entry_ns = 330000;
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
+	f = &c.fs.v[1];
+	assert_contains(f->why, "and its entry and exit cost the thread 11 us here beyond the "
+				"handler (measured at start, counted in irq); in a VM most of that "
+				"is the host delivering it");
+	assert_lacks(f->why, "lower bound");
+	assert_contains(f->evidence,
+			"; interrupt entry/exit in the slow requests: 330 us (30 interrupts)");
 	ctx_free(&c);
 }
 
