@@ -21,7 +21,10 @@
 #                       report says how busy the machine was either way
 #   LATWHY              the tracer (default ./latwhy)
 #   LATWHY_ALT          a second latwhy build (a candidate change) attached in
-#                       section 1 beside the first: same events, same run
+#                       section 1 beside the first: same events, same run;
+#                       and in section 2 a column of its own (mode alt)
+#   BENCH_ALT_ARGS      options for that column ("--irq-cost off"): with
+#                       them alone, the same build with other options
 #
 # Needs root. Installs what is missing (bpftrace, bpfcc-tools, libbpf-tools,
 # redis-server, redis-tools, nginx, wrk) with apt-get, never starting their
@@ -67,6 +70,13 @@ MODES=(base floor live livesys livesched)
 MODE_TITLES=("without latwhy" "empty tp_btf programs" "latwhy -p (live)" "--request syscall"
 	"scheduler causes only")
 JUDGED=live,livesched # the modes the throughput target applies to
+# A candidate beside the live mode, alternated with it in the same rounds:
+# the machine drifts more between runs than most changes move it.
+if [ -n "${LATWHY_ALT:-}" ] || [ -n "${BENCH_ALT_ARGS:-}" ]; then
+	MODES+=(alt)
+	MODE_TITLES+=("alt: ${LATWHY_ALT:+$LATWHY_ALT }${BENCH_ALT_ARGS:-}")
+	MODE_TITLES[${#MODE_TITLES[@]} - 1]=${MODE_TITLES[${#MODE_TITLES[@]} - 1]//,/ }
+fi
 
 WORK=
 CHILDREN=()         # every background child, stopped on exit
@@ -532,6 +542,15 @@ mode_livesched_start() {
 	LIVE_ARGS="--skip $LW_SCHED_ONLY" mode_live_start "$@"
 }
 mode_livesched_stop() {
+	mode_live_stop
+}
+
+# LATWHY_ALT and/or BENCH_ALT_ARGS (see the top): the candidate, live.
+mode_alt_start() {
+	local LATWHY=${LATWHY_ALT:-$LATWHY}
+	LIVE_ARGS=${BENCH_ALT_ARGS:-} mode_live_start "$@"
+}
+mode_alt_stop() {
 	mode_live_stop
 }
 
