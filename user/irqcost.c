@@ -238,7 +238,9 @@ int lw_irqcost_measure_here(const char *root, __u64 *cost_ns)
 				send = c; /* from another CPU, the lowest */
 		tries++;
 		err = lw_irqcost_measure(spin, send, cost_ns);
-		if (err != -EAGAIN)
+		/* too busy, or outside a cpuset that confines latwhy
+		 * (affinity: EINVAL): the next CPU down */
+		if (err != -EAGAIN && err != -EINVAL)
 			break;
 	}
 	return err;

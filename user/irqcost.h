@@ -59,8 +59,9 @@ int lw_irqcost_measure(int spin_cpu, int send_cpu, __u64 *cost_ns);
  * caller's affinity: an interrupt costs the same on every CPU of a machine,
  * and a latwhy kept off the target's CPUs (as the lab keeps it) may still
  * spin there for the measurement's 30 ms, before it attaches anything. A CPU
- * too busy to measure on (-EAGAIN) is left for the next one down, three
- * tries at most. -ENODEV with one CPU online.
+ * too busy to measure on (-EAGAIN), or outside a cpuset that confines the
+ * caller (-EINVAL), is left for the next one down, three tries at most.
+ * -ENODEV with one CPU online.
  */
 int lw_irqcost_measure_here(const char *root, __u64 *cost_ns);
 
