@@ -23,6 +23,7 @@
 #define LW_GAPS	       8192
 #define LW_GAP_MIN_NS  300 /* two clock reads without a stop take ~30 ns */
 #define LW_SPIN_MAX_NS 2000000000ULL
+#define LW_COST_MAX_NS 1000000ULL /* 1 ms, as --irq-cost allows */
 
 static __u64 mono_ns(void)
 {
@@ -200,6 +201,10 @@ int lw_irqcost_measure(int spin_cpu, int send_cpu, __u64 *cost_ns)
 	started = false;
 	*cost_ns = lw_irqcost_median(s.gaps, s.ngaps, ipis, LW_IPIS, &matched);
 	err = *cost_ns ? 0 : -EAGAIN;
+	if (*cost_ns > LW_COST_MAX_NS) { /* no interrupt's: --irq-cost's bound */
+		*cost_ns = 0;
+		err = -ERANGE;
+	}
 cleanup:
 	if (started) {
 		__atomic_store_n(&s.stop, true, __ATOMIC_RELEASE);

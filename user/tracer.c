@@ -8,7 +8,6 @@
  * interval and fed to the engine as cumulative snapshots.
  */
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,14 +135,11 @@ static enum lw_req_mode resolve_mode(const struct btf *vmlinux, enum lw_req_mode
 		       : LW_REQ_SYSCALL;
 }
 
-/* Which programs this kernel can run: a tracepoint missing from BTF would
- * fail the whole load, so its program is switched off and the cause it
- * feeds is reported as unavailable. */
 /*
  * One interrupt's cost beyond its handler (irqcost.h): given with --irq-cost,
- * else measured now (lw_irqcost_measure_here()). Not without the IRQ tracepoints: irq
- * is not measured then at all. Unmeasured, LW_B_IRQ_ENTRY stays empty and
- * says null, not 0.
+ * else measured now (lw_irqcost_measure_here()). Not without the IRQ
+ * tracepoints: irq is not measured then at all. Unmeasured, LW_B_IRQ_ENTRY
+ * stays empty and says null, not 0.
  */
 static void tracer_irq_entry(struct lw_tracer *t)
 {
@@ -166,6 +162,9 @@ static void tracer_irq_entry(struct lw_tracer *t)
 	}
 }
 
+/* Which programs this kernel can run: a tracepoint missing from BTF would
+ * fail the whole load, so its program is switched off and the cause it
+ * feeds is reported as unavailable. */
 static int tracer_probe(struct lw_tracer *t)
 {
 	struct latwhy_bpf *s = t->skel;
