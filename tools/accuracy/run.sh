@@ -427,9 +427,7 @@ wait_client() {
 		;;
 	nginx)
 		cat "$d"/lat.[0-9]* >"$d/lat" 2>/dev/null
-		# send times match requests to latwhy's by time (score.py) only
-		# with one connection: with more, several are in flight at once
-		[ "$CONNS" -eq 1 ] && cat "$d"/lat.t.[0-9]* >"$d/lat.t" 2>/dev/null
+		writes_send_times nginx && cat "$d"/lat.t.[0-9]* >"$d/lat.t" 2>/dev/null
 		[ -s "$d/lat" ] || die "wrk failed: $(tail -2 "$d/wrk.out")"
 		;;
 	esac
@@ -451,6 +449,13 @@ threshold() {
 	[ "${n:-0}" -gt 0 ] || return 1
 	echo "run.sh: $(basename "$1"): $n requests p50 $((p50 / 1000))us p99 $((p99 / 1000))us p999 $((p999 / 1000))us" >&2
 	echo $((p99 * 3 / 2)) $((p50 * 6 / 5))
+}
+
+# writes_send_times KIND: its client writes each request's send time (lat.t),
+# and score.py matches requests to latwhy's by time: the lab client, and wrk
+# with one connection (with more, several requests are in flight at once).
+writes_send_times() {
+	[ "$1" = lab ] || { [ "$1" = nginx ] && [ "$CONNS" -eq 1 ]; }
 }
 
 # shifts NAME: the lab scenarios whose cause moves the median more than the
@@ -483,12 +488,10 @@ run_scenario() {
 		# by their mean shift (an extra row), over every request, which
 		# latwhy then reports; the main row filters at T
 		shifts "$name" && slow=1us
-		# the lab client, and wrk with one connection, write each
-		# request's send time (lat.t), and score.py matches every slow
-		# one to latwhy's window by time:
-		# latwhy reports down to half its threshold, so that a request
-		# slow at the client is found whatever latwhy made of it
-		if [ "$kind" = lab ] || { [ "$kind" = nginx ] && [ "$CONNS" -eq 1 ]; }; then
+		# where score.py matches every slow request to latwhy's window
+		# by time, latwhy reports down to half its threshold, so that a
+		# request slow at the client is found whatever latwhy made of it
+		if writes_send_times "$kind"; then
 			shifts "$name" || slow=$(((THRESH[$fam] - PATHNS[$fam]) / 2))ns
 		fi
 		# debugging: every request in the NDJSON, still scored at the threshold
