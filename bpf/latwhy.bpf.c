@@ -813,8 +813,9 @@ static __always_inline void hist_add(__u64 latency)
  * wait that turned out to be mostly interrupts, or an idle CPU's wake-up): a
  * bucket below zero is zero and its excess comes off the others, so that they
  * still add up to the latency: first off those a wait is split into, which
- * hold the rest of that time, run last. FREQ is a part of RUN, not a bucket
- * of its own.
+ * hold the rest of that time, run last. A part of another bucket
+ * (lw_bucket_whole(): FREQ of RUN, IDLE_POLL of IDLE, IRQ_ENTRY of IRQ) is no
+ * addend, and is clamped to its whole.
  */
 static __always_inline __u32 excess_bucket(int k)
 {
@@ -846,7 +847,7 @@ static __always_inline void request_buckets(struct thread_state *ts, struct req_
 		__s64 d = (__s64)(ts->cum[b] - s->snap[b]);
 
 		if (d < 0) {
-			if (b != LW_B_FREQ && b != LW_B_IDLE_POLL && b != LW_B_IRQ_ENTRY)
+			if (lw_bucket_whole(b) == LW_B_MAX)
 				excess += -d;
 			d = 0;
 		}
@@ -862,12 +863,12 @@ static __always_inline void request_buckets(struct thread_state *ts, struct req_
 		ns[b] -= take;
 		excess -= take;
 	}
-	if (ns[LW_B_FREQ] > ns[LW_B_RUN])
-		ns[LW_B_FREQ] = ns[LW_B_RUN];
-	if (ns[LW_B_IDLE_POLL] > ns[LW_B_IDLE])
-		ns[LW_B_IDLE_POLL] = ns[LW_B_IDLE];
-	if (ns[LW_B_IRQ_ENTRY] > ns[LW_B_IRQ])
-		ns[LW_B_IRQ_ENTRY] = ns[LW_B_IRQ];
+	for (int b = 0; b < LW_B_MAX; b++) {
+		int w = lw_bucket_whole(b);
+
+		if (w < LW_B_MAX && ns[b] > ns[w])
+			ns[b] = ns[w];
+	}
 }
 
 /* A slow request's record, its header from the current thread; NULL (and

@@ -78,6 +78,21 @@ enum lw_bucket {
 	LW_B_MAX,
 };
 
+/* The bucket b is a part of, or LW_B_MAX for an addend: the addends sum to
+ * the latency, a part never exceeds its whole. Shared by BPF and userspace. */
+static inline int lw_bucket_whole(int b)
+{
+	switch (b) {
+	case LW_B_FREQ:
+		return LW_B_RUN;
+	case LW_B_IDLE_POLL:
+		return LW_B_IDLE;
+	case LW_B_IRQ_ENTRY:
+		return LW_B_IRQ;
+	}
+	return LW_B_MAX;
+}
+
 struct lw_request {
 	__u32 type; /* LW_REC_REQUEST */
 	__u32 pid;

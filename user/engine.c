@@ -104,10 +104,8 @@ bool lw_request_consistent(const struct lw_request *r)
 {
 	__u64 sum = 0, diff;
 
-	/* FREQ is a part of RUN, IDLE_POLL of IDLE, IRQ_ENTRY of IRQ: not
-	 * addends. */
 	for (int b = 0; b < LW_B_MAX; b++)
-		if (b != LW_B_FREQ && b != LW_B_IDLE_POLL && b != LW_B_IRQ_ENTRY)
+		if (lw_bucket_whole(b) == LW_B_MAX) /* not a part of another */
 			sum += r->ns[b];
 	diff = sum > r->latency_ns ? sum - r->latency_ns : r->latency_ns - sum;
 	return diff * 100 <= r->latency_ns;
