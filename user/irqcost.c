@@ -81,7 +81,6 @@ __u64 lw_irqcost_median(const struct lw_gap *gaps, size_t ngaps, const struct lw
 }
 
 struct spinner {
-	int cpu;
 	bool ready; /* both with __atomic: another thread reads them */
 	bool stop;
 	struct lw_gap *gaps;
@@ -155,7 +154,7 @@ static void send_ipis(struct lw_ipi *ipis)
 
 int lw_irqcost_measure(int spin_cpu, int send_cpu, __u64 *cost_ns)
 {
-	struct spinner s = {.cpu = spin_cpu};
+	struct spinner s = {0};
 	struct lw_ipi *ipis = NULL;
 	pthread_attr_t attr;
 	bool attr_init = false, started = false, pinned = false;

@@ -52,7 +52,6 @@ struct lw_tracer {
 	__u64 *hist_buf;	    /* per-CPU values of lat_hist */
 	struct lw_count *count_buf; /* per-CPU values of irq_ev, softirq_ev */
 	bool target_exited;
-	__u32 irq_entry_ns; /* see tracer_irq_entry() */
 	char comm[LW_COMM_LEN];
 };
 
@@ -154,7 +153,6 @@ static void tracer_irq_entry(struct lw_tracer *t)
 			fprintf(stderr, "latwhy: interrupt entry cost not measured: %s\n",
 				strerror(-err));
 	}
-	t->irq_entry_ns = cost;
 	t->skel->rodata->irq_entry_ns = cost;
 	if (!cost) { /* nothing to count the IPIs for */
 		bpf_program__set_autoload(t->skel->progs.lw_ipi_call, false);
@@ -489,7 +487,7 @@ static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
 	m->incomplete = t->skel->bss->incomplete;
 	m->requests = t->hist_count;
 	m->req_mode = t->mode;
-	m->irq_entry_ns = t->irq_entry_ns;
+	m->irq_entry_ns = t->skel->rodata->irq_entry_ns;
 	m->untracked = t->skel->bss->untracked;
 	m->handoffs = t->skel->bss->handoffs;
 }
