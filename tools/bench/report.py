@@ -225,8 +225,21 @@ def servers(args):
         if not missed:
             verdict(args, what, "met: %s" % lost(met))
         else:
-            verdict(args, what, "MISSED: %s%s" % (lost(missed),
-                                                  "; met: " + lost(met) if met else ""))
+            verdict(args, what, "MISSED: %s%s%s" % (lost(missed),
+                                                    "; met: " + lost(met) if met else "",
+                                                    floor_note(worst, missed, args.floor)))
+
+
+def floor_note(worst, missed, floor):
+    """What attaching alone costs the tests a mode missed on: the empty
+    programs on the same tracepoints, in the same rounds. A target below it
+    cannot be met by cheaper handlers, only by fewer program runs."""
+    f = {name: r for r, name, _ in worst.get(floor, [])} if floor else {}
+    cut = [(f[name], name) for _, name, _ in missed if name in f]
+    if not cut:
+        return ""
+    return "; empty programs alone: " + ", ".join("%s %+.1f%%" % (n, (r - 1) * 100)
+                                                  for r, n in cut)
 
 
 def half_range(xs):
@@ -393,6 +406,7 @@ def main():
     p.add_argument("--modes", required=True)
     p.add_argument("--titles")
     p.add_argument("--judge", help="modes the throughput target applies to")
+    p.add_argument("--floor", help="the mode of empty programs, quoted where a judged mode misses")
     p.add_argument("--setup", default="")
     p = sub.add_parser("self")
     p.add_argument("file")

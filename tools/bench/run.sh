@@ -711,7 +711,7 @@ section2() {
 	bench_server nginx
 	titles=$(IFS=,; echo "${MODE_TITLES[*]}")
 	python3 "$B/report.py" --verdicts "$WORK/verdicts" servers "$S2/results.tsv" \
-		--modes "$(IFS=,; echo "${MODES[*]}")" --titles "$titles" --judge "$JUDGED" \
+		--modes "$(IFS=,; echo "${MODES[*]}")" --titles "$titles" --judge "$JUDGED" --floor floor \
 		--setup "server pinned to CPU $SRV_CPU, load generator to CPU $LOAD_CPU, latwhy unpinned; $ROUNDS round(s) of ${MODES[*]} (every other round in reverse), ${S2_SECS} s per run" |
 		tee -a "$WORK/report.txt"
 	say "   redis-benchmark -c 50 -t set,get -n $REDIS_N per test; wrk -t1 -c50 -d${S2_SECS}s --latency."
