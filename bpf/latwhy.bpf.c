@@ -98,6 +98,7 @@ __u64 targ_mm = 0;    /* the target's mm_struct, learned at sched_switch */
 struct lw_thp_stats thp = {};
 __u32 thp_pids[LW_THP_PIDS] = {}; /* written by userspace: see is_thp_kthread() */
 __u32 thp_pid_max = 0;		  /* the largest of them, written after them */
+__u32 ksd_pid_max = 0;		  /* the largest ksoftirqd pid (lw_cpu_state::ksd_pid) */
 
 enum lw_tstate {
 	TS_UNKNOWN = 0,
@@ -176,11 +177,13 @@ struct thread_state {
 	__u64 wait_softirq;
 	__u64 wait_thp;
 	__u32 wait_intr; /* the wait CPU's lw_cpu_state::nirq, with irq_entry_ns */
-	__u32 pad_intr;
+	__u32 wait_ksd;	 /* its ksoftirqd's run time, low 32 bits (cpu_ksd_ns()) */
 	/* Slots: used_mask has the open and the closed ones. A closed slot
 	 * keeps when its request ended, for the next request on its conn. */
 	__u32 used_mask;
-	__u32 pad;
+	/* of the wake-up wait now going on: the stretch its CPU took to leave
+	 * idle (on_wakeup()), in ns, saturated; 0: none */
+	__u32 wake_idle;
 	__u64 pick_closed; /* slot_pick()'s scratch */
 	__u64 pick_open;
 	/* the last runqueue wait, for a request that arrived during it */
@@ -416,6 +419,14 @@ static __always_inline __u64 cpu_thp_ns(struct lw_cpu_state *cs, __u64 now)
 	return cs->thp_ns + (start && now > start ? now - start : 0);
 }
 
+/* The CPU's ksoftirqd run time up to now. */
+static __always_inline __u64 cpu_ksd_ns(struct lw_cpu_state *cs, __u64 now)
+{
+	__u64 start = cs->ksd_start;
+
+	return cs->ksd_ns + (start && now > start ? now - start : 0);
+}
+
 /*
  * A runqueue wait starts on cpu: interrupts handled there while we wait
  * delayed us as much as the task they interrupted, and so does khugepaged
@@ -440,6 +451,7 @@ static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64
 	ts->wait_irq = cs->irq_ns;
 	ts->wait_softirq = cs->softirq_ns;
 	ts->wait_thp = cpu_thp_ns(cs, now);
+	ts->wait_ksd = (__u32)cpu_ksd_ns(cs, now);
 	if (irq_entry_ns)
 		ts->wait_intr = cs->nirq;
 	/* IRQs there are evidence while a request waits on it */
@@ -461,6 +473,34 @@ static __always_inline void wait_end(struct thread_state *ts)
 		__sync_fetch_and_add(&cs->waiters, -1);
 }
 
+/*
+ * The softirq time of a wait behind ksoftirqd: its run time there (ksd, a
+ * difference of 32-bit ns) less the hard interrupts it may have nested, and
+ * their entry and exit. It also holds what the timed softirq time cannot: a
+ * run that began before the wait (a BLOCK or NET_RX batch deferred to
+ * ksoftirqd while nothing of the target's was on the CPU, untimed), which
+ * left a remotely woken target waiting behind "ksoftirqd" as if behind any
+ * task. Counted as evidence (LW_SOFTIRQ_KSOFTIRQD) for what it adds to the
+ * timed time soft.
+ */
+static __always_inline __u64 ksd_softirq(struct thread_state *ts, struct lw_cpu_state *cs,
+					 __u64 now, __u64 irq, __u64 soft)
+{
+	__u64 ksd = (__u32)((__u32)cpu_ksd_ns(cs, now) - ts->wait_ksd);
+	__u32 key = LW_SOFTIRQ_KSOFTIRQD;
+	struct lw_count *c;
+
+	irq += intr_cost(cs->nirq, ts->wait_intr, ksd);
+	if (ksd <= irq + soft)
+		return soft;
+	c = bpf_map_lookup_elem(&softirq_ev, &key);
+	if (c) {
+		c->ns += ksd - irq - soft;
+		c->count++;
+	}
+	return ksd - irq;
+}
+
 /* Split a runqueue wait on cs's CPU, ending now, into interrupt time, THP
  * kthread time (*thp) and the rest, which is returned. */
 static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_state *cs, __u32 cpu,
@@ -472,7 +512,7 @@ static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_s
 	if (cpu != ts->wait_cpu)
 		return delta; /* migrated: the other CPU's counters don't apply */
 	irq = cs->irq_ns - ts->wait_irq;
-	soft = cs->softirq_ns - ts->wait_softirq;
+	soft = ksd_softirq(ts, cs, now, irq, cs->softirq_ns - ts->wait_softirq);
 	th = cpu_thp_ns(cs, now) - ts->wait_thp;
 	if (irq + soft > delta) {
 		/* A handler that began before the wait and ended in it adds its
@@ -993,6 +1033,29 @@ static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u3
 	__sync_fetch_and_add(&v->count, 1);
 }
 
+/*
+ * A wait for an idle CPU: its exit from idle (a C-state, a halted vCPU) and
+ * the wake-up's IPI, or, where the idle state polled, no C-state to leave:
+ * the wake-up's own time, or a vCPU its host did not run. thp_ns: the THP
+ * kthreads' part of the wait, in the THP bucket, blamed on the same.
+ */
+static __always_inline void idle_credit(struct thread_state *ts, bool polled, __u64 ns,
+					__u64 thp_ns)
+{
+	/* built on the stack: a static const array would sit in .rodata
+	 * (see excess_bucket()) */
+	char comm[LW_COMM_LEN] = "idle (polling)";
+
+	if (polled) {
+		wait_credit(ts, LW_PID_IDLE_POLL, 0, comm, ns + thp_ns);
+		ts->cum[LW_B_IDLE_POLL] += ns;
+	} else {
+		__builtin_memcpy(comm, "swapper", sizeof("swapper"));
+		wait_credit(ts, 0, 0, comm, ns + thp_ns);
+	}
+	ts->cum[LW_B_IDLE] += ns;
+}
+
 static __always_inline void switch_out(struct task_struct *prev, struct task_struct *next,
 				       bool preempt, struct lw_cpu_state *cs, __u64 now)
 {
@@ -1050,19 +1113,23 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		idle = !ts->waiter_pid && !prev->pid && cpu == ts->wait_cpu;
 		/* only lw_cpu_idle sets it: 0 (seeded) without cpu_idle */
 		polled = idle && cs->idle_polling;
+		/* A wake-up wait whose CPU left idle and then ran another
+		 * task before us: its start was that CPU's exit from idle
+		 * (on_wakeup()). The rest is the other task's. */
+		if (!idle && !ts->waiter_pid && ts->wake_idle && cpu == ts->wait_cpu) {
+			__u64 gap = ts->wake_idle < delta ? ts->wake_idle : delta;
+
+			idle_credit(ts, cs->idle_polling, gap, 0);
+			delta -= gap;
+		}
 		/* Blame the task that took the CPU from us, or for a wake-up
 		 * wait the one that ran last before us. */
 		if (ts->waiter_pid) {
 			wait_credit(ts, ts->waiter_pid, ts->waiter_tgid, ts->waiter_comm,
 				    delta + thp_ns);
-		} else if (polled) {
-			/* no C-state to leave: a wait here is the wake-up's
-			 * own, or time the vCPU's host did not run it. The
-			 * name is built on the stack: a static const array
-			 * would sit in .rodata (see excess_bucket()). */
-			char comm[LW_COMM_LEN] = "idle (polling)";
-
-			wait_credit(ts, LW_PID_IDLE_POLL, 0, comm, delta + thp_ns);
+		} else if (idle) {
+			idle_credit(ts, polled, delta, thp_ns);
+			delta = 0; /* in the idle buckets now */
 		} else {
 			char comm[LW_COMM_LEN];
 
@@ -1075,9 +1142,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 			ts->cum[LW_B_THP] += thp_ns;
 			__sync_fetch_and_add(&thp.khugepaged_run_ns, thp_ns);
 		}
-		ts->cum[idle ? LW_B_IDLE : LW_B_SCHED] += delta;
-		if (polled)
-			ts->cum[LW_B_IDLE_POLL] += delta;
+		ts->cum[LW_B_SCHED] += delta;
 	} else if (ts->busy && ts->state == TS_SLEEPING) {
 		/* no wake-up seen (the kernel skips a nested run of the
 		 * wake-up program): plain blocking */
@@ -1118,6 +1183,27 @@ static __always_inline void thp_switch_in(struct lw_cpu_state *cs, struct task_s
 		cs->thp_start = now;
 }
 
+/*
+ * ksoftirqd leaving or taking its CPU, for ksd_softirq(). Its pid is small
+ * (started at boot), so one compare against the largest turns every later
+ * task away before the CPU's second cache line is read.
+ */
+static __always_inline bool ksd_switch_seen(struct task_struct *prev, struct task_struct *next)
+{
+	/* pids 1..ksd_pid_max: not the idle task's 0, nothing when unknown */
+	return (__u32)(prev->pid - 1) < ksd_pid_max || (__u32)(next->pid - 1) < ksd_pid_max;
+}
+
+static __always_inline void ksd_switch(struct lw_cpu_state *cs, struct task_struct *next, __u64 now)
+{
+	if (cs->ksd_start) {
+		cs->ksd_ns += now > cs->ksd_start ? now - cs->ksd_start : 0;
+		cs->ksd_start = 0;
+	}
+	if (next->pid == cs->ksd_pid && cs->ksd_pid)
+		cs->ksd_start = now;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -1138,10 +1224,15 @@ int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			thp_switch_out(cs, now);
 			thp_switch_in(cs, next, now);
 		}
+		if (ksd_switch_seen(prev, next) &&
+		    (cs->ksd_start || (next->pid == cs->ksd_pid && cs->ksd_pid)))
+			ksd_switch(cs, next, bpf_ktime_get_ns());
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
 	thp_switch_out(cs, now); /* before switch_in splits its wait */
+	if (ksd_switch_seen(prev, next))
+		ksd_switch(cs, next, now); /* ksoftirqd is never a target */
 	if (out)
 		switch_out(prev, next, preempt, cs, now);
 	if (in)
@@ -1209,6 +1300,13 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	ts->state = TS_RUNNABLE;
 	ts->waiter_pid = 0;
 	ts->last_ts = wake;
+	/* A wake-up queued to an idle CPU reaches sched_wakeup there, from
+	 * its idle task, once that CPU left idle: the wait until now was the
+	 * exit from idle, whatever runs there before us (ksoftirqd, with the
+	 * softirq the interrupt that ended the idle raised; switch_in()). */
+	ts->wake_idle = 0;
+	if (!bpf_get_current_task_btf()->pid && bpf_get_smp_processor_id() == lw_task_cpu(p))
+		ts->wake_idle = now - wake < 0xffffffffULL ? now - wake : 0xffffffffU;
 	/* the CPU's interrupt counters from here: until now it was leaving
 	 * idle, or handling the wake-up's IPI */
 	wait_start(ts, lw_task_cpu(p), now);

@@ -27,11 +27,14 @@
  * target's TCP segments waited in a CPU's receive backlog (loopback, veth,
  * tun) for that CPU's NET_RX to take them (lw_netif_rx, lw_netif_recv) */
 #define LW_SOFTIRQ_BACKLOG LW_NR_SOFTIRQS
-#define LW_SOFTIRQ_ROWS	   (LW_NR_SOFTIRQS + 1)
-#define LW_BACKLOG_SLOTS   1024 /* stamps of segments in backlogs; a power of 2 */
-#define LW_REQ_SLOTS	   16	/* requests a thread can have open at once */
-#define LW_THP_PIDS	   8	/* khugepaged + kcompactd per NUMA node, tracked */
-#define LW_RINGBUF_BYTES   (1 << 20)
+/* and one more: a target's runqueue waits behind its CPU's ksoftirqd, for
+ * the part of ksoftirqd's run that no timed softirq holds (wait_split()) */
+#define LW_SOFTIRQ_KSOFTIRQD (LW_NR_SOFTIRQS + 1)
+#define LW_SOFTIRQ_ROWS	     (LW_NR_SOFTIRQS + 2)
+#define LW_BACKLOG_SLOTS     1024 /* stamps of segments in backlogs; a power of 2 */
+#define LW_REQ_SLOTS	     16	  /* requests a thread can have open at once */
+#define LW_THP_PIDS	     8	  /* khugepaged + kcompactd per NUMA node, tracked */
+#define LW_RINGBUF_BYTES     (1 << 20)
 
 /* Latency histogram: log2 groups split into 2^LW_HIST_SUB_BITS linear
  * sub-buckets, so any quantile read from it is within 1/8 (12.5%) of the
@@ -306,11 +309,17 @@ struct lw_cpu_state {
 	/* the idle state it last entered polls (power:cpu_idle): leaving it
 	 * takes no C-state exit */
 	__u32 idle_polling;
+	/* this CPU's ksoftirqd (its pid, written by userspace; 0: unknown):
+	 * cumulative run time, and when the run now going on began (0: none) */
+	__u64 ksd_ns;
+	__u64 ksd_start;
+	__u32 ksd_pid;
 } __attribute__((aligned(64)));
 
 /* the interrupt handlers' fields fill the first cache line exactly */
 _Static_assert(__builtin_offsetof(struct lw_cpu_state, freq_ts) == 64,
 	       "lw_cpu_state's first line holds more than the handlers' fields");
+_Static_assert(sizeof(struct lw_cpu_state) == 128, "lw_cpu_state is two cache lines");
 
 #define LW_SOFTIRQ_UNTIMED 1 /* lw_cpu_state::softirq_start */
 

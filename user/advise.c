@@ -1758,8 +1758,7 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 		if (!lw_cpuset_test(on, (int)s->cpu))
 			continue;
 		tx(&x, "%s%s on CPU %u: %s in %llu %s", t->nr_irqs || k ? "; " : "", s->vec, s->cpu,
-		   fmt_ns(s->ns, b, sizeof(b)), s->count,
-		   strcmp(s->vec, BACKLOG_VEC) ? "runs" : "waits");
+		   fmt_ns(s->ns, b, sizeof(b)), s->count, lw_softirq_unit(s->vec));
 		k++;
 	}
 	if (t->irq_entry_cost_ns && t->irq_entry_ns)

@@ -481,10 +481,11 @@ const char *lw_bucket_name(enum lw_bucket b)
 const char *lw_softirq_name(__u32 vec)
 {
 	/* include/linux/interrupt.h, stable since 2.6.37; then the
-	 * LW_SOFTIRQ_BACKLOG row: not a vector, a wait for NET_RX */
+	 * LW_SOFTIRQ_BACKLOG and LW_SOFTIRQ_KSOFTIRQD rows: not vectors,
+	 * waits (for NET_RX, behind ksoftirqd) */
 	static const char *const names[LW_SOFTIRQ_ROWS] = {
 		"HI",	   "TIMER", "NET_TX",  "NET_RX", "BLOCK",	   "IRQ_POLL",
-		"TASKLET", "SCHED", "HRTIMER", "RCU",	 "NET_RX_BACKLOG",
+		"TASKLET", "SCHED", "HRTIMER", "RCU",	 "NET_RX_BACKLOG", "KSOFTIRQD",
 	};
 
 	return vec < LW_SOFTIRQ_ROWS ? names[vec] : "?";

@@ -142,3 +142,8 @@ const char *lw_severity_name(enum lw_severity s)
 	}
 	return "unknown";
 }
+
+const char *lw_softirq_unit(const char *vec)
+{
+	return strcmp(vec, "NET_RX_BACKLOG") && strcmp(vec, "KSOFTIRQD") ? "runs" : "waits";
+}

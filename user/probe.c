@@ -53,15 +53,15 @@ int lw_probe_stat(int pid, char *comm, size_t len, char *state, int *threads)
 	return 0;
 }
 
-int lw_probe_thp_kthreads(__u32 *pids, int max)
+/* fn(pid, comm, arg) for each process in /proc, until it returns nonzero. */
+static void probe_each_comm(int (*fn)(int pid, const char *comm, void *arg), void *arg)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
-	int n = 0;
 
 	if (!d)
-		return 0;
-	while (n < max && (e = readdir(d))) {
+		return;
+	while ((e = readdir(d))) {
 		char comm[32], state;
 		int pid;
 
@@ -70,11 +70,55 @@ int lw_probe_thp_kthreads(__u32 *pids, int max)
 		pid = atoi(e->d_name);
 		if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
 			continue;
-		if (!strcmp(comm, "khugepaged") || !strncmp(comm, "kcompactd", 9))
-			pids[n++] = pid;
+		if (fn(pid, comm, arg))
+			break;
 	}
 	closedir(d);
-	return n;
+}
+
+struct pid_list {
+	__u32 *pids;
+	int n, max;
+};
+
+static int thp_kthread(int pid, const char *comm, void *arg)
+{
+	struct pid_list *l = arg;
+
+	if (!strcmp(comm, "khugepaged") || !strncmp(comm, "kcompactd", 9))
+		l->pids[l->n++] = pid;
+	return l->n >= l->max;
+}
+
+int lw_probe_thp_kthreads(__u32 *pids, int max)
+{
+	struct pid_list l = {.pids = pids, .max = max};
+
+	if (max > 0)
+		probe_each_comm(thp_kthread, &l);
+	return l.n;
+}
+
+static int ksoftirqd(int pid, const char *comm, void *arg)
+{
+	struct pid_list *l = arg;
+	unsigned int cpu;
+	char end;
+
+	if (sscanf(comm, "ksoftirqd/%u%c", &cpu, &end) == 1 && cpu < (unsigned int)l->max) {
+		if (!l->pids[cpu])
+			l->n++;
+		l->pids[cpu] = pid;
+	}
+	return 0;
+}
+
+int lw_probe_ksoftirqd(__u32 *pids, int nr_cpus)
+{
+	struct pid_list l = {.pids = pids, .max = nr_cpus};
+
+	probe_each_comm(ksoftirqd, &l);
+	return l.n;
 }
 
 int lw_parse_listen_ports(FILE *f, __u64 *bits)

@@ -23,6 +23,9 @@ int lw_probe_target(int pid, char *comm, size_t len);
 int lw_probe_privileges(void);
 /* Pids of khugepaged and kcompactdN, at most max; the number found. */
 int lw_probe_thp_kthreads(__u32 *pids, int max);
+/* pids[cpu] = that CPU's ksoftirqd ("ksoftirqd/N"), for cpu < nr_cpus; the
+ * others are left as they were. Returns how many were found. */
+int lw_probe_ksoftirqd(__u32 *pids, int nr_cpus);
 /* Sets a bit in bits (65536 of them) for each local port of a listening
  * socket in f, a /proc/net/tcp or tcp6 table; the number of listeners. */
 int lw_parse_listen_ports(FILE *f, __u64 *bits);

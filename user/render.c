@@ -555,7 +555,7 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 			lw_softirq_name(s->softirqs[i].vec), s->softirqs[i].cpu,
 			lw_fmt_ns(d, sizeof(d), s->softirqs[i].ns),
 			(unsigned long long)s->softirqs[i].count,
-			s->softirqs[i].vec == LW_SOFTIRQ_BACKLOG ? "waits" : "runs");
+			lw_softirq_unit(lw_softirq_name(s->softirqs[i].vec)));
 	fprintf(f,
 		"  THP: %llu collapses (%llu failed) and %llu khugepaged scans of its memory, "
 		"%llu direct compactions (%s)\n",

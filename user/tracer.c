@@ -288,18 +288,25 @@ static void inject_freq(void *ctx, int cpu, __u32 khz)
 static int tracer_seed_cpus(struct lw_tracer *t)
 {
 	int fd = bpf_map__fd(t->skel->maps.cpus);
+	__u32 ksd[LW_MAX_CPUS] = {}, ksd_max = 0;
 
+	/* ksoftirqd threads are made once per CPU (smpboot: parked, not
+	 * ended, when a CPU goes offline), so once is enough */
+	lw_probe_ksoftirqd(ksd, t->nr_cpus < LW_MAX_CPUS ? t->nr_cpus : LW_MAX_CPUS);
 	for (int c = 0; c < t->nr_cpus && c < LW_MAX_CPUS; c++) {
 		struct lw_cpu_state cs = {
 			.khz = t->freq.cur_khz[c],
 			.ref_khz = t->freq.ref_khz[c],
 			.freq_ts = now_ns(),
+			.ksd_pid = ksd[c],
 		};
 		__u32 key = c;
 
 		if (bpf_map_update_elem(fd, &key, &cs, BPF_ANY))
 			return -errno;
+		ksd_max = ksd[c] > ksd_max ? ksd[c] : ksd_max;
 	}
+	t->skel->bss->ksd_pid_max = ksd_max;
 	return 0;
 }
 

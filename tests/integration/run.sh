@@ -694,6 +694,35 @@ assert a * 10 < b, 'NET_RX on the server CPU: %d ns in 4 s before the fix, %d af
 	cleanup
 }
 
+# A flood steered to the server's CPU datagram by datagram (lo's RPS, the
+# softirq injector's flood mode) keeps its ksoftirqd busy: a request that
+# waits behind ksoftirqd waits for softirq work, some of it begun before the
+# wait (not timed), and that wait is softirq's, with its own evidence row.
+test_ksoftirqd() {
+	local rps=/sys/class/net/lo/queues/rx-0/rps_cpus
+	[ -w "$rps" ] || { skip ksoftirqd "$rps not writable (kernel without RPS?)"; return; }
+	start_server "$SRV_CPU" || { no_server ksoftirqd; return; }
+	start_client 10
+	INJECT_SOFTIRQ=flood tools/inject.sh softirq "$SRV_CPU" 8 >"$OUT/inject.out" 2>&1 &
+	PIDS+=("$!")
+	sleep 1
+	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	check ksoftirqd "
+k = [x for x in summ['evidence']['softirqs'] if x['vec'] == 'KSOFTIRQD']
+assert k and k[0]['cpu'] == $SRV_CPU, 'no KSOFTIRQD row on CPU $SRV_CPU: %r' % summ['evidence']['softirqs']
+assert k[0]['count'] >= 10 and k[0]['ns'] > 0, k
+# its time is softirq's, so the requests that waited behind ksoftirqd hold
+# more softirq than sched
+behind = [r for r in reqs if r.get('preempted_by', {}).get('comm', '').startswith('ksoftirqd')]
+soft = sum(r['ns']['softirq'] for r in behind)
+sched = sum(r['ns']['sched'] for r in behind)
+assert behind and soft > sched, '%d requests behind ksoftirqd: softirq %d ns, sched %d ns' % (len(behind), soft, sched)
+print('ksoftirqd: %d waits, %.1f ms beyond its timed runs; %d requests behind it: softirq %.1f ms, sched %.1f ms' %
+      (k[0]['count'], k[0]['ns'] / 1e6, len(behind), soft / 1e6, sched / 1e6))
+"
+	cleanup
+}
+
 # A client in another network namespace, across a veth pair: a container's
 # way in. Its segments enter the host's receive backlog through netif_rx,
 # and each request's wait there is timed, into its softirq.
@@ -912,7 +941,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq check_irq_cost rps veth backlog_idle freq thp lab_recover accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in

@@ -574,6 +574,11 @@ static void test_trace_rps(void **state)
 	assert_contains(f->evidence, "NET_RX_BACKLOG on CPU 1: 1.43 s in 8790 waits");
 	assert_string_equal(f->fix.v[0], "echo 1 > /sys/class/net/lo/queues/rx-0/rps_cpus");
 	ctx_free(&c);
+	/* waits behind ksoftirqd: evidence in waits */
+	snprintf(t.softirqs[0].vec, sizeof(t.softirqs[0].vec), "KSOFTIRQD");
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
+	assert_contains(c.fs.v[0].evidence, "KSOFTIRQD on CPU 1: 1.43 s in 8790 waits");
+	ctx_free(&c);
 	snprintf(t.softirqs[0].vec, sizeof(t.softirqs[0].vec), "NET_RX");
 
 	/* the NET_RX ran on the other CPU: not the target's, no RPS change */

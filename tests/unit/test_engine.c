@@ -543,7 +543,11 @@ static void test_softirq_snapshot(void **state)
 	assert_string_equal(lw_softirq_name(3), "NET_RX");
 	assert_string_equal(lw_softirq_name(9), "RCU");
 	assert_string_equal(lw_softirq_name(LW_SOFTIRQ_BACKLOG), "NET_RX_BACKLOG");
+	assert_string_equal(lw_softirq_name(LW_SOFTIRQ_KSOFTIRQD), "KSOFTIRQD");
 	assert_string_equal(lw_softirq_name(LW_SOFTIRQ_ROWS), "?");
+	assert_string_equal(lw_softirq_unit("NET_RX"), "runs");
+	assert_string_equal(lw_softirq_unit("NET_RX_BACKLOG"), "waits");
+	assert_string_equal(lw_softirq_unit("KSOFTIRQD"), "waits");
 }
 
 static void test_preempt_top(void **state)

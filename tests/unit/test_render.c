@@ -508,7 +508,8 @@ static void test_irq_entry(void **state)
 }
 
 /* A receive backlog's waits are shown as waits, on the CPU that took the
- * data, in the live line and in the summary; NET_RX runs as before. */
+ * data, in the live line and in the summary; NET_RX runs as before; and
+ * waits behind ksoftirqd as waits. */
 static void test_backlog_evidence(void **state)
 {
 	struct lw_tick_rec t = {.type = LW_REC_TICK, .requests = 10, .threshold_ns = 900000};
@@ -520,7 +521,9 @@ static void test_backlog_evidence(void **state)
 	sum.softirqs[0] = (struct lw_softirq_rec){
 		.vec = LW_SOFTIRQ_BACKLOG, .cpu = 0, .ns = 2000000, .count = 400};
 	sum.softirqs[1] = (struct lw_softirq_rec){.vec = 3, .cpu = 1, .ns = 1000000, .count = 9};
-	sum.nr_softirqs = 2;
+	sum.softirqs[2] = (struct lw_softirq_rec){
+		.vec = LW_SOFTIRQ_KSOFTIRQD, .cpu = 1, .ns = 500000, .count = 7};
+	sum.nr_softirqs = 3;
 	out_open(&o, false);
 	lw_render_live(o.r, &sum, &t, 1000000000ULL);
 	s = out_close(&o);
@@ -528,7 +531,8 @@ static void test_backlog_evidence(void **state)
 	out_free(&o);
 	s = summary_out(&o, &sum, false);
 	assert_has(s, "  softirq NET_RX_BACKLOG on CPU 0: 2.00 ms in 400 waits\n"
-		      "  softirq NET_RX on CPU 1: 1.00 ms in 9 runs\n");
+		      "  softirq NET_RX on CPU 1: 1.00 ms in 9 runs\n"
+		      "  softirq KSOFTIRQD on CPU 1: 500.0 us in 7 waits\n");
 	out_free(&o);
 	s = summary_out(&o, &sum, true);
 	assert_json(s, "d['evidence']['softirqs'][0] == {'vec': 'NET_RX_BACKLOG', 'cpu': 0, "
