@@ -196,10 +196,17 @@ LAB_WQ_MASK=/sys/devices/virtual/workqueue/cpumask
 # a kworker that cannot move: 0.2 ms a time on the development VM, which a
 # 12 s baseline sees as a preemption or two. Once a minute while quiet.
 LAB_STAT=/proc/sys/vm/stat_interval
+# Free page reporting (virtio-balloon) hands freed memory back to the host
+# from a kworker of the CPU that freed it, 2 s later: a server exiting on the
+# quiet CPU left the next scenario's baseline a 4-43 ms run of
+# page_reporting_process there (bpftrace, workqueue_execute_start/end). An
+# order above the largest (10) reports nothing while the lab runs.
+LAB_PAGE_REPORTING=/sys/module/page_reporting/parameters/page_reporting_order
 quiet_cpu() {
 	local others t
 	local -a tids=()
 	[ -w "$LAB_STAT" ] && set_knob "$LAB_STAT" 60
+	[ -w "$LAB_PAGE_REPORTING" ] && set_knob "$LAB_PAGE_REPORTING" 11
 	others=$(online_cpus | grep -vx "$1" | paste -sd, -)
 	# shellcheck disable=SC2086 # a list of CPUs
 	[ -w "$LAB_WQ_MASK" ] && set_knob "$LAB_WQ_MASK" "$(cpu_mask ${others//,/ })"
