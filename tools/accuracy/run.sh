@@ -601,7 +601,13 @@ CLI_CPU=${CPUS[0]}
 IRQ_OK=1
 tools/inject.sh irq-cpu >/dev/null 2>&1 || IRQ_OK=0
 
-WORK=$(mktemp -d /tmp/latwhy-accuracy.XXXXXX) || die "mktemp failed"
+# In memory where the machine has a tmpfs: on disk, the writeback of the
+# scenarios' own files (latwhy's NDJSON, the clients' latency lists) sent
+# disk interrupts and kworker/N:1H runs to the server's CPU, the disk
+# interrupts' CPU, in the baselines.
+WORK_BASE=/tmp
+[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && [ -w /dev/shm ] && WORK_BASE=/dev/shm
+WORK=$(mktemp -d "$WORK_BASE/latwhy-accuracy.XXXXXX") || die "mktemp failed"
 declare -A THRESH=() LOW=() PATHNS=() BASE_DIR=()
 ROWS=()
 # One server shape for every lab scenario, so that the baseline is the same
