@@ -172,7 +172,7 @@ struct thread_state {
 	char waiter_comm[LW_COMM_LEN];
 	/* runqueue wait: the CPU queued on and its IRQ counters then */
 	__u32 wait_cpu;
-	__u32 waiting; /* counted in that CPU's waiters */
+	__u32 waiting; /* counted in that CPU's waiters: LW_WAIT_* */
 	__u64 wait_irq;
 	__u64 wait_softirq;
 	__u64 wait_thp;
@@ -199,6 +199,10 @@ struct thread_state {
 	__u32 slot_top_pid[LW_REQ_SLOTS];
 	struct req_slot slots[LW_REQ_SLOTS];
 };
+
+/* thread_state::waiting: how it is counted in its wait CPU's waiters */
+#define LW_WAIT_QUEUED 1 /* a busy thread, runnable there */
+#define LW_WAIT_WAKING 2 /* from sched_waking: not yet known to be busy */
 
 /* No separate count: it would be a second cold cache line per request. */
 struct hist {
@@ -430,9 +434,11 @@ static __always_inline __u64 cpu_ksd_ns(struct lw_cpu_state *cs, __u64 now)
 /*
  * A runqueue wait starts on cpu: interrupts handled there while we wait
  * delayed us as much as the task they interrupted, and so does khugepaged
- * or kcompactd running there (counted by the sched_switch handler).
+ * or kcompactd running there (counted by the sched_switch handler). watch:
+ * time that CPU's interrupts for us also when not busy (LW_WAIT_WAKING: from
+ * sched_waking, before the wake-up says whether it brings a request).
  */
-static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64 now)
+static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64 now, __u32 watch)
 {
 	struct lw_cpu_state *cs = cpu_state_get(cpu);
 
@@ -455,9 +461,9 @@ static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64
 	if (irq_entry_ns)
 		ts->wait_intr = cs->nirq;
 	/* IRQs there are evidence while a request waits on it */
-	if (ts->busy && !ts->waiting) {
+	if ((ts->busy || watch) && !ts->waiting) {
 		__sync_fetch_and_add(&cs->waiters, 1);
-		ts->waiting = 1;
+		ts->waiting = watch ? watch : LW_WAIT_QUEUED;
 	}
 }
 
@@ -1072,7 +1078,7 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	/* A preempted task stays runnable whatever its state word says. */
 	if (preempt || lw_task_state(prev) == 0) {
 		ts->state = TS_RUNNABLE;
-		wait_start(ts, bpf_get_smp_processor_id(), now);
+		wait_start(ts, bpf_get_smp_processor_id(), now, 0);
 		ts->waiter_pid = next->pid;
 		ts->waiter_tgid = next->tgid;
 		__builtin_memcpy(ts->waiter_comm, next->comm, LW_COMM_LEN);
@@ -1263,11 +1269,33 @@ static __always_inline __u64 wake_began(struct thread_state *ts, __u64 now)
 	return t && t >= ts->last_ts && t <= now ? t : now;
 }
 
+/*
+ * The part of a wake-up's stretch to sched_wakeup (gap) that its idle CPU
+ * spent leaving idle: less the interrupts it handled meanwhile, which the
+ * wait's split holds when its counters date from sched_waking (timed).
+ * Saturated to 32 bits.
+ */
+static __always_inline __u32 wake_idle_ns(struct thread_state *ts, __u32 cpu, __u64 gap, bool timed)
+{
+	struct lw_cpu_state *cs = cpu_state_get(cpu);
+	__u64 intr;
+
+	if (timed && cs) {
+		intr = (cs->irq_ns - ts->wait_irq) + (cs->softirq_ns - ts->wait_softirq);
+		if (irq_entry_ns)
+			intr += intr_cost(cs->nirq, ts->wait_intr, gap);
+		gap = gap > intr ? gap - intr : 0;
+	}
+	return gap < 0xffffffffULL ? gap : 0xffffffffU;
+}
+
 static __always_inline int on_wakeup(struct task_struct *p)
 {
 	struct thread_state *ts;
 	bool was_busy;
+	bool from_waking;
 	__u64 now, wake;
+	__u32 cpu;
 
 	if (!is_target(p))
 		return 0;
@@ -1300,16 +1328,25 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	ts->state = TS_RUNNABLE;
 	ts->waiter_pid = 0;
 	ts->last_ts = wake;
+	cpu = lw_task_cpu(p);
+	/* the counters taken at sched_waking, on the CPU it runs on */
+	from_waking = ts->waiting == LW_WAIT_WAKING && ts->wait_cpu == cpu;
+	if (!from_waking) {
+		wait_end(ts);
+		wait_start(ts, cpu, now, 0);
+	} else if (!ts->busy) {
+		wait_end(ts); /* woken for no request: not a wait to time */
+	} else {
+		ts->waiting = LW_WAIT_QUEUED;
+	}
 	/* A wake-up queued to an idle CPU reaches sched_wakeup there, from
 	 * its idle task, once that CPU left idle: the wait until now was the
-	 * exit from idle, whatever runs there before us (ksoftirqd, with the
-	 * softirq the interrupt that ended the idle raised; switch_in()). */
+	 * exit from idle, less the interrupts it handled first, whatever runs
+	 * there before us (ksoftirqd, with the softirq such an interrupt
+	 * raised; switch_in()). */
 	ts->wake_idle = 0;
-	if (!bpf_get_current_task_btf()->pid && bpf_get_smp_processor_id() == lw_task_cpu(p))
-		ts->wake_idle = now - wake < 0xffffffffULL ? now - wake : 0xffffffffU;
-	/* the CPU's interrupt counters from here: until now it was leaving
-	 * idle, or handling the wake-up's IPI */
-	wait_start(ts, lw_task_cpu(p), now);
+	if (!bpf_get_current_task_btf()->pid && bpf_get_smp_processor_id() == cpu)
+		ts->wake_idle = wake_idle_ns(ts, cpu, now - wake, from_waking);
 	ckpt_take(ts, wake, LW_B_SCHED);
 	return 0;
 }
@@ -1320,12 +1357,23 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(lw_sched_waking, struct task_struct *p)
 {
 	struct thread_state *ts;
+	__u64 now;
 
 	if (!is_target(p))
 		return 0;
 	ts = bpf_task_storage_get(&threads, p, 0, 0);
-	if (ts)
-		ts->waking_ts = bpf_ktime_get_ns();
+	if (!ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	ts->waking_ts = now;
+	/* The interrupts of the CPU it last ran on count from here: a
+	 * wake-up queued to an idle CPU reaches sched_wakeup only after that
+	 * CPU handled what came before the IPI (under the lab's disk
+	 * injector, interrupts and their softirqs held a third of the time
+	 * from sched_waking to sched_wakeup; bpftrace). Not while it is still
+	 * switching out: that wake-up races its sleep (wake_began()). */
+	if (ts->state == TS_SLEEPING && !ts->waiting && armed)
+		wait_start(ts, lw_task_cpu(p), now, LW_WAIT_WAKING);
 	return 0;
 }
 

@@ -698,6 +698,9 @@ assert a * 10 < b, 'NET_RX on the server CPU: %d ns in 4 s before the fix, %d af
 # softirq injector's flood mode) keeps its ksoftirqd busy: a request that
 # waits behind ksoftirqd waits for softirq work, some of it begun before the
 # wait (not timed), and that wait is softirq's, with its own evidence row.
+# (Not "more softirq than sched behind ksoftirqd": the flood's receiver,
+# which runs there too, may follow it in the same wait, blamed on the task
+# that took the CPU first.)
 test_ksoftirqd() {
 	local rps=/sys/class/net/lo/queues/rx-0/rps_cpus
 	[ -w "$rps" ] || { skip ksoftirqd "$rps not writable (kernel without RPS?)"; return; }
@@ -711,14 +714,10 @@ test_ksoftirqd() {
 k = [x for x in summ['evidence']['softirqs'] if x['vec'] == 'KSOFTIRQD']
 assert k and k[0]['cpu'] == $SRV_CPU, 'no KSOFTIRQD row on CPU $SRV_CPU: %r' % summ['evidence']['softirqs']
 assert k[0]['count'] >= 10 and k[0]['ns'] > 0, k
-# its time is softirq's, so the requests that waited behind ksoftirqd hold
-# more softirq than sched
-behind = [r for r in reqs if r.get('preempted_by', {}).get('comm', '').startswith('ksoftirqd')]
-soft = sum(r['ns']['softirq'] for r in behind)
-sched = sum(r['ns']['sched'] for r in behind)
-assert behind and soft > sched, '%d requests behind ksoftirqd: softirq %d ns, sched %d ns' % (len(behind), soft, sched)
-print('ksoftirqd: %d waits, %.1f ms beyond its timed runs; %d requests behind it: softirq %.1f ms, sched %.1f ms' %
-      (k[0]['count'], k[0]['ns'] / 1e6, len(behind), soft / 1e6, sched / 1e6))
+# what it adds is in the requests' softirq (--slow 1us: every request is
+# reported; a wait of a busy span outside any request may add a little)
+soft = sum(r['ns']['softirq'] for r in reqs)
+assert k[0]['ns'] <= soft * 1.1 + 1e6, 'KSOFTIRQD %d ns, the requests hold %d ns of softirq' % (k[0]['ns'], soft)
 "
 	cleanup
 }
