@@ -438,6 +438,21 @@ static __always_inline __u64 cpu_ksd_ns(struct lw_cpu_state *cs, __u64 now)
  * time that CPU's interrupts for us also when not busy (LW_WAIT_WAKING: from
  * sched_waking, before the wake-up says whether it brings a request).
  */
+/*
+ * Woken on the CPU it will run on while a softirq runs there (its data's
+ * NET_RX, in ksoftirqd or at an IRQ's exit; a BLOCK run that the wake-up's
+ * IPI interrupted) which began while nothing here was watched: the rest of
+ * that run delays it as much as if it had been timed, so the clock starts
+ * now. Only on this CPU: another's softirq may end while we write.
+ */
+static __always_inline void softirq_clock_on(struct lw_cpu_state *cs, __u32 cpu, __u64 now)
+{
+	if (cs->softirq_start == LW_SOFTIRQ_UNTIMED && cpu == bpf_get_smp_processor_id()) {
+		cs->softirq_start = now;
+		cs->softirq_irq_snap = (__u32)cs->irq_ns;
+	}
+}
+
 static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64 now, __u32 watch)
 {
 	struct lw_cpu_state *cs = cpu_state_get(cpu);
@@ -445,15 +460,7 @@ static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64
 	ts->wait_cpu = cpu;
 	if (!cs)
 		return;
-	/* Woken from a softirq on the CPU it will run on (its data's NET_RX,
-	 * in ksoftirqd or at an IRQ's exit), which began while nothing here
-	 * was watched: the rest of that run delays it as much as if it had
-	 * been timed, so the clock starts now. Only on this CPU: another's
-	 * softirq may end while we write. */
-	if (cs->softirq_start == LW_SOFTIRQ_UNTIMED && cpu == bpf_get_smp_processor_id()) {
-		cs->softirq_start = now;
-		cs->softirq_irq_snap = (__u32)cs->irq_ns;
-	}
+	softirq_clock_on(cs, cpu, now);
 	ts->wait_irq = cs->irq_ns;
 	ts->wait_softirq = cs->softirq_ns;
 	ts->wait_thp = cpu_thp_ns(cs, now);
@@ -1337,7 +1344,11 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	} else if (!ts->busy) {
 		wait_end(ts); /* woken for no request: not a wait to time */
 	} else {
+		struct lw_cpu_state *cs = cpu_state_get(cpu);
+
 		ts->waiting = LW_WAIT_QUEUED;
+		if (cs) /* a softirq this wake-up's IPI interrupted */
+			softirq_clock_on(cs, cpu, now);
 	}
 	/* A wake-up queued to an idle CPU reaches sched_wakeup there, from
 	 * its idle task, once that CPU left idle: the wait until now was the
