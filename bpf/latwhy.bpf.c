@@ -1207,13 +1207,18 @@ static __always_inline bool ksd_switch_seen(struct task_struct *prev, struct tas
 	return (__u32)(prev->pid - 1) < ksd_pid_max || (__u32)(next->pid - 1) < ksd_pid_max;
 }
 
+static __always_inline bool is_ksd(struct lw_cpu_state *cs, struct task_struct *t)
+{
+	return t->pid == cs->ksd_pid && cs->ksd_pid;
+}
+
 static __always_inline void ksd_switch(struct lw_cpu_state *cs, struct task_struct *next, __u64 now)
 {
 	if (cs->ksd_start) {
 		cs->ksd_ns += now > cs->ksd_start ? now - cs->ksd_start : 0;
 		cs->ksd_start = 0;
 	}
-	if (next->pid == cs->ksd_pid && cs->ksd_pid)
+	if (is_ksd(cs, next))
 		cs->ksd_start = now;
 }
 
@@ -1237,8 +1242,7 @@ int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			thp_switch_out(cs, now);
 			thp_switch_in(cs, next, now);
 		}
-		if (ksd_switch_seen(prev, next) &&
-		    (cs->ksd_start || (next->pid == cs->ksd_pid && cs->ksd_pid)))
+		if (ksd_switch_seen(prev, next) && (cs->ksd_start || is_ksd(cs, next)))
 			ksd_switch(cs, next, bpf_ktime_get_ns());
 		return 0;
 	}
@@ -1282,9 +1286,9 @@ static __always_inline __u64 wake_began(struct thread_state *ts, __u64 now)
  * wait's split holds when its counters date from sched_waking (timed).
  * Saturated to 32 bits.
  */
-static __always_inline __u32 wake_idle_ns(struct thread_state *ts, __u32 cpu, __u64 gap, bool timed)
+static __always_inline __u32 wake_idle_ns(struct thread_state *ts, struct lw_cpu_state *cs,
+					  __u64 gap, bool timed)
 {
-	struct lw_cpu_state *cs = cpu_state_get(cpu);
 	__u64 intr;
 
 	if (timed && cs) {
@@ -1300,6 +1304,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 {
 	struct thread_state *ts;
 	bool was_busy;
+	struct lw_cpu_state *cs;
 	bool from_waking;
 	__u64 now, wake;
 	__u32 cpu;
@@ -1336,6 +1341,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	ts->waiter_pid = 0;
 	ts->last_ts = wake;
 	cpu = lw_task_cpu(p);
+	cs = cpu_state_get(cpu);
 	/* the counters taken at sched_waking, on the CPU it runs on */
 	from_waking = ts->waiting == LW_WAIT_WAKING && ts->wait_cpu == cpu;
 	if (!from_waking) {
@@ -1344,8 +1350,6 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	} else if (!ts->busy) {
 		wait_end(ts); /* woken for no request: not a wait to time */
 	} else {
-		struct lw_cpu_state *cs = cpu_state_get(cpu);
-
 		ts->waiting = LW_WAIT_QUEUED;
 		if (cs) /* a softirq this wake-up's IPI interrupted */
 			softirq_clock_on(cs, cpu, now);
@@ -1357,7 +1361,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	 * raised; switch_in()). */
 	ts->wake_idle = 0;
 	if (!bpf_get_current_task_btf()->pid && bpf_get_smp_processor_id() == cpu)
-		ts->wake_idle = wake_idle_ns(ts, cpu, now - wake, from_waking);
+		ts->wake_idle = wake_idle_ns(ts, cs, now - wake, from_waking);
 	ckpt_take(ts, wake, LW_B_SCHED);
 	return 0;
 }
