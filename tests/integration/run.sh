@@ -723,8 +723,11 @@ assert k[0]['ns'] <= soft * 1.1 + 1e6, 'KSOFTIRQD %d ns, the requests hold %d ns
 }
 
 # A client in another network namespace, across a veth pair: a container's
-# way in. Its segments enter the host's receive backlog through netif_rx,
-# and each request's wait there is timed, into its softirq.
+# way in. Its segments enter the host's receive backlog through netif_rx.
+# Queued on the client's own CPU, each is the first NET_RX takes there, in
+# the sender's own path: no wait, and none is timed. Steered to the server's
+# CPU (the host side's RPS), each request's wait there is timed, into its
+# softirq.
 test_veth() {
 	local ns=latwhy-it-$$ host=lwit$$ a=10.231.77.1 b=10.231.77.2
 	command -v ip >/dev/null || { skip veth "no ip command (iproute2)"; return; }
@@ -741,14 +744,23 @@ test_veth() {
 		return
 	fi
 	LAB_ADDR=$a start_server "$SRV_CPU" || { no_server veth; return; }
-	ip netns exec "$ns" env LAB_ADDR=$a "$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d 5 -q \
+	ip netns exec "$ns" env LAB_ADDR=$a "$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d 9 -q \
 		>"$OUT/client.out" 2>&1 &
 	PIDS+=("$!")
 	sleep 1
-	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/local.json" 2>"$OUT/latwhy.err"
+	# the pair goes with the namespace: nothing to restore
+	cpu_mask "$SRV_CPU" >"/sys/class/net/$host/queues/rx-0/rps_cpus"
+	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>>"$OUT/latwhy.err"
 	check veth "
-bl = [x for x in summ['evidence']['softirqs'] if x['vec'] == 'NET_RX_BACKLOG']
-n, ns = sum(x['count'] for x in bl), sum(x['ns'] for x in bl)
+def waits(s):
+    bl = [x for x in s['evidence']['softirqs'] if x['vec'] == 'NET_RX_BACKLOG']
+    return sum(x['count'] for x in bl), sum(x['ns'] for x in bl)
+local = [json.loads(l) for l in open('$OUT/local.json')][-1]
+assert local['requests'] > 1000, '%d requests on the client CPU' % local['requests']
+n, ns = waits(local)
+assert n <= 0.1 * local['requests'], '%d backlog waits for %d requests queued on their own CPU' % (n, local['requests'])
+n, ns = waits(summ)
 assert summ['requests'] > 1000, '%d requests' % summ['requests']
 assert n >= 0.9 * summ['requests'], '%d backlog waits for %d requests' % (n, summ['requests'])
 soft = sum(r['ns']['softirq'] for r in reqs)
@@ -772,9 +784,13 @@ EOF
 # The receive backlog's dequeue side (netif_receive_skb: every packet the
 # host receives) is detached while no local peer sends to the target's
 # listening ports for 10 s, and attached again at the next tick once one does.
+# lo's RPS steers the client's segments to the server's CPU (restored), so
+# that each waits in a backlog and is timed.
 test_backlog_idle() {
-	local lw idle busy
+	local lw idle busy rps=/sys/class/net/lo/queues/rx-0/rps_cpus
+	[ -w "$rps" ] || { skip backlog_idle "$rps not writable (kernel without RPS?)"; return; }
 	start_server "$SRV_CPU" || { no_server backlog_idle; return; }
+	set_knob "$rps" "$(cpu_mask "$SRV_CPU")" || { fail backlog_idle "cannot write $rps"; cleanup; return; }
 	./latwhy -p "$SPID" -d 22s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err" &
 	lw=$!
 	PIDS+=("$lw")
