@@ -1868,7 +1868,9 @@ int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
  *
  * The stamps sit in slots (seg_slot()) that hold the skb's address: the
  * dequeue side turns every other packet of the host away with two loads and
- * a compare, no helper call. A stamp overwritten before its segment was
+ * a compare, once it has counted the packet for its CPU (rx_taken; the CPU
+ * number is one helper call, which x86-64's JIT inlines since 6.10). A
+ * stamp overwritten before its segment was
  * taken is a wait not timed: less blame, never more (the sequence check
  * catches a slot both CPUs wrote at once).
  */
