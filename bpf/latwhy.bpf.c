@@ -1868,34 +1868,21 @@ int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
  *
  * The stamps sit in slots (seg_slot()) that hold the skb's address: the
  * dequeue side turns every other packet of the host away with two loads and
- * a compare, once it has counted the packet for its CPU (rx_taken; the CPU
- * number is one helper call, which x86-64's JIT inlines since 6.10). A
- * stamp overwritten before its segment was
- * taken is a wait not timed: less blame, never more (the sequence check
- * catches a slot both CPUs wrote at once).
+ * a compare, once it has counted the packet for its CPU (rx_taken in its
+ * lw_cpu_state, a line the CPU's softirq programs touch anyway). A stamp
+ * overwritten before its segment was taken is a wait not timed: less blame,
+ * never more (the sequence check catches a slot both CPUs wrote at once).
  */
 struct rx_seg {
 	__u64 skb;
 	__u64 ts;
 	__u32 seq;
 	__u32 cpu;   /* the CPU that queued it */
-	__u32 taken; /* that CPU's rx_taken then */
+	__u32 taken; /* that CPU's lw_cpu_state::rx_taken then */
 	__u32 pad;
 };
 
 static struct rx_seg backlog_segs[LW_BACKLOG_SLOTS]; /* no userspace reader */
-
-/*
- * Packets NET_RX took on each CPU, a cache line each (only that CPU writes
- * its own): a segment that NET_RX takes on the CPU that queued it, when none
- * was taken there in between, had nothing ahead of it in that backlog.
- */
-struct rx_count {
-	__u32 n;
-	__u32 pad[15];
-};
-
-static struct rx_count rx_taken[LW_MAX_CPUS]; /* no userspace reader */
 
 /* The last stamped segment NET_RX took on this CPU, for the sk_data_ready
  * after it. */
@@ -1988,6 +1975,7 @@ static __always_inline bool tcp_seg_parse(const struct sk_buff *skb, struct tcp_
 SEC("tp_btf/netif_rx")
 int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
 {
+	struct lw_cpu_state *cs;
 	struct rx_seg *v;
 	struct tcp_seg g;
 
@@ -1997,7 +1985,8 @@ int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
 	v->ts = bpf_ktime_get_ns();
 	v->seq = g.seq;
 	v->cpu = bpf_get_smp_processor_id();
-	v->taken = rx_taken[v->cpu & (LW_MAX_CPUS - 1)].n;
+	cs = cpu_state_get(v->cpu);
+	v->taken = cs ? cs->rx_taken : 0;
 	v->skb = (__u64)skb;
 	if (!backlog_seen)
 		backlog_seen = 1;
@@ -2008,13 +1997,15 @@ int BPF_PROG(lw_netif_rx, struct sk_buff *skb)
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(lw_netif_recv, struct sk_buff *skb)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), zero = 0, taken;
+	__u32 cpu = bpf_get_smp_processor_id(), zero = 0, taken = 0;
+	struct lw_cpu_state *cs = cpu_state_get(cpu);
 	struct rx_seg *v = seg_slot(skb);
 	struct rx_last *last;
 	struct tcp_seg g;
 	__u64 ts, now;
 
-	taken = rx_taken[cpu & (LW_MAX_CPUS - 1)].n++;
+	if (cs)
+		taken = cs->rx_taken++;
 	if (v->skb != (__u64)skb)
 		return 0;
 	v->skb = 0;
@@ -2031,7 +2022,7 @@ int BPF_PROG(lw_netif_recv, struct sk_buff *skb)
 	 * own cost, not a wait: timed, it was softirq in every request, and the
 	 * cause of 103 of an idle nginx's 160 slow requests (13-20 us each).
 	 */
-	if (v->cpu == cpu && v->taken == taken)
+	if (cs && v->cpu == cpu && v->taken == taken)
 		return 0;
 	last = bpf_map_lookup_elem(&rx_last, &zero);
 	if (!last)

@@ -314,6 +314,10 @@ struct lw_cpu_state {
 	__u64 ksd_ns;
 	__u64 ksd_start;
 	__u32 ksd_pid;
+	/* packets NET_RX took here (netif_receive_skb), in 32 bits (compared
+	 * for equality): a segment NET_RX takes on the CPU that queued it,
+	 * with none taken there in between, had nothing ahead of it */
+	__u32 rx_taken;
 } __attribute__((aligned(64)));
 
 /* the interrupt handlers' fields fill the first cache line exactly */

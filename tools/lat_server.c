@@ -163,6 +163,10 @@ static void parse_args(int argc, char **argv)
 		}
 	}
 	lab_no_operands(argc, argv);
+	if (cfg.release_idle && !cfg.release_rate) {
+		fprintf(stderr, "lat_server: -I needs -R RATE\n");
+		exit(2);
+	}
 	if (cfg.event_loop && (cfg.upstream_port || cfg.handoff)) {
 		fprintf(stderr, "lat_server: -e cannot be combined with -U or -H\n");
 		exit(2);
