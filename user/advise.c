@@ -1090,9 +1090,16 @@ static void fill_move_target(struct adv *a, const struct lw_cpuset *avoid)
 	}
 	add(a, &a->f->rollback, "taskset -apc %s %d", o, tg->pid);
 	add(a, &a->f->verify, "grep Cpus_allowed_list /proc/%d/status  # %s", tg->pid, b);
-	put(a, &a->f->cost, "the target runs on %d CPU%s (%s) instead of %d (%s)",
-	    lw_cpuset_count(&to), lw_cpuset_count(&to) == 1 ? "" : "s", b,
-	    lw_cpuset_count(&tg->cpus), o);
+	if (lw_cpuset_count(&to) < lw_cpuset_count(&tg->cpus))
+		put(a, &a->f->cost, "the target runs on %d CPU%s (%s) instead of %d (%s)",
+		    lw_cpuset_count(&to), lw_cpuset_count(&to) == 1 ? "" : "s", b,
+		    lw_cpuset_count(&tg->cpus), o);
+	else /* a pinned target moves: as many CPUs or more, shared with what runs there */
+		put(a, &a->f->cost,
+		    "the target runs on CPU%s %s instead of CPU%s %s, beside what already runs "
+		    "there",
+		    lw_cpuset_count(&to) == 1 ? "" : "s", b,
+		    lw_cpuset_count(&tg->cpus) == 1 ? "" : "s", o);
 }
 
 /* A count from /proc: per second over the sample, or what it covers. */

@@ -515,6 +515,22 @@ static void test_trace_vm(void **state)
 	assert_lacks(f->why, "lower bound");
 	assert_contains(f->evidence,
 			"; interrupt entry/exit in the slow requests: 330 us (30 interrupts)");
+	assert_string_equal(f->cost, "the target runs on 1 CPU (0) instead of 2 (0-1)");
+	ctx_free(&c);
+
+	/* a target pinned to the IRQ's CPU moves to another: as many CPUs,
+	 * shared now (the fixture's 0-1 narrowed to 1 after reading it) */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(lw_node_read(&c.n, LW_FIXTURES "/vm-nocpufreq", 4242), 0);
+	memset(&c.n.target.cpus, 0, sizeof(c.n.target.cpus));
+	lw_cpuset_set(&c.n.target.cpus, 1);
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	f = &c.fs.v[1];
+	assert_has(&f->fix, "taskset -apc 0 4242");
+	assert_has(&f->rollback, "taskset -apc 1 4242");
+	assert_string_equal(
+		f->cost,
+		"the target runs on CPU 0 instead of CPU 1, beside what already runs there");
 	ctx_free(&c);
 }
 
