@@ -854,7 +854,11 @@ static void fill_tmpfiles_knob(struct adv *a, const struct tmpfiles_knob *k)
 	add(a, &a->f->verify, "cat " THP_DIR "/%s  # %s", k->path,
 	    strcmp(k->value, "madvise") ? k->value : "[madvise]");
 	add(a, &a->f->verify, "%s", k->vmstat);
-	put(a, &a->f->cost, "%s", k->cost);
+	/* a finding with several knobs costs each (put() formats before it frees) */
+	if (a->f && a->f->cost)
+		put(a, &a->f->cost, "%s; %s", a->f->cost, k->cost);
+	else
+		put(a, &a->f->cost, "%s", k->cost);
 }
 
 static void fill_thp_defrag(struct adv *a)
@@ -886,6 +890,30 @@ static void fill_khugepaged(struct adv *a)
 	};
 
 	snprintf(old, sizeof(old), "%d", a->n->thp.kh_defrag);
+	fill_tmpfiles_knob(a, &k);
+}
+
+/* mm/khugepaged.c: khugepaged_scan_sleep_millisecs */
+#define KHUGEPAGED_SLEEP_DEFAULT_MS 10000
+
+/* khugepaged back to the kernel's pace: every collapse of the target's memory
+ * copies 2 MB under its memory lock, and a short scan_sleep_millisecs makes
+ * them come that much more often. */
+static void fill_khugepaged_pace(struct adv *a)
+{
+	char old[24], def[24];
+	const struct tmpfiles_knob k = {
+		.path = "khugepaged/scan_sleep_millisecs",
+		.value = def,
+		.old = old,
+		.conf = "latwhy-khugepaged-pace",
+		.vmstat = "grep thp_collapse_alloc /proc/vmstat  # grows slower",
+		.cost = "khugepaged scans at the kernel's default pace again: regions get huge "
+			"pages later, and collapses stall the target less often",
+	};
+
+	snprintf(old, sizeof(old), "%ld", a->n->thp.scan_sleep_ms);
+	snprintf(def, sizeof(def), "%d", KHUGEPAGED_SLEEP_DEFAULT_MS);
 	fill_tmpfiles_knob(a, &k);
 }
 
@@ -1880,11 +1908,22 @@ static void trace_thp(struct adv *a, const struct lw_trace_facts *t)
 		fill_khugepaged(a);
 		any = true;
 	}
+	if (t->thp_collapses && h->scan_sleep_ms >= 0 &&
+	    h->scan_sleep_ms < KHUGEPAGED_SLEEP_DEFAULT_MS) {
+		fill_khugepaged_pace(a);
+		any = true;
+	}
 	if (!any)
 		add(a, &a->f->fix,
 		    "# THP is already madvise with khugepaged/defrag=0: the target asks for huge "
 		    "pages itself (MADV_HUGEPAGE); THP=never is the last resort (TLB misses, "
 		    "field case: +0.3 ms P50 for Go)");
+	else if (t->thp_collapses && n->has_target && n->target.madv_regions > 0)
+		add(a, &a->f->fix,
+		    "# pid %d madvises %d regions (MADV_HUGEPAGE): THP madvise keeps them "
+		    "eligible, and khugepaged still collapses them at its pace; only the "
+		    "application opts out (no MADV_HUGEPAGE, or prctl PR_SET_THP_DISABLE)",
+		    n->target.pid, n->target.madv_regions);
 }
 
 /* Per-CPU kernel threads cannot move; threaded IRQ handlers follow their IRQ. */

@@ -453,6 +453,34 @@ static void test_trace_acpi(void **state)
 	t.share[LW_CAUSE_THP] = 0.2;
 	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
 	assert_shape(&c.fs, "thp:warn");
+	/* the fixture has the kernel's pace (10 s): left alone */
+	assert_hasnt(&c.fs.v[0].fix, "scan_sleep_millisecs");
+	lw_findings_free(&c.fs);
+
+	/* an eager khugepaged (the lab's 10 ms) collapsing a target that
+	 * madvises: back to the kernel's pace, and why madvise alone keeps
+	 * collapsing it */
+	c.n.thp.scan_sleep_ms = 10;
+	c.n.target.madv_regions = 1;
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	f = &c.fs.v[0];
+	assert_has(&f->fix, "echo 10000 > /sys/kernel/mm/transparent_hugepage/khugepaged/"
+			    "scan_sleep_millisecs");
+	assert_has(&f->rollback, "echo 10 > /sys/kernel/mm/transparent_hugepage/khugepaged/"
+				 "scan_sleep_millisecs");
+	assert_has(&f->persist, "w /sys/kernel/mm/transparent_hugepage/khugepaged/"
+				"scan_sleep_millisecs - - - - 10000");
+	assert_has(&f->fix, "# pid 4242 madvises 1 regions (MADV_HUGEPAGE): THP madvise keeps "
+			    "them eligible");
+	/* every knob's cost, not the last one's */
+	assert_contains(f->cost, "only regions that ask (MADV_HUGEPAGE) keep huge pages");
+	assert_contains(f->cost, "; khugepaged no longer compacts memory");
+	assert_contains(f->cost, "; khugepaged scans at the kernel's default pace again");
+	/* no collapse of its memory seen: the pace is not this trace's finding */
+	lw_findings_free(&c.fs);
+	t.thp_collapses = 0;
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	assert_hasnt(&c.fs.v[0].fix, "scan_sleep_millisecs");
 	ctx_free(&c);
 }
 
