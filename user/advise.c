@@ -973,6 +973,21 @@ static void advise_thp(struct adv *a)
 		    always ? "all anonymous" : "MADV_HUGEPAGE");
 		fill_khugepaged(a);
 	}
+	if (h->scan_sleep_ms >= 0 && h->scan_sleep_ms < KHUGEPAGED_SLEEP_DEFAULT_MS &&
+	    strcmp(h->enabled, "never")) {
+		bool madv = n->has_target && n->target.madv_regions > 0;
+
+		if (!begin(a, LW_CAUSE_THP, thp_sev(n, always || madv ? LW_SEV_WARN : LW_SEV_INFO)))
+			return;
+		text_open(a, &t);
+		thp_seen(&t, n, "khugepaged");
+		text_close(a, &t, &a->f->seen);
+		put(a, &a->f->why,
+		    "khugepaged wakes every %ld ms, not the kernel's %d: each collapse copies 2 MB "
+		    "under its owner's memory lock, and they come that much more often",
+		    h->scan_sleep_ms, KHUGEPAGED_SLEEP_DEFAULT_MS);
+		fill_khugepaged_pace(a);
+	}
 }
 
 /* ---- interrupts ---- */

@@ -181,6 +181,37 @@ static void test_acpi_powersave(void **state)
 }
 
 /* Without a target only the node-wide switches are judged. */
+/* khugepaged woken more often than the kernel's 10 s: its own finding, the
+ * kernel's pace back, and its way back; at the default pace, none. */
+static void test_khugepaged_pace(void **state)
+{
+	struct ctx c;
+	const struct lw_finding *f = NULL;
+
+	node_findings(&c, "acpi-powersave", 4242);
+	for (size_t i = 0; i < c.fs.n; i++)
+		assert_hasnt(&c.fs.v[i].fix, "scan_sleep_millisecs");
+	lw_findings_free(&c.fs);
+	c.n.thp.scan_sleep_ms = 10;
+	assert_int_equal(lw_advise_node(&c.n, &c.fs), 0);
+	assert_shape(
+		&c.fs,
+		"frequency:crit idle:warn thp:crit thp:warn thp:warn irq:warn irq:info cpu:crit");
+	for (size_t i = 0; i < c.fs.n; i++)
+		if (strstr(c.fs.v[i].why, "khugepaged wakes every"))
+			f = &c.fs.v[i];
+	assert_non_null(f);
+	assert_contains(f->seen, "scanning 4096 pages every 10 ms");
+	assert_contains(f->why, "khugepaged wakes every 10 ms, not the kernel's 10000");
+	assert_has(
+		&f->fix,
+		"echo 10000 > /sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs");
+	assert_has(&f->rollback,
+		   "echo 10 > /sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs");
+	assert_complete(&c.fs);
+	ctx_free(&c);
+}
+
 static void test_acpi_no_target(void **state)
 {
 	struct ctx c;
@@ -790,19 +821,13 @@ static void test_facts_slow_waits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_acpi_powersave),
-		cmocka_unit_test(test_acpi_no_target),
-		cmocka_unit_test(test_intel_hwp),
-		cmocka_unit_test(test_amd_pstate),
-		cmocka_unit_test(test_vm),
-		cmocka_unit_test(test_numa_nic),
-		cmocka_unit_test(test_thp_prctl),
-		cmocka_unit_test(test_irq_rate),
-		cmocka_unit_test(test_trace_acpi),
-		cmocka_unit_test(test_trace_vm),
-		cmocka_unit_test(test_trace_minor_irqs),
-		cmocka_unit_test(test_trace_rps),
-		cmocka_unit_test(test_trace_idle),
+		cmocka_unit_test(test_acpi_powersave),	 cmocka_unit_test(test_khugepaged_pace),
+		cmocka_unit_test(test_acpi_no_target),	 cmocka_unit_test(test_intel_hwp),
+		cmocka_unit_test(test_amd_pstate),	 cmocka_unit_test(test_vm),
+		cmocka_unit_test(test_numa_nic),	 cmocka_unit_test(test_thp_prctl),
+		cmocka_unit_test(test_irq_rate),	 cmocka_unit_test(test_trace_acpi),
+		cmocka_unit_test(test_trace_vm),	 cmocka_unit_test(test_trace_minor_irqs),
+		cmocka_unit_test(test_trace_rps),	 cmocka_unit_test(test_trace_idle),
 		cmocka_unit_test(test_facts_slow_waits),
 	};
 
