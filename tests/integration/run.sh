@@ -218,18 +218,25 @@ test_arrival() {
 	start_client 10 -c 16 -r 520
 	local client=${PIDS[-1]}
 	sleep 0.5
-	# both at once, so that they see the same requests
+	# both at once, so that they see the same requests; at the default
+	# threshold (p50 comes from every request either way), so that latwhy's
+	# readers add little to the client's CPU
 	./latwhy -p "$SPID" -d 4s -j --skip sk_data_ready >"$OUT/skip.json" 2>"$OUT/skip.err" &
 	local skip=$! cp50
-	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	./latwhy -p "$SPID" -d 4s -j >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	wait "$skip"
 	wait_for "$OUT/client.out" 'p50_us=' "$client"
 	cp50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT/client.out")
 	check arrival "
 p50 = summ['p50_ns'] / 1000
-assert 0.8 * $cp50 <= p50 <= 1.25 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
-assert 'sk_data_ready' not in summ['not_attached'], summ['not_attached']
 skip = [json.loads(l) for l in open('$OUT/skip.json') if l.strip()][-1]
+# the same requests without arrival times start later, at the wake-up or
+# the read: 1.3-2.3x shorter at p50 over six runs; with them latwhy's p50
+# is near the client's, which adds its own CPU's delays to every request
+# (16 threads on one CPU: 20-60 us at a p50 of 130-350 us, so 0.67-1.09x)
+assert p50 >= 1.2 * skip['p50_ns'] / 1000, 'p50 %.0f us, %.0f us without arrival times' % (p50, skip['p50_ns'] / 1000)
+assert 0.6 * $cp50 <= p50 <= 1.25 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
+assert 'sk_data_ready' not in summ['not_attached'], summ['not_attached']
 assert abs(skip['requests'] - summ['requests']) <= 0.05 * summ['requests'], (skip['requests'], summ['requests'])
 assert skip['not_attached'] == ['sk_data_ready'], skip['not_attached']
 "
