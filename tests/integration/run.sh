@@ -218,9 +218,8 @@ test_arrival() {
 	start_client 10 -c 16 -r 520
 	local client=${PIDS[-1]}
 	sleep 0.5
-	# both at once, so that they see the same requests; at the default
-	# threshold (p50 comes from every request either way), so that latwhy's
-	# readers add little to the client's CPU
+	# both at once, so that they see the same requests (p50 comes from every
+	# request at any threshold)
 	./latwhy -p "$SPID" -d 4s -j --skip sk_data_ready >"$OUT/skip.json" 2>"$OUT/skip.err" &
 	local skip=$! cp50
 	./latwhy -p "$SPID" -d 4s -j >"$OUT/trace.json" 2>"$OUT/latwhy.err"
