@@ -1935,10 +1935,12 @@ static void trace_thp(struct adv *a, const struct lw_trace_facts *t)
 		    "field case: +0.3 ms P50 for Go)");
 	else if (t->thp_collapses && n->has_target && n->target.madv_regions > 0)
 		add(a, &a->f->fix,
-		    "# pid %d madvises %d regions (MADV_HUGEPAGE): THP madvise keeps them "
-		    "eligible, and khugepaged still collapses them at its pace; only the "
+		    "# pid %d madvises %d region%s (MADV_HUGEPAGE): THP madvise keeps %s "
+		    "eligible, and khugepaged still collapses %s at its pace; only the "
 		    "application opts out (no MADV_HUGEPAGE, or prctl PR_SET_THP_DISABLE)",
-		    n->target.pid, n->target.madv_regions);
+		    n->target.pid, n->target.madv_regions, n->target.madv_regions > 1 ? "s" : "",
+		    n->target.madv_regions > 1 ? "them" : "it",
+		    n->target.madv_regions > 1 ? "them" : "it");
 }
 
 /* Per-CPU kernel threads cannot move; threaded IRQ handlers follow their IRQ. */

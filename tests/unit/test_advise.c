@@ -501,8 +501,8 @@ static void test_trace_acpi(void **state)
 				 "scan_sleep_millisecs");
 	assert_has(&f->persist, "w /sys/kernel/mm/transparent_hugepage/khugepaged/"
 				"scan_sleep_millisecs - - - - 10000");
-	assert_has(&f->fix, "# pid 4242 madvises 1 regions (MADV_HUGEPAGE): THP madvise keeps "
-			    "them eligible");
+	assert_has(&f->fix, "# pid 4242 madvises 1 region (MADV_HUGEPAGE): THP madvise keeps "
+			    "it eligible, and khugepaged still collapses it at its pace");
 	/* every knob's cost, not the last one's */
 	assert_contains(f->cost, "only regions that ask (MADV_HUGEPAGE) keep huge pages");
 	assert_contains(f->cost, "; khugepaged no longer compacts memory");
