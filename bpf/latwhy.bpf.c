@@ -432,13 +432,6 @@ static __always_inline __u64 cpu_ksd_ns(struct lw_cpu_state *cs, __u64 now)
 }
 
 /*
- * A runqueue wait starts on cpu: interrupts handled there while we wait
- * delayed us as much as the task they interrupted, and so does khugepaged
- * or kcompactd running there (counted by the sched_switch handler). watch:
- * time that CPU's interrupts for us also when not busy (LW_WAIT_WAKING: from
- * sched_waking, before the wake-up says whether it brings a request).
- */
-/*
  * Woken on the CPU it will run on while a softirq runs there (its data's
  * NET_RX, in ksoftirqd or at an IRQ's exit; a BLOCK run that the wake-up's
  * IPI interrupted) which began while nothing here was watched: the rest of
@@ -453,6 +446,13 @@ static __always_inline void softirq_clock_on(struct lw_cpu_state *cs, __u32 cpu,
 	}
 }
 
+/*
+ * A runqueue wait starts on cpu: interrupts handled there while we wait
+ * delayed us as much as the task they interrupted, and so does khugepaged
+ * or kcompactd running there (counted by the sched_switch handler). watch:
+ * time that CPU's interrupts for us also when not busy (LW_WAIT_WAKING: from
+ * sched_waking, before the wake-up says whether it brings a request).
+ */
 static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64 now, __u32 watch)
 {
 	struct lw_cpu_state *cs = cpu_state_get(cpu);
