@@ -1751,11 +1751,6 @@ static void trace_irq_why(struct adv *a, const struct lw_trace_facts *t)
  */
 #define TRACE_IRQ_MINOR_PCT 1
 
-static bool softirq_is_run(const char *vec)
-{
-	return !strcmp(lw_softirq_unit(vec), "runs");
-}
-
 static void trace_irq_minor(const struct lw_trace_facts *t, const struct lw_cpuset *on,
 			    size_t listed, bool *minor)
 {
@@ -1765,14 +1760,15 @@ static void trace_irq_minor(const struct lw_trace_facts *t, const struct lw_cpus
 		total += t->irqs[i].ns;
 	for (size_t i = 0; i < t->nr_softirqs; i++)
 		if (lw_cpuset_test(on, (int)t->softirqs[i].cpu) &&
-		    softirq_is_run(t->softirqs[i].vec))
+		    !lw_softirq_is_wait(t->softirqs[i].vec))
 			total += t->softirqs[i].ns;
 	for (size_t i = 0; i < listed; i++) {
 		const struct lw_fact_irq *fi = &t->irqs[i];
 		unsigned long long sns = 0, sruns = 0, w = fi->ns;
 
 		for (size_t k = 0; k < t->nr_softirqs; k++)
-			if (t->softirqs[k].cpu == fi->cpu && softirq_is_run(t->softirqs[k].vec)) {
+			if (t->softirqs[k].cpu == fi->cpu &&
+			    !lw_softirq_is_wait(t->softirqs[k].vec)) {
 				sns += t->softirqs[k].ns;
 				sruns += t->softirqs[k].count;
 			}
@@ -1788,19 +1784,22 @@ static void trace_irq_minor_note(struct adv *a, const struct lw_trace_facts *t, 
 {
 	struct text x;
 	char *line;
-	size_t nr = 0;
+	size_t nr = 0, k = 0;
 
+	for (size_t i = 0; i < listed; i++)
+		nr += minor[i];
+	if (!nr)
+		return;
 	text_open(a, &x);
 	for (size_t i = 0; i < listed; i++)
 		if (minor[i])
-			tx(&x, "%sIRQ %u (%s)", nr++ ? ", " : "# ", t->irqs[i].irq,
-			   t->irqs[i].name);
+			tx(&x, "%sIRQ %u (%s)", k++ ? ", " : "# ", t->irqs[i].irq, t->irqs[i].name);
 	tx(&x,
 	   ": under %d%% of the interrupt and softirq time here, with every softirq %s "
 	   "could have raised: left where %s",
 	   TRACE_IRQ_MINOR_PCT, nr > 1 ? "they" : "it", nr > 1 ? "they are" : "it is");
 	line = text_take(a, &x);
-	if (line && nr)
+	if (line)
 		add(a, &a->f->fix, "%s", line);
 	free(line);
 }

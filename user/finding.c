@@ -143,7 +143,12 @@ const char *lw_severity_name(enum lw_severity s)
 	return "unknown";
 }
 
+bool lw_softirq_is_wait(const char *vec)
+{
+	return !strcmp(vec, "NET_RX_BACKLOG") || !strcmp(vec, "KSOFTIRQD");
+}
+
 const char *lw_softirq_unit(const char *vec)
 {
-	return strcmp(vec, "NET_RX_BACKLOG") && strcmp(vec, "KSOFTIRQD") ? "runs" : "waits";
+	return lw_softirq_is_wait(vec) ? "waits" : "runs";
 }

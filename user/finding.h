@@ -11,6 +11,7 @@
 #define LW_FINDING_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* The causes latwhy attributes latency to; also the finding's category. */
@@ -75,9 +76,11 @@ int lw_vset(char **dst, const char *fmt, va_list ap);
 const char *lw_cause_name(enum lw_cause c);	  /* "frequency", "irq", ... */
 const char *lw_severity_name(enum lw_severity s); /* "info", "warn", "crit" */
 
-/* What a softirq evidence row counts, by its name (lw_softirq_name()):
- * "runs" of a vector, or "waits" for the two rows that are not one, a
- * target's data waiting for NET_RX and a target waiting behind ksoftirqd */
+/* Whether a softirq evidence row, by its name (lw_softirq_name()), counts
+ * waits, not runs of a vector: the two rows that are not one, a target's
+ * data waiting for NET_RX and a target waiting behind ksoftirqd */
+bool lw_softirq_is_wait(const char *vec);
+/* What such a row counts: "runs" or "waits" */
 const char *lw_softirq_unit(const char *vec);
 
 #endif /* LW_FINDING_H */
