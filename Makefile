@@ -68,6 +68,7 @@ $(BUILD)/tools/lw_freqinject: TOOL_LIBS := -lbpf -lelf -lz
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	@echo "== tests/tools/test_score.py"; python3 tests/tools/test_score.py
+	@echo "== tests/tools/test_lab.sh"; tests/tools/test_lab.sh
 
 $(BUILD)/tests/uprobe_target: tests/integration/uprobe_target.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) $< -o $@

@@ -18,6 +18,10 @@
 #            governor picks). The accuracy lab otherwise keeps the server's
 #            CPU polling (awake_cpus in lab.sh): this is what it undoes.
 #
+#   INJECT_AVOID=CPU[,CPU...]: CPUs the helpers keep off where another CPU
+#   besides CPU is free of them (the lab's client's, on a machine with three
+#   or more); on two CPUs they share the one left.
+#
 #   INJECT_HELPERS=idle (default) or nice: how the helpers on the other CPU
 #   run. idle: SCHED_IDLE, preempted at once by any waking task there, so they
 #   delay nothing else on that CPU (the lab's client). nice: nice 19, which
@@ -54,6 +58,15 @@ nice) HELPER=(nice -n 19) ;;
 	;;
 esac
 
+AVOID=()
+if [ -n "${INJECT_AVOID:-}" ]; then
+	if ! [[ $INJECT_AVOID =~ ^[0-9]+(,[0-9]+)*$ ]]; then
+		echo "inject.sh: INJECT_AVOID must be a comma-separated list of CPUs, not '$INJECT_AVOID'" >&2
+		exit 2
+	fi
+	IFS=, read -ra AVOID <<<"$INJECT_AVOID"
+fi
+
 case ${INJECT_SOFTIRQ:-burst} in
 burst | flood) ;;
 *)
@@ -65,6 +78,12 @@ esac
 die() {
 	echo "inject.sh: $*" >&2
 	exit 1
+}
+
+# helper_cpu: where the helpers run: a CPU other than the target's, off the
+# INJECT_AVOID CPUs where there is one.
+helper_cpu() {
+	other_cpu "$CPU" "${AVOID[@]}" || die "need a second online CPU besides CPU $CPU"
 }
 
 usage() {
@@ -275,7 +294,7 @@ inject_irq() {
 		desc+="irq=$irq name=$name "
 	done <<<"$irqs"
 	ensure_disk_file || die "irq: cannot create $DISK_FILE"
-	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
+	other=$(helper_cpu) || exit 1
 	# timeout(1) runs each loop in its own process group and, when signalled,
 	# passes the signal to the whole group: the running dd stops too.
 	# INJECT_HELPERS=idle: the readers' own CPU time never delays what else
@@ -297,7 +316,7 @@ inject_softirq() {
 	[ -w "$RPS" ] || die "softirq: $RPS not writable (kernel without RPS?)"
 	lock_kind softirq
 	old=$(cat "$RPS")
-	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
+	other=$(helper_cpu) || exit 1
 	knob "$RPS" "$(cpu_mask "$CPU")"
 	# Bursts by default: datagram by datagram, nearly each one costs the
 	# CPU an RPS interrupt, and on a VM each interrupt some 8 us outside
@@ -328,7 +347,7 @@ inject_thp() {
 	# guest), which a client already running would count as THP's. The
 	# fragmenter runs on the other CPU, by default SCHED_IDLE, so as not to
 	# delay the client.
-	other=$(other_cpu "$CPU") || die "need a second online CPU besides CPU $CPU"
+	other=$(helper_cpu) || exit 1
 	"${HELPER[@]}" taskset -c "$other" "$TOOLS/fragment" -d "$DUR" >"$ready" &
 	PIDS+=("$!")
 	wait_for "$ready" '^fragment: ' "$!" 60 || die "thp: fragment did not finish: $(cat "$ready")"

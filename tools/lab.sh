@@ -96,16 +96,22 @@ cpu_list() {
 	echo "${l##*: }"
 }
 
-# The first online CPU other than $1, or 1 if there is none.
+# other_cpu CPU [AVOID...]: the first online CPU other than CPU that is none
+# of AVOID; where every other CPU is one of them, the first other than CPU.
+# Returns 1 if CPU is the only one.
 other_cpu() {
-	local c
+	local c a first=
 	for c in $(online_cpus); do
-		if [ "$c" != "$1" ]; then
-			echo "$c"
-			return 0
-		fi
+		[ "$c" = "$1" ] && continue
+		[ -n "$first" ] || first=$c
+		for a in "${@:2}"; do
+			[ "$c" = "$a" ] && continue 2
+		done
+		echo "$c"
+		return 0
 	done
-	return 1
+	[ -n "$first" ] || return 1
+	echo "$first"
 }
 
 # lab_usage LINE: the script's synopsis, line LINE of its header comment,
@@ -185,11 +191,12 @@ restore_affinity() {
 	journal_sync
 }
 
-# quiet_cpu CPU: CPU belongs to the lab until unquiet_cpu (which the caller's
-# EXIT trap must call; it also restores every set_knob): every task that may
-# run elsewhere (the machine's own processes, unbound kernel threads such as
-# kdamond and rcu_preempt, unbound workqueues) is confined to the other CPUs,
-# so that what runs there is what the lab puts there. Per-CPU kernel threads
+# quiet_cpu CPU...: these CPUs belong to the lab until unquiet_cpu (which the
+# caller's EXIT trap must call; it also restores every set_knob): every task
+# that may run elsewhere (the machine's own processes, unbound kernel threads
+# such as kdamond and rcu_preempt, unbound workqueues) is confined to the
+# other CPUs, so that what runs there is what the lab puts there. At least
+# one online CPU must be left out. Per-CPU kernel threads
 # (ksoftirqd, kworker/N:M) cannot move and stay: their work is the CPU's own.
 LAB_WQ_MASK=/sys/devices/virtual/workqueue/cpumask
 # Per-CPU vmstat folding runs every vm.stat_interval seconds on every CPU, in
@@ -208,20 +215,26 @@ LAB_PAGE_REPORTING=/sys/module/page_reporting/parameters/page_reporting_order
 # running (bpftrace). With 1024 buckets it takes under 0.1 ms.
 LAB_CT_BUCKETS=/proc/sys/net/netfilter/nf_conntrack_buckets
 quiet_cpu() {
-	local others t
+	local others list t
 	local -a tids=()
+	printf -v list '%s,' "$@"
+	list=${list%,}
+	others=$(online_cpus | grep -vxF "${@/#/-e}" | paste -sd, -)
+	if [ -z "$others" ]; then
+		echo "$LAB_PROG: cannot quiet CPU $list: no online CPU would be left for the rest" >&2
+		return 1
+	fi
 	[ -w "$LAB_STAT" ] && set_knob "$LAB_STAT" 60
 	[ -w "$LAB_PAGE_REPORTING" ] && set_knob "$LAB_PAGE_REPORTING" 11
 	[ -w "$LAB_CT_BUCKETS" ] && [ "$(cat "$LAB_CT_BUCKETS")" -gt 1024 ] &&
 		set_knob "$LAB_CT_BUCKETS" 1024
-	others=$(online_cpus | grep -vx "$1" | paste -sd, -)
 	# shellcheck disable=SC2086 # a list of CPUs
 	[ -w "$LAB_WQ_MASK" ] && set_knob "$LAB_WQ_MASK" "$(cpu_mask ${others//,/ })"
 	for t in /proc/[0-9]*/task/[0-9]*; do
 		tids+=("${t##*/}")
 	done
 	set_affinity "$others" "${tids[@]}"
-	echo "$LAB_PROG: CPU $1 quieted: ${#LAB_AFF_TIDS[@]} tasks moved to CPU $others" >&2
+	echo "$LAB_PROG: CPU $list quieted: ${#LAB_AFF_TIDS[@]} tasks moved to CPU $others" >&2
 }
 
 unquiet_cpu() {
