@@ -65,7 +65,9 @@ start_server() {
 	"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
 	SPID=$!
 	PIDS+=("$SPID")
-	wait_for "$OUT/server.out" 'port=' "$SPID" 10
+	# 30 s: once in four full runs the server took over 10 s to fault in its
+	# 64 MiB heap, still runnable (the host's, most likely)
+	wait_for "$OUT/server.out" 'port=' "$SPID" 30
 	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
 	[ -n "$PORT" ]
 }
@@ -89,8 +91,25 @@ reqs = [o for o in lines if o["type"] == "request"]
 summs = [o for o in lines if o["type"] == "summary"]
 assert len(summs) == 1, "expected one summary line, got %d" % len(summs)
 summ = summs[0]
+def window_counts(lat_t):
+    """The requests that ended inside latwhy's window, less 50 ms at each
+    end: counted in latwhy's records (--slow 1us: all of them) and in the
+    client's replies (lat_client -t). The same requests, however much the
+    traced stretch slowed the client: its mean rate over the whole run is
+    no measure of what latwhy's window held (20% apart once)."""
+    lo = min(r["start_ns"] for r in reqs) + 50000000
+    hi = max(r["start_ns"] + r["latency_ns"] for r in reqs) - 50000000
+    lw = sum(1 for r in reqs if lo <= r["start_ns"] + r["latency_ns"] < hi)
+    cl = sum(1 for f in (l.split() for l in open(lat_t))
+             if len(f) == 2 and f[0].isdigit() and lo <= int(f[0]) + int(f[1]) < hi)
+    return lw, cl
 inc = [r for r in reqs if r.get("incomplete")]
-assert len(inc) <= 0.01 * max(len(reqs), 1), "%d incomplete requests" % len(inc)
+# A missed scheduler transition (rare: up to 0.1% of requests under load)
+# marks every request its thread holds open, and an event loop holds many:
+# in arrival (16 connections), 2 misses in 35678 requests marked 14 of 44
+# slow records. At most 1% of the records, or 0.1% of all requests traced.
+assert len(inc) <= max(0.01 * len(reqs), 0.001 * summ["requests"]), \
+    "%d incomplete requests of %d records (%d requests)" % (len(inc), len(reqs), summ["requests"])
 for r in reqs:
     if r.get("handed_off"):  # answered by another thread: no split by design
         continue
@@ -215,14 +234,19 @@ test_arrival() {
 		return
 	fi
 	start_server "$SRV_CPU" -e -w 40000 || { no_server arrival; return; }
-	start_client 10 -c 16 -r 520
+	start_client 14 -c 16 -r 520
 	local client=${PIDS[-1]}
 	sleep 0.5
 	# both at once, so that they see the same requests (p50 comes from every
-	# request at any threshold)
-	./latwhy -p "$SPID" -d 4s -j --skip sk_data_ready >"$OUT/skip.json" 2>"$OUT/skip.err" &
+	# request at any threshold). 8 s windows: attaching two latwhys holds the
+	# client's CPU, and the paced client then catches up in a burst that one
+	# window can hold more of than the other; over 4 s the two counts
+	# differed by up to 5.1% (2 of 28 runs over the 5% below), over 8 s by
+	# at most 2.4% (8 runs). No interrupt-cost measurement at start: it is
+	# not what this test is about, and it lengthens the attach.
+	./latwhy -p "$SPID" -d 8s -j --irq-cost off --skip sk_data_ready >"$OUT/skip.json" 2>"$OUT/skip.err" &
 	local skip=$! cp50
-	./latwhy -p "$SPID" -d 4s -j >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	./latwhy -p "$SPID" -d 8s -j --irq-cost off >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	wait "$skip"
 	wait_for "$OUT/client.out" 'p50_us=' "$client"
 	cp50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT/client.out")
@@ -315,20 +339,21 @@ net_rx() {
 # of its batch; one open request per thread would see one per batch.
 test_eventloop() {
 	start_server "$SRV_CPU" -e -w 20000 || { no_server eventloop; return; }
-	start_client 6 -c 8
+	start_client 6 -c 8 -t "$OUT/lat.t"
+	local client=${PIDS[-1]} rx0 rx1 cp50
 	sleep 0.5
-	local rx0 rx1 crate cp50
 	rx0=$(net_rx "$SRV_CPU")
 	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	rx1=$(net_rx "$SRV_CPU")
-	sleep 2
-	crate=$(sed -n 's/.*rps=\([0-9.]*\).*/\1/p' "$OUT/client.out")
+	wait_for "$OUT/client.out" 'p50_us=' "$client"
 	cp50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT/client.out")
 	check eventloop "
 assert summ['request_mode'] == 'socket', summ['request_mode']
-assert summ['untracked'] == 0, summ['untracked']
-rate = summ['requests'] * 1e9 / summ['duration_ns']
-assert rate >= 0.9 * $crate, 'latwhy saw %.0f requests/s, the client made $crate/s' % rate
+assert summ['untracked'] == 0 and summ['dropped'] == 0, (summ['untracked'], summ['dropped'])
+# every request of the 8 connections (a batch's replies reach the client
+# over some microseconds: at most one batch apart at each end)
+lw, cl = window_counts('$OUT/lat.t')
+assert abs(lw - cl) <= 0.002 * cl + 16, 'latwhy: %d requests ended in its window, the client: %d replies' % (lw, cl)
 # a request starts at its batch's wake-up, not at its own read
 p50 = summ['p50_ns'] / 1000
 assert 0.5 * $cp50 <= p50 <= 1.5 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
@@ -369,7 +394,7 @@ assert len(reqs) > 1000, "only %d requests" % len(reqs)
 # split; the reading thread holds nothing open. (The build before counted
 # almost none: every read continued a request its thread never answered.)
 test_gateway() {
-	local up crate cp50
+	local up client cp50
 	"$T/lat_server" -p 0 -c "$CLI_CPU" -w 2000 >"$OUT/upstream.out" 2>&1 &
 	PIDS+=("$!")
 	wait_for "$OUT/upstream.out" 'port=' "$!" 5 || {
@@ -379,15 +404,19 @@ test_gateway() {
 	}
 	up=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/upstream.out")
 	start_server "$SRV_CPU" -U "$up" -H -w 20000 || { no_server gateway; return; }
-	start_client 6
+	start_client 6 -t "$OUT/lat.t"
+	client=${PIDS[-1]}
 	sleep 0.5
 	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
-	sleep 2
-	crate=$(sed -n 's/.*rps=\([0-9.]*\).*/\1/p' "$OUT/client.out")
+	wait_for "$OUT/client.out" 'p50_us=' "$client"
 	cp50=$(sed -n 's/.*p50_us=\([0-9.]*\).*/\1/p' "$OUT/client.out")
 	check gateway "
-rate = summ['requests'] * 1e9 / summ['duration_ns']
-assert 0.9 * $crate <= rate <= 1.1 * $crate, 'latwhy saw %.0f requests/s, the client made $crate/s' % rate
+# the client's requests, not the gateway's own to its upstream (equal
+# counts in six runs of six; the client's mean rate, checked before, was
+# 10% under the rate in latwhy's window once in six full runs)
+lw, cl = window_counts('$OUT/lat.t')
+assert summ['dropped'] == 0, summ['dropped']
+assert abs(lw - cl) <= 0.002 * cl + 3, 'latwhy: %d requests ended in its window, the client: %d replies' % (lw, cl)
 assert summ['untracked'] == 0, summ['untracked']
 assert summ.get('handoffs', 0) >= 0.9 * summ['requests'], '%d handed off of %d' % (summ.get('handoffs', 0), summ['requests'])
 p50 = summ['p50_ns'] / 1000
