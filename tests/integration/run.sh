@@ -96,7 +96,7 @@ def window_counts(lat_t):
     end: counted in latwhy's records (--slow 1us: all of them) and in the
     client's replies (lat_client -t). The same requests, however much the
     traced stretch slowed the client: its mean rate over the whole run is
-    no measure of what latwhy's window held (20% apart once)."""
+    no measure of what latwhy's window held (23% apart once)."""
     lo = min(r["start_ns"] for r in reqs) + 50000000
     hi = max(r["start_ns"] + r["latency_ns"] for r in reqs) - 50000000
     lw = sum(1 for r in reqs if lo <= r["start_ns"] + r["latency_ns"] < hi)
