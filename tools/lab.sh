@@ -47,12 +47,14 @@ stop_child() {
 }
 
 # wait_for FILE PATTERN PID [SECONDS]: until FILE matches PATTERN (0), the
-# child PID exits or SECONDS (default 10) pass (1).
+# child PID exits or SECONDS (default 10) pass (1). Exited means seen gone
+# twice, 0.1 s apart: the integration tests twice failed a server at once,
+# "no output", that was then found running (state R).
 wait_for() {
 	local i
 	for ((i = 0; i < ${4:-10} * 10; i++)); do
 		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		gone "$3" && break
+		gone "$3" && sleep 0.1 && gone "$3" && break
 		sleep 0.1
 	done
 	grep -q -- "$2" "$1" 2>/dev/null

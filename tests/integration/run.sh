@@ -51,7 +51,9 @@ no_server() {
 	last=$(tail -1 "$OUT/server.out" 2>/dev/null)
 	if [ -z "$last" ]; then
 		st=$(awk '/^State:/ {print $2}' "/proc/$SPID/status" 2>/dev/null)
+		# where it is: its CPU times (user, system ticks), last CPU, kernel stack
 		last="no output; pid $SPID ${st:+state $st wchan $(cat "/proc/$SPID/wchan" 2>/dev/null)}"
+		[ -n "$st" ] && last+=" utime/stime/cpu $(awk '{sub(/.*\) /, ""); print $12 "/" $13 "/" $37}' "/proc/$SPID/stat" 2>/dev/null) stack $(awk '{printf "%s ", $2}' "/proc/$SPID/stack" 2>/dev/null)"
 		[ -n "$st" ] || last+="exited"
 	fi
 	fail "$1" "server did not start: $last"
@@ -65,9 +67,7 @@ start_server() {
 	"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
 	SPID=$!
 	PIDS+=("$SPID")
-	# 30 s: once in four full runs the server took over 10 s to fault in its
-	# 64 MiB heap, still runnable (the host's, most likely)
-	wait_for "$OUT/server.out" 'port=' "$SPID" 30
+	wait_for "$OUT/server.out" 'port=' "$SPID" 10
 	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
 	[ -n "$PORT" ]
 }
