@@ -268,8 +268,10 @@ struct lw_meta_rec {
 	/* one interrupt's cost beyond its handler, measured at start (see
 	 * LW_B_IRQ_ENTRY); 0: not measured */
 	__u32 irq_entry_ns;
-	__u64 untracked; /* requests given up: a thread had LW_REQ_SLOTS open */
-	__u64 handoffs;	 /* requests answered by another thread (LW_REQ_HANDOFF) */
+	__u64 untracked;   /* requests given up: a thread had LW_REQ_SLOTS open */
+	__u64 handoffs;	   /* requests answered by another thread (LW_REQ_HANDOFF) */
+	__u32 tracer_tgid; /* latwhy's own pid: named, never blamed, in evidence */
+	__u32 pad;
 };
 
 /*

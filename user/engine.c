@@ -342,6 +342,14 @@ static void summarize_freq(const struct lw_engine *e, struct lw_summary *s)
 		s->freq_measured = false;
 }
 
+/* Only latwhy's main thread runs while it traces (the interrupt-cost probe's
+ * thread has ended), so a wait known by pid alone is latwhy's when the pid is
+ * its tgid. */
+bool lw_summary_is_tracer(const struct lw_summary *s, __u32 pid, __u32 tgid)
+{
+	return s->tracer_tgid && (tgid == s->tracer_tgid || pid == s->tracer_tgid);
+}
+
 void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 {
 	double best = 0;
@@ -351,6 +359,7 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 		s->pid = e->meta.pid;
 		memcpy(s->comm, e->meta.comm, sizeof(s->comm));
 		s->flags = e->meta.flags;
+		s->tracer_tgid = e->meta.tracer_tgid;
 		s->duration_ns = e->meta.duration_ns;
 		s->dropped = e->meta.dropped;
 		s->incomplete = e->meta.incomplete;

@@ -37,7 +37,8 @@ struct lw_slow_wait {
 struct lw_summary {
 	int pid;
 	char comm[LW_COMM_LEN];
-	__u32 flags; /* enum lw_meta_flags */
+	__u32 tracer_tgid; /* latwhy itself; 0: not known */
+	__u32 flags;	   /* enum lw_meta_flags */
 	__u64 duration_ns;
 	__u64 requests;
 	__u64 slow_requests;
@@ -98,6 +99,9 @@ enum lw_cause lw_request_cause(const struct lw_request *r);
 bool lw_request_consistent(const struct lw_request *r);
 
 void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s);
+
+/* The task pid (of tgid, 0 when not known) is latwhy itself. */
+bool lw_summary_is_tracer(const struct lw_summary *s, __u32 pid, __u32 tgid);
 
 /* The slow requests kept so far (the newest LW_KEEP at most). */
 size_t lw_engine_requests(const struct lw_engine *e, const struct lw_request **v);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "explain.h"
 
@@ -65,7 +64,7 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 			f->idle_poll_ns = s->preempt[i].ns;
 			continue;
 		}
-		if (s->preempt[i].pid == (unsigned)getpid() ||
+		if (lw_summary_is_tracer(s, s->preempt[i].pid, s->preempt[i].tgid) ||
 		    s->preempt[i].ns * 10 < s->preempt[0].ns ||
 		    !slowed_requests(s, s->preempt[i].pid))
 			continue;

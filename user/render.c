@@ -351,6 +351,8 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 		lw_json_ku64(j, "pid", s->preempt[i].pid);
 		lw_json_ku64(j, "tgid", s->preempt[i].tgid);
 		lw_json_kstr(j, "comm", s->preempt[i].comm);
+		lw_json_kbool(j, "tracer",
+			      lw_summary_is_tracer(s, s->preempt[i].pid, s->preempt[i].tgid));
 		lw_json_ku64(j, "ns", s->preempt[i].ns);
 		lw_json_ku64(j, "count", s->preempt[i].count);
 		lw_json_end_object(j);
@@ -362,6 +364,7 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 		lw_json_begin_object(j);
 		lw_json_ku64(j, "pid", s->slow_waits[i].pid);
 		lw_json_kstr(j, "comm", s->slow_waits[i].comm);
+		lw_json_kbool(j, "tracer", lw_summary_is_tracer(s, s->slow_waits[i].pid, 0));
 		lw_json_ku64(j, "requests", s->slow_waits[i].requests);
 		lw_json_ku64(j, "ns", s->slow_waits[i].ns);
 		lw_json_end_object(j);
@@ -524,6 +527,12 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 				(unsigned long long)s->preempt[i].count);
 			continue;
 		}
+		if (lw_summary_is_tracer(s, s->preempt[i].pid, s->preempt[i].tgid)) {
+			fprintf(f, "  ran instead of it: latwhy (this tracer) %s over %llu waits\n",
+				lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
+				(unsigned long long)s->preempt[i].count);
+			continue;
+		}
 		fprintf(f, "  ran instead of it: %s (%s %u) %s over %llu waits\n",
 			s->preempt[i].comm,
 			s->preempt[i].tgid == (__u32)s->pid ? "its own thread" : "pid",
@@ -539,6 +548,8 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 			snprintf(who, sizeof(who), "an idle CPU to wake");
 		else if (w->pid == LW_PID_IDLE_POLL)
 			snprintf(who, sizeof(who), "a polling idle CPU to switch");
+		else if (lw_summary_is_tracer(s, w->pid, 0))
+			snprintf(who, sizeof(who), "latwhy (this tracer)");
 		else
 			snprintf(who, sizeof(who), "%s (pid %u)", w->comm, w->pid);
 		fprintf(f, "  slow requests waited longest for %s: in %llu of %llu, %s\n", who,

@@ -26,6 +26,7 @@
 #include "irqcost.h"
 #include "node.h"
 #include "opts.h"
+#include "place.h"
 #include "probe.h"
 #include "render.h"
 #include "tracer.h"
@@ -497,6 +498,7 @@ static void tracer_meta(struct lw_tracer *t, struct lw_meta_rec *m)
 	m->irq_entry_ns = t->skel->rodata->irq_entry_ns;
 	m->untracked = t->skel->bss->untracked;
 	m->handoffs = t->skel->bss->handoffs;
+	m->tracer_tgid = getpid();
 }
 
 /* khugepaged is stopped and started again when THP is switched off and on:
@@ -736,6 +738,29 @@ static int tracer_open(struct lw_tracer *t)
 	return 0;
 }
 
+/* Off the target's CPUs before any thread starts: the interrupt-cost
+ * probe's thread and every wake-up of the poller stay there. */
+static void tracer_place(const struct lw_opts *o)
+{
+	char tc[256], sc[256];
+	struct lw_place p;
+	int err;
+
+	err = lw_place_self(o->pid, &p);
+	if (err) {
+		fprintf(stderr, "latwhy: cannot keep off the target's CPUs: %s\n", strerror(-err));
+		return;
+	}
+	lw_cpuset_format(&p.target, tc, sizeof(tc));
+	lw_cpuset_format(&p.self, sc, sizeof(sc));
+	if (p.shared)
+		fprintf(stderr,
+			"latwhy: no CPU outside the target's (%s): tracing from them at nice %d\n",
+			tc, LW_PLACE_NICE);
+	else if (o->verbose)
+		fprintf(stderr, "latwhy: running on CPU %s, off the target's %s\n", sc, tc);
+}
+
 int lw_trace_run(const struct lw_opts *o)
 {
 	struct lw_tracer t = {.o = o};
@@ -751,6 +776,7 @@ int lw_trace_run(const struct lw_opts *o)
 	err = lw_probe_privileges();
 	if (err)
 		return 1;
+	tracer_place(o);
 	t.eng = lw_engine_new();
 	t.out = lw_render_new(stdout, o->json);
 	if (!t.eng || !t.out) {

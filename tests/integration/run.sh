@@ -457,6 +457,50 @@ assert summ["causes"]["idle"]["share"] < 0.1, summ["causes"]
 	cleanup
 }
 
+# latwhy keeps off its target's CPUs: with the server pinned to one, latwhy's
+# own affinity excludes it while it traces, and no request waited for it.
+# With a target that may use every CPU, latwhy shares them at nice 19 and
+# says so.
+test_self_place() {
+	local lw aff nice
+	start_server "$SRV_CPU" || { no_server self_place; return; }
+	start_client 4
+	sleep 0.5
+	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err" &
+	lw=$!
+	sleep 1.5
+	aff=$(awk '/^Cpus_allowed_list:/ {print $2}' "/proc/$lw/status")
+	wait "$lw"
+	check self_place "
+aff = set()
+for part in '$aff'.split(','):
+    lo, _, hi = part.partition('-')
+    aff |= set(range(int(lo), int(hi or lo) + 1))
+assert aff and $SRV_CPU not in aff, 'latwhy ran on CPUs %s, the target on $SRV_CPU' % sorted(aff)
+assert len(reqs) > 1000, 'only %d requests' % len(reqs)
+lw = $lw
+waited = [r for r in reqs if r.get('preempted_by', {}).get('pid') == lw]
+assert not waited, '%d requests waited for latwhy: %s' % (len(waited), waited[:2])
+ev = summ['evidence']
+assert not [p for p in ev['preempted_by'] if p['tracer'] or p['tgid'] == lw], ev['preempted_by']
+assert not [w for w in ev['slow_waits'] if w['tracer'] or w['pid'] == lw], ev['slow_waits']
+"
+	# the target may run anywhere: latwhy shares its CPUs, reniced
+	taskset -apc "0-$((NCPU - 1))" "$SPID" >/dev/null
+	./latwhy -p "$SPID" -d 2s -q >"$OUT/shared.txt" 2>"$OUT/shared.err" &
+	lw=$!
+	sleep 1
+	nice=$(awk '{sub(/.*\) /, ""); print $17}' "/proc/$lw/stat")
+	wait "$lw"
+	if [ "$nice" != 19 ] ||
+		! grep -qx "latwhy: no CPU outside the target's (0-$((NCPU - 1))): tracing from them at nice 19" "$OUT/shared.err"; then
+		fail self_place_shared "nice '$nice': $(head -2 "$OUT/shared.err")"
+	else
+		pass self_place_shared
+	fi
+	cleanup
+}
+
 # halt_srv_cpu NAME: the server's CPU halts as soon as it is idle (inject.sh
 # idle, for 30 s at most); fails NAME if the injector does not start.
 halt_srv_cpu() {
@@ -996,7 +1040,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in

@@ -816,6 +816,18 @@ static void test_facts_slow_waits(void **state)
 	s.nr_slow_waits = 0;
 	lw_explain_facts(&s, &f);
 	assert_int_equal(f.nr_preempt, 2);
+
+	/* latwhy itself, by its tgid or (for a wait known by pid) its pid:
+	 * never a preemptor to move */
+	s.tracer_tgid = 300;
+	s.preempt[0].tgid = 300;
+	lw_explain_facts(&s, &f);
+	assert_int_equal(f.nr_preempt, 1);
+	assert_int_equal(f.preempt[0].pid, 200);
+	s.preempt[0].tgid = 0;
+	s.preempt[0].pid = 300;
+	lw_explain_facts(&s, &f);
+	assert_int_equal(f.nr_preempt, 1);
 }
 
 int main(void)

@@ -312,9 +312,9 @@ static void test_summary_json(void **state)
 		      "\"thp\":1500,\"sched\":800,\"idle\":0,\"blocked\":150,\"idle_polled\":0,"
 		      "\"irq_entry\":null}");
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
-	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\",\"ns\":800,"
-		      "\"count\":2}],\"slow_waits\":[{\"pid\":777,\"comm\":\"hog\",\"requests\":1,"
-		      "\"ns\":300}]");
+	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\","
+		      "\"tracer\":false,\"ns\":800,\"count\":2}],\"slow_waits\":[{\"pid\":777,"
+		      "\"comm\":\"hog\",\"tracer\":false,\"requests\":1,\"ns\":300}]");
 	assert_has(s, "\"clock\":{\"min_khz\":1200000,\"max_khz\":2400000,\"ref_khz\":3000000}");
 	assert_has(s,
 		   "\"findings\":[{\"cause\":\"thp\",\"severity\":\"warn\","
@@ -685,6 +685,32 @@ static void test_summary_text_idle_wait(void **state)
 	out_free(&o);
 }
 
+/* latwhy's own waits are named as the tracer's, in text and JSON, and the
+ * target's other preemptors keep their names */
+static void test_tracer_named(void **state)
+{
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_NONE, 2000000, "server");
+	sum.tracer_tgid = 777;
+	assert_false(lw_summary_is_tracer(&sum, 778, 0));
+	assert_true(lw_summary_is_tracer(&sum, 778, 777));
+	s = summary_out(&o, &sum, false);
+	assert_has(s, "ran instead of it: latwhy (this tracer) 800 ns over 2 waits\n");
+	assert_has(s, "slow requests waited longest for latwhy (this tracer): in 1 of 2");
+	assert_lacks(s, "hog (pid 777)");
+	out_free(&o);
+	assert_json(summary_out(&o, &sum, true),
+		    "d['evidence']['preempted_by'][0]['tracer'] is True and "
+		    "d['evidence']['slow_waits'][0]['tracer'] is True");
+	out_free(&o);
+	sum.tracer_tgid = 0; /* not known (a record without it) */
+	assert_has(summary_out(&o, &sum, false), "ran instead of it: hog (pid 777)");
+	out_free(&o);
+}
+
 static void test_summary_text_freq(void **state)
 {
 	struct lw_summary sum;
@@ -722,6 +748,7 @@ int main(void)
 		cmocka_unit_test(test_summary_text_no_freq),
 		cmocka_unit_test(test_summary_text_idle_wait),
 		cmocka_unit_test(test_summary_text_freq),
+		cmocka_unit_test(test_tracer_named),
 		cmocka_unit_test(test_summary_no_arrival),
 		cmocka_unit_test(test_backlog_evidence),
 		cmocka_unit_test(test_irq_entry),

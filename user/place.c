@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * place.c - latwhy's own placement. Its poller and samplers wake once per
+ * tick and per ring-buffer batch; on a CPU the target uses, each wake-up
+ * preempts a request thread, and the trace would blame latwhy for latency
+ * latwhy caused. Threads inherit the mask, so this runs before any starts.
+ */
+#include <dirent.h>
+#include <sched.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "place.h"
+
+/* The union of the affinities of every thread of pid; -errno. */
+static int target_cpus(int pid, cpu_set_t *set)
+{
+	char path[64];
+	struct dirent *d;
+	int n = 0, err = 0;
+	DIR *dir;
+
+	CPU_ZERO(set);
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		cpu_set_t t;
+		int tid = atoi(d->d_name);
+
+		if (tid <= 0)
+			continue;
+		/* a thread that exited since the listing had no CPU to take */
+		if (sched_getaffinity(tid, sizeof(t), &t)) {
+			if (errno == ESRCH)
+				continue;
+			err = -errno;
+			break;
+		}
+		CPU_OR(set, set, &t);
+		n++;
+	}
+	closedir(dir);
+	if (!err && !n)
+		err = -ESRCH;
+	return err;
+}
+
+static void to_cpuset(const cpu_set_t *from, struct lw_cpuset *to)
+{
+	memset(to, 0, sizeof(*to));
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, from))
+			lw_cpuset_set(to, c);
+}
+
+int lw_place_self(int pid, struct lw_place *p)
+{
+	cpu_set_t target, mine, free_cpus;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	err = target_cpus(pid, &target);
+	if (err)
+		return err;
+	to_cpuset(&target, &p->target);
+	if (sched_getaffinity(0, sizeof(mine), &mine))
+		return -errno;
+	/* only CPUs this process may use already: a cpuset confining latwhy
+	 * stays the limit */
+	CPU_XOR(&free_cpus, &mine, &target);
+	CPU_AND(&free_cpus, &free_cpus, &mine);
+	if (CPU_COUNT(&free_cpus)) {
+		if (sched_setaffinity(0, sizeof(free_cpus), &free_cpus))
+			return -errno;
+		to_cpuset(&free_cpus, &p->self);
+		return 0;
+	}
+	to_cpuset(&mine, &p->self);
+	p->shared = true;
+	if (setpriority(PRIO_PROCESS, 0, LW_PLACE_NICE))
+		return -errno;
+	return 0;
+}
