@@ -20,7 +20,10 @@ LDLIBS   := -lbpf -lelf -lz -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmlinux \
 	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
 
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# user/ has one folder per stage of the pipeline (see user/README.md).
+STAGES    := cli source engine node advice output
+USER_SRCS := $(filter-out user/cli/main.c,$(wildcard $(addprefix user/,$(addsuffix /*.c,$(STAGES)))))
+USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(USER_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -35,7 +38,7 @@ all: latwhy $(TOOL_BINS)
 deps:
 	@tools/deps.sh
 
-$(BUILD) $(BUILD)/tests $(BUILD)/tools:
+$(BUILD) $(BUILD)/tests $(BUILD)/tools $(addprefix $(BUILD)/,$(STAGES)):
 	@mkdir -p $@
 
 $(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c bpf/latwhy.h bpf/compat.bpf.h $(VMLINUX_DEPS) | $(BUILD)
@@ -44,16 +47,23 @@ $(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c bpf/latwhy.h bpf/compat.bpf.h $(VMLINUX_
 $(BUILD)/latwhy.skel.h: $(BUILD)/latwhy.bpf.o
 	$(BPFTOOL) gen skeleton $< name latwhy_bpf > $@
 
-$(BUILD)/%.o: user/%.c $(wildcard user/*.h) bpf/latwhy.h | $(BUILD)
+$(BUILD)/%.o: user/%.c $(USER_HDRS) bpf/latwhy.h | $(addprefix $(BUILD)/,$(STAGES))
 	$(CC) $(CFLAGS) -c $< -o $@
 
 # Only the tracer knows libbpf's skeleton.
-$(BUILD)/tracer.o: $(BUILD)/latwhy.skel.h
+$(BUILD)/source/tracer.o: $(BUILD)/latwhy.skel.h
 
-$(BUILD)/liblatwhy.a: $(USER_OBJS)
-	$(AR) rcs $@ $^
+# The one layering rule the build enforces: only the record source knows
+# libbpf. Everything else runs on records, without root or BPF.
+$(BUILD)/layout.ok: $(USER_SRCS) $(USER_HDRS) user/cli/main.c | $(BUILD)
+	@bad=$$(grep -l '#include <bpf/\|latwhy\.skel\.h' $(filter-out user/source/%,$^)); \
+	if [ -n "$$bad" ]; then echo "layout: only user/source/ may include libbpf: $$bad" >&2; exit 1; fi
+	@touch $@
 
-latwhy: $(BUILD)/main.o $(BUILD)/liblatwhy.a
+$(BUILD)/liblatwhy.a: $(USER_OBJS) $(BUILD)/layout.ok
+	$(AR) rcs $@ $(USER_OBJS)
+
+latwhy: $(BUILD)/cli/main.o $(BUILD)/liblatwhy.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liblatwhy.a | $(BUILD)/tests
@@ -97,7 +107,7 @@ vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
 
 format:
-	clang-format -i bpf/*.c bpf/*.h user/*.c user/*.h tests/unit/*.c tools/*.c
+	clang-format -i bpf/*.c bpf/*.h user/*/*.c user/*/*.h tests/unit/*.c tools/*.c
 
 clean:
 	rm -rf $(BUILD) latwhy

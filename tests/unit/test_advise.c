@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "advise.h"
-#include "explain.h"
+#include "advice/advise.h"
+#include "advice/explain.h"
 
 #define LW_FIXTURES "tests/fixtures"
 

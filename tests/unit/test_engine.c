@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 
 #define EPS 1e-9
 

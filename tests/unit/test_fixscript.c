@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "advise.h"
-#include "fixscript.h"
+#include "advice/advise.h"
+#include "advice/fixscript.h"
 
 #define LW_FIXTURES "tests/fixtures"
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "freq.h"
+#include "source/freq.h"
 
 static char root[64];
 

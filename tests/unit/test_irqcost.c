@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "irqcost.h"
+#include "source/irqcost.h"
 
 #define US 1000ULL
 

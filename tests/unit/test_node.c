@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "probe.h"
+#include "source/probe.h"
 
-#include "node.h"
+#include "node/node.h"
 
 #define LW_FIXTURES "tests/fixtures"
 

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "opts.h"
+#include "cli/opts.h"
 
 /* ---- lw_parse_duration -------------------------------------------------- */
 

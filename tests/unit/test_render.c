@@ -15,9 +15,9 @@
 
 #include <cmocka.h>
 
-#include "engine.h"
-#include "finding.h"
-#include "render.h"
+#include "engine/engine.h"
+#include "advice/finding.h"
+#include "output/render.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -6,10 +6,10 @@
 #ifndef LW_EXPLAIN_H
 #define LW_EXPLAIN_H
 
-#include "advise.h"
-#include "engine.h"
-#include "finding.h"
-#include "node.h"
+#include "advice/advise.h"
+#include "engine/engine.h"
+#include "advice/finding.h"
+#include "node/node.h"
 
 /* Fill the advisor's facts from an engine summary. */
 void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f);

@@ -13,7 +13,7 @@
 #ifndef LW_FIXSCRIPT_H
 #define LW_FIXSCRIPT_H
 
-#include "finding.h"
+#include "advice/finding.h"
 
 /* root: NULL or "/" for the live node. Returns 0 or a negative errno. */
 int lw_fixscript_write(const struct lw_findings *fs, const char *root, const char *path);

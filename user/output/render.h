@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <linux/types.h>
 
-#include "engine.h"
-#include "finding.h"
+#include "engine/engine.h"
+#include "advice/finding.h"
 
 struct lw_render;
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opts.h"
+#include "cli/opts.h"
 
 int lw_parse_duration(const char *s, __u64 *ns)
 {

@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "freq.h"
-#include "sysfs.h"
+#include "source/freq.h"
+#include "node/sysfs.h"
 
 __u32 lw_freq_effective_khz(__u64 dtsc, __u64 dt_ns, __u64 daperf, __u64 dmperf)
 {

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advise.h"
-#include "check.h"
-#include "fixscript.h"
-#include "irqcost.h"
+#include "advice/advise.h"
+#include "cli/check.h"
+#include "advice/fixscript.h"
+#include "source/irqcost.h"
 
 #define DEFAULT_SAMPLE_MS 1000
 #define TEXT_MAX_IRQS	  20

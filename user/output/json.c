@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "json.h"
+#include "output/json.h"
 
 void lw_json_init(struct lw_json *j, FILE *f, bool pretty)
 {

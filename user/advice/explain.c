@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "explain.h"
+#include "advice/explain.h"
 
 /* pid was the longest wait of some slow request, or no slow request names
  * one (records lost, or none slow): then every preemptor stays a suspect. */

@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "node.h"
-#include "sysfs.h"
+#include "node/node.h"
+#include "node/sysfs.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
 #define SYS_THP "/sys/kernel/mm/transparent_hugepage"

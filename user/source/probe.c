@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <bpf/btf.h>
 
-#include "probe.h"
+#include "source/probe.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38

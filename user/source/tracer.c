@@ -20,16 +20,16 @@
 
 #include "latwhy.h"
 #include "latwhy.skel.h"
-#include "engine.h"
-#include "explain.h"
-#include "freq.h"
-#include "irqcost.h"
-#include "node.h"
-#include "opts.h"
-#include "place.h"
-#include "probe.h"
-#include "render.h"
-#include "tracer.h"
+#include "engine/engine.h"
+#include "advice/explain.h"
+#include "source/freq.h"
+#include "source/irqcost.h"
+#include "node/node.h"
+#include "cli/opts.h"
+#include "source/place.h"
+#include "source/probe.h"
+#include "output/render.h"
+#include "source/tracer.h"
 
 struct lw_tracer {
 	const struct lw_opts *o;

@@ -15,8 +15,8 @@
 
 #include <stddef.h>
 
-#include "finding.h"
-#include "node.h"
+#include "advice/finding.h"
+#include "node/node.h"
 
 /* Thresholds (why these values: see advise.c). */
 #define LW_DEEP_IDLE_US	 50	/* C-state exit latency that a request feels */

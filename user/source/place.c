@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "place.h"
+#include "source/place.h"
 
 /* The union of the affinities of every thread of pid; -errno. */
 static int target_cpus(int pid, cpu_set_t *set)

@@ -10,9 +10,9 @@
 
 #include <stdio.h>
 
-#include "finding.h"
-#include "json.h"
-#include "node.h"
+#include "advice/finding.h"
+#include "output/json.h"
+#include "node/node.h"
 
 /* latwhy check [-p PID] [--json] [--root DIR] [--sample MS] [--fix-script FILE]
  * argv[0] is "check". Returns the exit code: 0, 1 (runtime error), 2 (usage). */

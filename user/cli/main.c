@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check.h"
-#include "opts.h"
-#include "tracer.h"
+#include "cli/check.h"
+#include "cli/opts.h"
+#include "source/tracer.h"
 
 int main(int argc, char **argv)
 {

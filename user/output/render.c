@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "opts.h"
-#include "render.h"
+#include "output/json.h"
+#include "cli/opts.h"
+#include "output/render.h"
 
 struct lw_render {
 	FILE *f;

@@ -14,9 +14,9 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "irqcost.h"
-#include "node.h"
-#include "sysfs.h"
+#include "source/irqcost.h"
+#include "node/node.h"
+#include "node/sysfs.h"
 
 #define LW_IPIS	       200
 #define LW_IPI_GAP_NS  100000ULL /* between two IPIs */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advise.h"
+#include "advice/advise.h"
 
 #define CPU_DIR "/sys/devices/system/cpu"
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"

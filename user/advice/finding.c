@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "finding.h"
+#include "advice/finding.h"
 
 static char *vfmt(const char *fmt, va_list ap)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sysfs.h"
+#include "node/sysfs.h"
 
 static int vpath(char *buf, size_t len, const char *root, const char *fmt, va_list ap)
 {

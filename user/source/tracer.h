@@ -3,7 +3,7 @@
 #ifndef LW_TRACER_H
 #define LW_TRACER_H
 
-#include "opts.h"
+#include "cli/opts.h"
 
 /* Trace o->pid until Ctrl-C, -d, or its exit; print live view and summary.
  * Returns the process exit code (0, or 1 after a one-line error). */

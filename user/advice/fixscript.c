@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fixscript.h"
+#include "advice/fixscript.h"
 
 #define MAX_FILE_BYTES (1 << 20)
 

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "node.h" /* struct lw_cpuset */
+#include "node/node.h" /* struct lw_cpuset */
 
 /* Nice value latwhy takes when it has to share the target's CPUs: the lowest
  * priority at which, measured, the ring buffer still keeps up. */
