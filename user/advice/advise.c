@@ -1893,6 +1893,15 @@ static void trace_irq(struct adv *a, const struct lw_trace_facts *t, const struc
 		fill_move_target(a, &pinned);
 }
 
+/* khugepaged ran faster than the kernel's pace and collapsed the target's
+ * memory while it was traced: a finding whatever this run's slow requests
+ * lost to it, which is luck (whether a collapse met a fault or a lock). */
+static bool thp_fast_collapses(const struct lw_node *n, const struct lw_trace_facts *t)
+{
+	return t->thp_collapses && n->thp.scan_sleep_ms >= 0 &&
+	       n->thp.scan_sleep_ms < KHUGEPAGED_SLEEP_DEFAULT_MS;
+}
+
 static void trace_thp(struct adv *a, const struct lw_trace_facts *t)
 {
 	const struct lw_node *n = a->n;
@@ -1922,8 +1931,7 @@ static void trace_thp(struct adv *a, const struct lw_trace_facts *t)
 		fill_khugepaged(a);
 		any = true;
 	}
-	if (t->thp_collapses && h->scan_sleep_ms >= 0 &&
-	    h->scan_sleep_ms < KHUGEPAGED_SLEEP_DEFAULT_MS) {
+	if (thp_fast_collapses(n, t)) {
 		fill_khugepaged_pace(a);
 		any = true;
 	}
@@ -2032,7 +2040,10 @@ int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
 		enum lw_severity sev =
 			c == top && t->share[c] >= LW_SHARE_CRIT ? LW_SEV_CRIT : LW_SEV_WARN;
 
-		if (t->share[c] < LW_SHARE_FINDING || !begin(&a, (enum lw_cause)c, sev))
+		bool due = t->share[c] >= LW_SHARE_FINDING ||
+			   (c == LW_CAUSE_THP && thp_fast_collapses(n, t));
+
+		if (!due || !begin(&a, (enum lw_cause)c, sev))
 			continue;
 		switch (c) {
 		case LW_CAUSE_FREQ:
