@@ -568,8 +568,8 @@ test_idle() {
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	wait "$cl"
-	check idle '
-import re
+	AWAKE=$awake check idle '
+import os, re
 assert len(reqs) > 1000, "only %d requests" % len(reqs)
 woke = [r for r in reqs if r["ns"]["idle"] > 0]
 assert len(woke) >= 0.5 * len(reqs), "only %d of %d requests woke an idle CPU" % (len(woke), len(reqs))
@@ -590,7 +590,7 @@ POLL = 4294967295
 def waits(s, pid):
     return sum(p["count"] for p in s["evidence"]["preempted_by"] if p["pid"] == pid)
 asumm = [o for o in awake_all if o["type"] == "summary"][0]
-if "$awake" == "poll":
+if os.environ["AWAKE"] == "poll":
     assert waits(asumm, POLL) >= 0.5 * len(awake), "awake: %d polled wake-ups for %d requests: %s" % (
         waits(asumm, POLL), len(awake), asumm["evidence"]["preempted_by"][:3])
     assert waits(asumm, 0) < 0.1 * waits(asumm, POLL), "awake: idle exits %d, polled %d" % (
