@@ -38,7 +38,7 @@ deps:
 $(BUILD) $(BUILD)/tests $(BUILD)/tools:
 	@mkdir -p $@
 
-$(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c bpf/latwhy.h bpf/compat.bpf.h $(VMLINUX_DEPS) | $(BUILD)
+$(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c $(wildcard bpf/*.h) $(VMLINUX_DEPS) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/latwhy.skel.h: $(BUILD)/latwhy.bpf.o
