@@ -10,6 +10,7 @@
 #define LW_COMPAT_BPF_H
 
 #include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
 /*
