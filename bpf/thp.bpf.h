@@ -69,7 +69,7 @@ static __always_inline void thp_switch_in(struct lw_cpu_state *cs, struct task_s
 		cs->thp_start = now;
 }
 
-/* Only the mm argument: the ones after it changed type (page -> folio). */
+/* Only the mm argument: the ones after it changed type (compat.bpf.h). */
 SEC("tp_btf/mm_khugepaged_scan_pmd")
 int BPF_PROG(lw_khugepaged_scan, struct mm_struct *mm)
 {
