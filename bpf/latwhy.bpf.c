@@ -40,6 +40,10 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/* The ABI of latwhy.h this object was built against: userspace refuses
+ * another before load (tracer_check_abi()). */
+const volatile __u32 lw_abi_version = LW_ABI_VERSION;
+
 #include "state.bpf.h"
 #include "freq.bpf.h"
 #include "irq.bpf.h"
