@@ -267,7 +267,7 @@ struct lw_meta_rec {
 	__u32 flags;	   /* enum lw_meta_flags */
 	__u32 freq_source; /* enum lw_freq_source */
 	__u32 nr_cpus;
-	__u32 ref_khz;
+	__u32 pad;
 	__u64 start_ns;
 	__u64 duration_ns;
 	__u64 threshold_ns; /* fixed --slow, or LW_THRESH_UNKNOWN for p99 */
