@@ -41,7 +41,7 @@ deps:
 $(BUILD) $(BUILD)/tests $(BUILD)/tools $(addprefix $(BUILD)/,$(STAGES)):
 	@mkdir -p $@
 
-$(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c bpf/latwhy.h bpf/compat.bpf.h $(VMLINUX_DEPS) | $(BUILD)
+$(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c $(wildcard bpf/*.h) $(VMLINUX_DEPS) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/latwhy.skel.h: $(BUILD)/latwhy.bpf.o

@@ -13,6 +13,16 @@
 #ifndef LATWHY_H
 #define LATWHY_H
 
+/*
+ * The version of this ABI. Bump it with any change to a record struct, to
+ * the values of an enum or flag that crosses (record types, bucket order),
+ * to a map's key or value, or to a limit shared with userspace. The BPF
+ * object carries the version it was built against (lw_abi_version), which
+ * latwhy checks before load; once it passed, LW_ABI_VERSION is what a
+ * capture records.
+ */
+#define LW_ABI_VERSION 1
+
 #define LW_COMM_LEN	16
 #define LW_IRQ_NAME_LEN 32
 #define LW_MAX_CPUS	512
@@ -257,7 +267,7 @@ struct lw_meta_rec {
 	__u32 flags;	   /* enum lw_meta_flags */
 	__u32 freq_source; /* enum lw_freq_source */
 	__u32 nr_cpus;
-	__u32 ref_khz;
+	__u32 pad;
 	__u64 start_ns;
 	__u64 duration_ns;
 	__u64 threshold_ns; /* fixed --slow, or LW_THRESH_UNKNOWN for p99 */

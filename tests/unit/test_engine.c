@@ -88,7 +88,6 @@ static void feed_meta(struct lw_engine *e, enum lw_freq_source src, __u64 thresh
 				.flags = LW_META_NO_THP,
 				.freq_source = src,
 				.nr_cpus = 4,
-				.ref_khz = 3000000,
 				.start_ns = 1000,
 				.duration_ns = 30000000000ULL,
 				.threshold_ns = threshold,

@@ -686,6 +686,18 @@ static int tracer_loop(struct lw_tracer *t)
 	return 0;
 }
 
+/* Records and maps are read with latwhy.h's layouts: an object built against
+ * another version of them is refused before load. */
+static int tracer_check_abi(const struct latwhy_bpf *skel)
+{
+	__u32 abi = skel->rodata->lw_abi_version;
+
+	if (abi == LW_ABI_VERSION)
+		return 0;
+	fprintf(stderr, "latwhy: BPF object ABI %u, latwhy expects %u\n", abi, LW_ABI_VERSION);
+	return -EPROTO;
+}
+
 static int tracer_open(struct lw_tracer *t)
 {
 	int err;
@@ -699,6 +711,9 @@ static int tracer_open(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot open BPF object: %s\n", strerror(-err));
 		return err;
 	}
+	err = tracer_check_abi(t->skel);
+	if (err)
+		return err;
 	t->skel->rodata->targ_tgid = t->o->pid;
 	err = tracer_probe(t);
 	if (err)
