@@ -267,7 +267,7 @@ struct lw_meta_rec {
 	__u32 flags;	   /* enum lw_meta_flags */
 	__u32 freq_source; /* enum lw_freq_source */
 	__u32 nr_cpus;
-	__u32 pad;
+	__u32 tracer_tgid; /* latwhy's own pid: named, never blamed, in evidence */
 	__u64 start_ns;
 	__u64 duration_ns;
 	__u64 threshold_ns; /* fixed --slow, or LW_THRESH_UNKNOWN for p99 */
@@ -278,10 +278,8 @@ struct lw_meta_rec {
 	/* one interrupt's cost beyond its handler, measured at start (see
 	 * LW_B_IRQ_ENTRY); 0: not measured */
 	__u32 irq_entry_ns;
-	__u64 untracked;   /* requests given up: a thread had LW_REQ_SLOTS open */
-	__u64 handoffs;	   /* requests answered by another thread (LW_REQ_HANDOFF) */
-	__u32 tracer_tgid; /* latwhy's own pid: named, never blamed, in evidence */
-	__u32 pad;
+	__u64 untracked; /* requests given up: a thread had LW_REQ_SLOTS open */
+	__u64 handoffs;	 /* requests answered by another thread (LW_REQ_HANDOFF) */
 };
 
 /*
