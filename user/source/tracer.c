@@ -141,6 +141,30 @@ static enum lw_req_mode resolve_mode(const struct btf *vmlinux, enum lw_req_mode
  * tracepoints: irq is not measured then at all. Unmeasured, LW_B_IRQ_ENTRY
  * stays empty and says null, not 0.
  */
+/* Off the target's CPUs once the options are known good and before
+ * any thread starts: the interrupt-cost probe's thread and every wake-up of
+ * the poller stay there. */
+static void tracer_place(const struct lw_opts *o)
+{
+	char tc[256], sc[256];
+	struct lw_place p;
+	int err;
+
+	err = lw_place_self(o->pid, &p);
+	if (err) {
+		fprintf(stderr, "latwhy: cannot keep off the target's CPUs: %s\n", strerror(-err));
+		return;
+	}
+	lw_cpuset_format(&p.target, tc, sizeof(tc));
+	lw_cpuset_format(&p.self, sc, sizeof(sc));
+	if (p.shared)
+		fprintf(stderr,
+			"latwhy: no CPU outside the target's (%s): tracing from them at nice %d\n",
+			tc, LW_PLACE_NICE);
+	else if (o->verbose)
+		fprintf(stderr, "latwhy: running on CPU %s, off the target's %s\n", sc, tc);
+}
+
 static void tracer_irq_entry(struct lw_tracer *t)
 {
 	__u64 cost = t->o->irq_cost_ns;
@@ -268,6 +292,7 @@ static int tracer_probe(struct lw_tracer *t)
 		if (t->skel->rodata->arrival_known)
 			t->flags |= LW_META_NO_BACKLOG;
 	}
+	tracer_place(t->o);
 	tracer_irq_entry(t);
 cleanup:
 	btf__free(vmlinux);
@@ -753,29 +778,6 @@ static int tracer_open(struct lw_tracer *t)
 	return 0;
 }
 
-/* Off the target's CPUs before any thread starts: the interrupt-cost
- * probe's thread and every wake-up of the poller stay there. */
-static void tracer_place(const struct lw_opts *o)
-{
-	char tc[256], sc[256];
-	struct lw_place p;
-	int err;
-
-	err = lw_place_self(o->pid, &p);
-	if (err) {
-		fprintf(stderr, "latwhy: cannot keep off the target's CPUs: %s\n", strerror(-err));
-		return;
-	}
-	lw_cpuset_format(&p.target, tc, sizeof(tc));
-	lw_cpuset_format(&p.self, sc, sizeof(sc));
-	if (p.shared)
-		fprintf(stderr,
-			"latwhy: no CPU outside the target's (%s): tracing from them at nice %d\n",
-			tc, LW_PLACE_NICE);
-	else if (o->verbose)
-		fprintf(stderr, "latwhy: running on CPU %s, off the target's %s\n", sc, tc);
-}
-
 int lw_trace_run(const struct lw_opts *o)
 {
 	struct lw_tracer t = {.o = o};
@@ -791,7 +793,6 @@ int lw_trace_run(const struct lw_opts *o)
 	err = lw_probe_privileges();
 	if (err)
 		return 1;
-	tracer_place(o);
 	t.eng = lw_engine_new();
 	t.out = lw_render_new(stdout, o->json);
 	if (!t.eng || !t.out) {
