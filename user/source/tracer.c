@@ -135,12 +135,6 @@ static enum lw_req_mode resolve_mode(const struct btf *vmlinux, enum lw_req_mode
 		       : LW_REQ_SYSCALL;
 }
 
-/*
- * One interrupt's cost beyond its handler (irqcost.h): given with --irq-cost,
- * else measured now (lw_irqcost_measure_here()). Not without the IRQ
- * tracepoints: irq is not measured then at all. Unmeasured, LW_B_IRQ_ENTRY
- * stays empty and says null, not 0.
- */
 /* Off the target's CPUs once the options are known good and before
  * any thread starts: the interrupt-cost probe's thread and every wake-up of
  * the poller stay there. */
@@ -165,6 +159,12 @@ static void tracer_place(const struct lw_opts *o)
 		fprintf(stderr, "latwhy: running on CPU %s, off the target's %s\n", sc, tc);
 }
 
+/*
+ * One interrupt's cost beyond its handler (irqcost.h): given with --irq-cost,
+ * else measured now (lw_irqcost_measure_here()). Not without the IRQ
+ * tracepoints: irq is not measured then at all. Unmeasured, LW_B_IRQ_ENTRY
+ * stays empty and says null, not 0.
+ */
 static void tracer_irq_entry(struct lw_tracer *t)
 {
 	__u64 cost = t->o->irq_cost_ns;
