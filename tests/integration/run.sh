@@ -487,14 +487,16 @@ assert not [w for w in ev['slow_waits'] if w['tracer'] or w['pid'] == lw], ev['s
 "
 	# the target may run anywhere: latwhy shares its CPUs, reniced
 	taskset -apc "0-$((NCPU - 1))" "$SPID" >/dev/null
-	./latwhy -p "$SPID" -d 2s -q >"$OUT/shared.txt" 2>"$OUT/shared.err" &
+	./latwhy -p "$SPID" -d 3s -q >"$OUT/shared.txt" 2>"$OUT/shared.err" &
 	lw=$!
-	sleep 1
+	# it loads and attaches at its own priority, then yields
+	wait_for "$OUT/shared.err" '^latwhy: tracing pid ' "$lw" 10
+	sleep 0.5
 	nice=$(awk '{sub(/.*\) /, ""); print $17}' "/proc/$lw/stat")
 	wait "$lw"
 	if [ "$nice" != 19 ] ||
 		! grep -qx "latwhy: no CPU outside the target's (0-$((NCPU - 1))): tracing from them at nice 19" "$OUT/shared.err"; then
-		fail self_place_shared "nice '$nice': $(head -2 "$OUT/shared.err")"
+		fail self_place_shared "nice '$nice': $(cat "$OUT/shared.err")"
 	else
 		pass self_place_shared
 	fi

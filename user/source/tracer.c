@@ -54,6 +54,8 @@ struct lw_tracer {
 	struct lw_count *count_buf; /* per-CPU values of irq_ev, softirq_ev */
 	bool target_exited;
 	char comm[LW_COMM_LEN];
+	struct lw_place place; /* where latwhy runs, and at which nice value */
+	__u64 dropped_seen;    /* records dropped at the previous tick */
 };
 
 static volatile sig_atomic_t stop_flag;
@@ -138,25 +140,39 @@ static enum lw_req_mode resolve_mode(const struct btf *vmlinux, enum lw_req_mode
 /* Off the target's CPUs once the options are known good and before
  * any thread starts: the interrupt-cost probe's thread and every wake-up of
  * the poller stay there. */
-static void tracer_place(const struct lw_opts *o)
+static void tracer_place(struct lw_tracer *t)
 {
+	struct lw_place *p = &t->place;
 	char tc[256], sc[256];
-	struct lw_place p;
 	int err;
 
-	err = lw_place_self(o->pid, &p);
+	err = lw_place_self(t->o->pid, p);
 	if (err) {
 		fprintf(stderr, "latwhy: cannot keep off the target's CPUs: %s\n", strerror(-err));
 		return;
 	}
-	lw_cpuset_format(&p.target, tc, sizeof(tc));
-	lw_cpuset_format(&p.self, sc, sizeof(sc));
-	if (p.shared)
+	lw_cpuset_format(&p->target, tc, sizeof(tc));
+	lw_cpuset_format(&p->self, sc, sizeof(sc));
+	if (p->shared)
 		fprintf(stderr,
 			"latwhy: no CPU outside the target's (%s): tracing from them at nice %d\n",
 			tc, LW_PLACE_NICE);
-	else if (o->verbose)
+	else if (t->o->verbose)
 		fprintf(stderr, "latwhy: running on CPU %s, off the target's %s\n", sc, tc);
+}
+
+/* Sharing the target's CPUs, latwhy traces at the lowest priority that keeps
+ * up: a tick that found records dropped, or came a whole interval late,
+ * raises it a step. */
+static void tracer_keep_up(struct lw_tracer *t, __u64 elapsed)
+{
+	__u64 dropped = t->skel->bss->dropped;
+	bool behind = dropped > t->dropped_seen || elapsed > 2 * t->o->interval_ns;
+
+	t->dropped_seen = dropped;
+	if (lw_place_keep_up(&t->place, behind))
+		fprintf(stderr, "latwhy: falling behind on the target's CPUs: now at nice %d\n",
+			t->place.nice);
 }
 
 /*
@@ -292,7 +308,7 @@ static int tracer_probe(struct lw_tracer *t)
 		if (t->skel->rodata->arrival_known)
 			t->flags |= LW_META_NO_BACKLOG;
 	}
-	tracer_place(t->o);
+	tracer_place(t);
 	tracer_irq_entry(t);
 cleanup:
 	btf__free(vmlinux);
@@ -644,6 +660,7 @@ static void tracer_tick(struct lw_tracer *t, bool live)
 	__u64 elapsed = tick.ts_ns - (t->last_tick_ns ? t->last_tick_ns : t->start_ns);
 
 	t->last_tick_ns = tick.ts_ns;
+	tracer_keep_up(t, elapsed);
 	if (++t->ticks % LW_THP_REFRESH == 0)
 		tracer_thp_pids(t);
 	tracer_conns(t, t->ticks % LW_THP_REFRESH == 0);
@@ -765,6 +782,9 @@ static int tracer_open(struct lw_tracer *t)
 	if (err)
 		return err;
 	t->skel->bss->armed = true;
+	err = lw_place_yield(&t->place);
+	if (err)
+		fprintf(stderr, "latwhy: cannot lower its priority: %s\n", strerror(-err));
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_record, t, NULL);
 	if (!t->rb) {
 		err = -errno;
