@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cli/opts.h"
+#include "output/fmt.h"
 
 /* ---- lw_parse_duration -------------------------------------------------- */
 

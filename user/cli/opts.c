@@ -45,20 +45,6 @@ int lw_parse_duration(const char *s, __u64 *ns)
 	return 0;
 }
 
-const char *lw_fmt_ns(char *buf, size_t len, __u64 ns)
-{
-	/* thresholds sit where rounding would print "1000.0" of a unit */
-	if (ns < 1000)
-		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
-	else if (ns < 999950)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < 999995000)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.2f s", ns / 1e9);
-	return buf;
-}
-
 void lw_opts_usage(FILE *f)
 {
 	fprintf(f,

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "output/json.h"
-#include "cli/opts.h"
+#include "output/fmt.h"
 #include "output/render.h"
 
 struct lw_render {
