@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * check.h - `latwhy check`: read the node's switches, judge them, print the
- * findings as text or JSON, and optionally write a reviewed fix script.
- *
- * The printers are shared with the live summary, `report` and `serve`.
+ * check.h - the node `latwhy check` read and the findings judged from it,
+ * as text or JSON.
  */
 #ifndef LW_CHECK_H
 #define LW_CHECK_H
@@ -13,10 +11,6 @@
 #include "advice/finding.h"
 #include "output/json.h"
 #include "node/node.h"
-
-/* latwhy check [-p PID] [--json] [--root DIR] [--sample MS] [--fix-script FILE]
- * argv[0] is "check". Returns the exit code: 0, 1 (runtime error), 2 (usage). */
-int lw_check_main(int argc, char **argv);
 
 /* Findings, most severe first, with their commands. */
 void lw_findings_print(FILE *f, const struct lw_findings *fs);
