@@ -14,7 +14,6 @@
 #include "cli/check.h"
 
 #define TEXT_MAX_IRQS 20
-#define TEXT_MAX_CMDS 8 /* per list in text; --json and --fix-script have all */
 
 /* ---- helpers ---- */
 
@@ -370,91 +369,6 @@ void lw_node_print(FILE *f, const struct lw_node *n)
 	print_thp(f, n);
 	print_irqs(f, n);
 	print_target(f, n);
-}
-
-/* ---- text: findings ---- */
-
-static void print_cmds(FILE *f, const char *label, const struct lw_strv *v)
-{
-	for (size_t i = 0; i < v->n; i++) {
-		const char *s = v->v[i];
-
-		if (i == TEXT_MAX_CMDS && v->n > TEXT_MAX_CMDS + 1) {
-			fprintf(f, "  %-9s ... %zu more (see --fix-script or --json)\n", "",
-				v->n - i);
-			return;
-		}
-		fprintf(f, "  %-9s ", i ? "" : label);
-		/* Continuation lines of a here-document, indented under the command. */
-		for (; *s; s++) {
-			fputc(*s, f);
-			if (*s == '\n')
-				fprintf(f, "  %-9s   ", "");
-		}
-		fputc('\n', f);
-	}
-}
-
-void lw_findings_print(FILE *f, const struct lw_findings *fs)
-{
-	size_t count[3] = {0};
-
-	for (size_t i = 0; i < fs->n; i++)
-		count[fs->v[i].severity]++;
-	fprintf(f, "findings: %zu (%zu crit, %zu warn, %zu info)\n", fs->n, count[LW_SEV_CRIT],
-		count[LW_SEV_WARN], count[LW_SEV_INFO]);
-	for (int sev = LW_SEV_CRIT; sev >= LW_SEV_INFO; sev--)
-		for (size_t i = 0; i < fs->n; i++) {
-			const struct lw_finding *x = &fs->v[i];
-
-			if ((int)x->severity != sev)
-				continue;
-			fprintf(f, "\n[%s] %s: %s\n", lw_severity_name(x->severity),
-				lw_cause_name(x->cause), x->seen ? x->seen : "");
-			if (x->why)
-				fprintf(f, "  %-9s %s\n", "why:", x->why);
-			if (x->evidence)
-				fprintf(f, "  %-9s %s\n", "evidence:", x->evidence);
-			print_cmds(f, "fix:", &x->fix);
-			print_cmds(f, "persist:", &x->persist);
-			print_cmds(f, "rollback:", &x->rollback);
-			print_cmds(f, "verify:", &x->verify);
-			if (x->cost)
-				fprintf(f, "  %-9s %s\n", "cost:", x->cost);
-		}
-}
-
-/* ---- JSON: findings ---- */
-
-static void json_strv(struct lw_json *j, const char *key, const struct lw_strv *v)
-{
-	lw_json_key(j, key);
-	lw_json_begin_array(j);
-	for (size_t i = 0; i < v->n; i++)
-		lw_json_string(j, v->v[i]);
-	lw_json_end_array(j);
-}
-
-void lw_findings_json(struct lw_json *j, const struct lw_findings *fs)
-{
-	lw_json_begin_array(j);
-	for (size_t i = 0; i < fs->n; i++) {
-		const struct lw_finding *x = &fs->v[i];
-
-		lw_json_begin_object(j);
-		lw_json_kstr(j, "cause", lw_cause_name(x->cause));
-		lw_json_kstr(j, "severity", lw_severity_name(x->severity));
-		lw_json_kstr(j, "seen", x->seen);
-		lw_json_kstr(j, "why", x->why);
-		lw_json_kstr(j, "evidence", x->evidence);
-		lw_json_kstr(j, "cost", x->cost);
-		json_strv(j, "fix", &x->fix);
-		json_strv(j, "persist", &x->persist);
-		json_strv(j, "rollback", &x->rollback);
-		json_strv(j, "verify", &x->verify);
-		lw_json_end_object(j);
-	}
-	lw_json_end_array(j);
 }
 
 /* ---- JSON: node ---- */

@@ -1,21 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * check.h - the node `latwhy check` read and the findings judged from it,
- * as text or JSON.
+ * check.h - the node `latwhy check` read, as text or JSON.
+ *
+ * The findings judged from it go through output/findings.h, the printers the
+ * trace summary uses too, so a finding reads the same in both.
  */
 #ifndef LW_CHECK_H
 #define LW_CHECK_H
 
 #include <stdio.h>
 
-#include "advice/finding.h"
 #include "output/json.h"
 #include "node/node.h"
-
-/* Findings, most severe first, with their commands. */
-void lw_findings_print(FILE *f, const struct lw_findings *fs);
-/* The findings as a JSON array (value position: after a key or in an array). */
-void lw_findings_json(struct lw_json *j, const struct lw_findings *fs);
 
 /* What was read, one short section per area. */
 void lw_node_print(FILE *f, const struct lw_node *n);

@@ -15,6 +15,7 @@
 #include "cli/check.h"
 #include "cli/check_opts.h"
 #include "cli/cmd.h"
+#include "output/findings.h"
 #include "source/irqcost.h"
 
 static int emit(const struct lw_check_opts *o, const struct lw_node *n,
@@ -25,7 +26,7 @@ static int emit(const struct lw_check_opts *o, const struct lw_node *n,
 	if (!o->json) {
 		lw_node_print(stdout, n);
 		printf("\n");
-		lw_findings_print(stdout, fs);
+		lw_findings_print(stdout, fs, LW_FINDINGS_REPORT);
 		return fflush(stdout) ? -errno : 0;
 	}
 	lw_json_init(&j, stdout, true);
