@@ -319,11 +319,11 @@ static void test_summary_json(void **state)
 	assert_has(s,
 		   "\"findings\":[{\"cause\":\"thp\",\"severity\":\"warn\","
 		   "\"seen\":\"THP always\",\"why\":\"khugepaged collapses stall the target\","
-		   "\"evidence\":\"THP: 38% of the slow requests' time\","
+		   "\"evidence\":\"THP: 38% of the slow requests' time\",\"cost\":null,"
 		   "\"fix\":[\"echo never > /sys/kernel/mm/transparent_hugepage/enabled\","
 		   "\"echo \\\"a\\\\b\\\"\"],\"persist\":[\"transparent_hugepage=never\"],"
 		   "\"rollback\":[\"echo always > /sys/kernel/mm/transparent_hugepage/enabled\"],"
-		   "\"verify\":[],\"cost\":null}]}\n");
+		   "\"verify\":[]}]}\n");
 	assert_json(
 		s,
 		"d['type'] == 'summary' and d['duration_ns'] == 30000000000 and "

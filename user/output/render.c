@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "output/json.h"
-#include "cli/opts.h"
+#include "output/findings.h"
+#include "output/fmt.h"
 #include "output/render.h"
 
 struct lw_render {
@@ -210,41 +211,6 @@ void lw_render_request_json(struct lw_render *r, const struct lw_request *req)
 	fflush(r->f);
 }
 
-static void json_strv(struct lw_json *j, const char *key, const struct lw_strv *sv)
-{
-	lw_json_key(j, key);
-	lw_json_begin_array(j);
-	for (size_t i = 0; i < sv->n; i++)
-		lw_json_string(j, sv->v[i]);
-	lw_json_end_array(j);
-}
-
-static void json_findings(struct lw_json *j, const struct lw_findings *fs)
-{
-	lw_json_key(j, "findings");
-	lw_json_begin_array(j);
-	for (size_t i = 0; fs && i < fs->n; i++) {
-		const struct lw_finding *f = &fs->v[i];
-
-		lw_json_begin_object(j);
-		lw_json_kstr(j, "cause", lw_cause_name(f->cause));
-		lw_json_kstr(j, "severity", lw_severity_name(f->severity));
-		lw_json_kstr(j, "seen", f->seen ? f->seen : "");
-		lw_json_kstr(j, "why", f->why ? f->why : "");
-		lw_json_kstr(j, "evidence", f->evidence ? f->evidence : "");
-		json_strv(j, "fix", &f->fix);
-		json_strv(j, "persist", &f->persist);
-		json_strv(j, "rollback", &f->rollback);
-		json_strv(j, "verify", &f->verify);
-		if (f->cost)
-			lw_json_kstr(j, "cost", f->cost);
-		else
-			lw_json_knull(j, "cost");
-		lw_json_end_object(j);
-	}
-	lw_json_end_array(j);
-}
-
 /* A cause none of whose tracepoints could be attached was not measured. */
 static bool cause_measured(const struct lw_summary *s, int c)
 {
@@ -432,7 +398,8 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	json_missing(&j, s->flags);
 	json_causes(&j, s);
 	json_evidence(&j, s);
-	json_findings(&j, fs);
+	lw_json_key(&j, "findings");
+	lw_findings_json(&j, fs);
 	lw_json_end_object(&j);
 	lw_json_end(&j);
 	fflush(r->f);
@@ -580,35 +547,6 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 	fprintf(f, "\n");
 }
 
-static void text_strv(FILE *f, const char *label, const struct lw_strv *sv)
-{
-	for (size_t i = 0; i < sv->n; i++)
-		fprintf(f, "    %-9s %s\n", i ? "" : label, sv->v[i]);
-}
-
-static void text_findings(FILE *f, const struct lw_findings *fs)
-{
-	if (!fs || !fs->n)
-		return;
-	fprintf(f, "Findings:\n");
-	for (size_t i = 0; i < fs->n; i++) {
-		const struct lw_finding *x = &fs->v[i];
-
-		fprintf(f, "  [%s] %s: %s\n", lw_severity_name(x->severity),
-			lw_cause_name(x->cause), x->seen ? x->seen : "");
-		if (x->why)
-			fprintf(f, "    why:      %s\n", x->why);
-		if (x->evidence)
-			fprintf(f, "    evidence: %s\n", x->evidence);
-		text_strv(f, "fix:", &x->fix);
-		text_strv(f, "persist:", &x->persist);
-		text_strv(f, "rollback:", &x->rollback);
-		text_strv(f, "verify:", &x->verify);
-		if (x->cost)
-			fprintf(f, "    cost:     %s\n", x->cost);
-	}
-}
-
 static void summary_text(struct lw_render *r, const struct lw_summary *s,
 			 const struct lw_findings *fs)
 {
@@ -666,7 +604,7 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 				lw_cause_name(s->dominant), s->cause[s->dominant].share * 100);
 		text_evidence(f, s);
 	}
-	text_findings(f, fs);
+	lw_findings_print(f, fs, LW_FINDINGS_SECTION);
 	if (s->dropped)
 		fprintf(f,
 			"Dropped: %llu slow-request records were lost (ring buffer full); the "

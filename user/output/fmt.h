@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* fmt.h - numbers for humans, shared by every printer. */
+#ifndef LW_FMT_H
+#define LW_FMT_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+/* Format a duration for humans: "1.25 ms". Returns buf. */
+const char *lw_fmt_ns(char *buf, size_t len, __u64 ns);
+
+#endif /* LW_FMT_H */
