@@ -13,7 +13,7 @@
 #include <linux/types.h>
 
 #include "latwhy.h"
-#include "finding.h"
+#include "advice/finding.h" /* enum lw_cause */
 
 #define LW_TOP 8
 
