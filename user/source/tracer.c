@@ -215,8 +215,11 @@ static int tracer_load(struct lw_tracer *t)
 	int err;
 
 	t->nr_cpus = libbpf_num_possible_cpus();
-	if (t->nr_cpus <= 0)
-		return t->nr_cpus ? t->nr_cpus : -EINVAL;
+	if (t->nr_cpus <= 0) {
+		err = t->nr_cpus ? t->nr_cpus : -EINVAL;
+		fprintf(stderr, "latwhy: cannot count the possible CPUs: %s\n", strerror(-err));
+		return err;
+	}
 	t->skel = latwhy_bpf__open();
 	if (!t->skel) {
 		err = -errno;
