@@ -65,6 +65,7 @@ enum lw_rec_type {
 	LW_REC_CPU,	    /* per-CPU clock state */
 	LW_REC_TICK,	    /* one second of request statistics */
 	LW_REC_META,	    /* run configuration and end state */
+	LW_REC_HIST,	    /* latency histogram of all requests so far */
 };
 
 /* Where a slow request's time went. Order is part of the ABI. */
@@ -231,6 +232,14 @@ struct lw_tick_rec {
 	__u64 p50_ns;	/* over all requests so far */
 	__u64 p99_ns;
 	__u64 threshold_ns; /* threshold in force, LW_THRESH_UNKNOWN if none */
+};
+
+/* Every request's latency so far, in lw_hist_bucket()s summed over CPUs: a
+ * cumulative snapshot, so the quantiles of a run are its last one's. */
+struct lw_hist_rec {
+	__u32 type; /* LW_REC_HIST */
+	__u32 pad;
+	__u64 b[LW_HIST_BUCKETS];
 };
 
 enum lw_meta_flags {
