@@ -38,9 +38,7 @@ static int snap_push(struct lw_snapshot *s, const char *path)
 
 static void on_path(void *ctx, const char *path)
 {
-	while (*path == '/')
-		path++;
-	if (*path)
+	if (path[0] == '/' && path[1])
 		snap_push(ctx, path); /* a path lost to ENOMEM reads as absent */
 }
 
@@ -209,14 +207,15 @@ int lw_snapshot_add(struct lw_snapshot *s, const char *path, bool dir, const voi
 }
 
 /* mkdir -p of path's directories below dir, and of path itself when it is
- * one. path is relative and has no "..": a capture reader checks that. */
+ * one. path is as on the node ("/sys/..."), with no "..": a capture reader
+ * checks that. */
 static int make_dirs(const char *dir, const char *path, bool self)
 {
 	char p[PATH_MAX];
 
 	if (join(p, sizeof(p), dir, path))
 		return -ENAMETOOLONG;
-	for (char *c = p + strlen(dir) + 1; *c; c++) {
+	for (char *c = p + strlen(dir) + 2; *c; c++) {
 		if (*c != '/')
 			continue;
 		*c = '\0';
