@@ -17,3 +17,16 @@ const char *lw_fmt_ns(char *buf, size_t len, __u64 ns)
 		snprintf(buf, len, "%.2f s", ns / 1e9);
 	return buf;
 }
+
+const char *lw_fmt_bytes(char *buf, size_t len, __u64 bytes)
+{
+	if (bytes < 1024)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else if (bytes < 1024 * 1024)
+		snprintf(buf, len, "%.1f KiB", bytes / 1024.0);
+	else if (bytes < 1024ULL * 1024 * 1024)
+		snprintf(buf, len, "%.1f MiB", bytes / 1048576.0);
+	else
+		snprintf(buf, len, "%.1f GiB", bytes / 1073741824.0);
+	return buf;
+}

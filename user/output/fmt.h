@@ -8,5 +8,7 @@
 
 /* Format a duration for humans: "1.25 ms". Returns buf. */
 const char *lw_fmt_ns(char *buf, size_t len, __u64 ns);
+/* A size for humans: "1.3 MiB". Returns buf. */
+const char *lw_fmt_bytes(char *buf, size_t len, __u64 bytes);
 
 #endif /* LW_FMT_H */
