@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "cli/opts.h"
+#include "cli/trace_run.h"
 #include "source/tracer.h"
 
 /* What fn wrote on stderr, into buf; its return value. */

@@ -4,7 +4,7 @@
 
 #include "cli/cmd.h"
 #include "cli/opts.h"
-#include "source/tracer.h"
+#include "cli/trace_run.h"
 
 /* Spelled out: a status is a kind of outcome, and so is an exit code. */
 static enum lw_exit trace_exit(enum lw_run_status st)

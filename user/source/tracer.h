@@ -18,20 +18,6 @@
 #include "cli/opts.h"
 #include "engine/sink.h"
 
-/* How a run ended: the process exit code. */
-enum lw_run_status {
-	LW_RUN_OK = 0,
-	LW_RUN_FAILED = 1, /* at run time, after a one-line error on stderr */
-	LW_RUN_USAGE = 2,  /* a bad --skip list, found before anything loaded */
-};
-
-/*
- * Trace o->pid until Ctrl-C, -d, or its exit: source -> engine (and the
- * live view, or with --json the per-request lines) -> summary -> findings
- * -> output on stdout.
- */
-enum lw_run_status lw_trace_run(const struct lw_opts *o);
-
 struct lw_tracer;
 
 /* Every name of the --skip list is a tracepoint latwhy uses: 0, or -EINVAL
