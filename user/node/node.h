@@ -263,7 +263,7 @@ unsigned long long lw_net_rx_on(const struct lw_node *n, const struct lw_cpuset 
 /*
  * Whether the IRQ named name is a kernel-managed queue vector whose affinity
  * cannot be changed from user space. Used when the kernel does not say so
- * itself through the file mode; see the comment in node.c.
+ * itself through the file mode; see the comment in irq.c.
  */
 bool lw_irq_is_managed(const char *name);
 

@@ -25,5 +25,7 @@ bool lw_sysfs_exists(const char *root, const char *fmt, ...) __attribute__((form
 void lw_rtrim(char *s);
 /* A decimal number, optionally followed by whitespace. */
 int lw_parse_ll(const char *s, long long *v);
+/* A non-empty string of decimal digits (a PID, a CPU or IRQ number). */
+bool lw_is_number(const char *s);
 
 #endif /* LW_SYSFS_H */
