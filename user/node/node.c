@@ -15,8 +15,9 @@
 #include "node/node.h"
 #include "node/read.h"
 
-int lw_node_read(struct lw_node *n, const char *root, int pid)
+int lw_node_read_with(struct lw_node *n, const char *root, int pid, const struct lw_ethtool *et)
 {
+	struct lw_ethtool recorded;
 	struct stat st;
 	int err;
 
@@ -46,7 +47,9 @@ int lw_node_read(struct lw_node *n, const char *root, int pid)
 	if (err)
 		goto cleanup;
 	lw_node_read_irqbalance(n);
-	err = lw_node_read_nics(n);
+	if (!et && root[0])
+		lw_ethtool_fixture(&recorded, n->root);
+	err = lw_node_read_nics(n, et ? et : root[0] ? &recorded : lw_ethtool_kernel());
 	if (err)
 		goto cleanup;
 	err = lw_node_read_rps(n);
@@ -68,7 +71,7 @@ void lw_node_free(struct lw_node *n)
 		free(n->irqs[i].delta);
 	}
 	for (size_t i = 0; i < n->nr_nics; i++)
-		free(n->nics[i].irqs);
+		lw_nic_free(&n->nics[i]);
 	free(n->irqs);
 	free(n->nics);
 	free(n->rps);
@@ -86,4 +89,9 @@ const struct lw_numa_node *lw_node_numa(const struct lw_node *n, int id)
 		if (n->numa[i].id == id)
 			return &n->numa[i];
 	return NULL;
+}
+
+int lw_node_read(struct lw_node *n, const char *root, int pid)
+{
+	return lw_node_read_with(n, root, pid, NULL);
 }

@@ -42,8 +42,11 @@ int lw_node_read_net_rx(struct lw_node *n, bool sample);
 struct lw_irq *lw_node_irq_find(struct lw_node *n, unsigned irq);
 /* irqbalance.c */
 void lw_node_read_irqbalance(struct lw_node *n);
-/* nic.c: after the IRQs, which it tags with their NIC. */
-int lw_node_read_nics(struct lw_node *n);
+/* nic.c: after the IRQs, which it tags with their NIC; nicq.c: a NIC's
+ * queues, after its IRQs. */
+int lw_node_read_nics(struct lw_node *n, const struct lw_ethtool *et);
+int lw_nic_read_queues(struct lw_node *n, struct lw_nic *nic);
+void lw_nic_free(struct lw_nic *nic);
 int lw_node_read_rps(struct lw_node *n);
 /* target.c */
 int lw_node_read_target(struct lw_node *n, int pid);
