@@ -18,6 +18,7 @@
 #include "cli/check.h"
 #include "advice/fixscript.h"
 #include "source/irqcost.h"
+#include "output/nic.h" /* NIC section */
 
 #define DEFAULT_SAMPLE_MS 1000
 #define TEXT_MAX_IRQS	  20
@@ -385,6 +386,7 @@ void lw_node_print(FILE *f, const struct lw_node *n)
 	print_thp(f, n);
 	print_irqs(f, n);
 	print_target(f, n);
+	lw_nics_print(f, n); /* output/nic.c */
 }
 
 /* ---- text: findings ---- */
@@ -721,6 +723,7 @@ void lw_node_json(struct lw_json *j, const struct lw_node *n)
 	json_thp(j, n);
 	json_irqs(j, n);
 	json_target(j, n);
+	lw_nics_json(j, n); /* output/nic.c */
 	lw_json_end_object(j);
 }
 
