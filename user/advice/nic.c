@@ -129,54 +129,6 @@ static void rss_weights(const struct lw_nic *nic, char *buf, size_t len)
 		off += (size_t)snprintf(buf + off, len - off, " %u", w[q]);
 }
 
-static void advise_channels(struct nadv *a, const struct lw_nic *nic)
-{
-	struct lw_cpuset serve = lw_nic_serving_cpus(a->n, nic);
-	unsigned cur = lw_nic_active_rx(nic), max = max_rx(nic);
-	unsigned want = (unsigned)lw_cpuset_count(&serve);
-	const char *k = channel_kind(nic);
-	char args[64], wt[LW_RSS_MAX * 4];
-	bool table = nic->rss && nic->rss->size;
-
-	if (want > max)
-		want = max;
-	if (!cur || cur >= want)
-		return;
-	if (!begin(a, LW_SEV_WARN))
-		return;
-	put(a, &a->f->seen,
-	    "%s (%s) receives on %u of the %u %s channels it could have; %d CPUs could serve "
-	    "them%s",
-	    nic->name, nic->driver[0] ? nic->driver : "?", cur, max, k, lw_cpuset_count(&serve),
-	    a->n->nr_numa > 1 && nic->numa_node >= 0 ? " on its NUMA node" : "");
-	put(a, &a->f->why,
-	    "RSS spreads flows only over active queues: all receive interrupts and softirq "
-	    "work land on %u CPU%s (field case 3: one core over 90%%, 16 streams at 6.1-6.8 "
-	    "Gbps instead of 9.4)",
-	    cur, cur == 1 ? "" : "s");
-	snprintf(args, sizeof(args), "-L %s %s %u", nic->name, k, want);
-	add(a, &a->f->fix, "ethtool %s", args);
-	if (table)
-		add(a, &a->f->fix, "ethtool -X %s equal %u", nic->name, want);
-	persist_udev(a, nic->name, 70, "channels", args);
-	if (table) {
-		rss_weights(nic, wt, sizeof(wt));
-		/* the old table first: fewer channels are refused while it names more */
-		add(a, &a->f->rollback, "ethtool -X %s weight%s", nic->name, wt);
-	}
-	add(a, &a->f->rollback, "ethtool -L %s %s %u", nic->name, k, cur);
-	add(a, &a->f->verify, "ethtool -l %s  # Current %s: %u", nic->name, k, want);
-	add(a, &a->f->verify, "grep %s /proc/interrupts  # one IRQ per queue, each busy",
-	    nic->name);
-	put(a, &a->f->cost,
-	    "%u more queue IRQs and rings (memory); the new queues' IRQs need CPUs away from "
-	    "the latency-critical ones (see the irq findings); a driver may drop the link for "
-	    "a moment while it reconfigures",
-	    want - cur);
-}
-
-/* ---- RSS ---- */
-
 /* Whether the table names fewer queues than are active, or gives one queue
  * more than twice its fair share. */
 static bool rss_skewed(const struct lw_nic *nic, unsigned active, unsigned *used, unsigned *top_q,
@@ -194,12 +146,75 @@ static bool rss_skewed(const struct lw_nic *nic, unsigned active, unsigned *used
 	return *used < active || (unsigned long)*top_w * active > 2UL * nic->rss->size;
 }
 
+/* The receive channels nic should have, 0 when it has enough already: as
+ * many as CPUs could serve them, up to the driver's maximum. */
+static unsigned channels_want(const struct lw_node *n, const struct lw_nic *nic)
+{
+	struct lw_cpuset serve = lw_nic_serving_cpus(n, nic);
+	unsigned cur = lw_nic_active_rx(nic), want = (unsigned)lw_cpuset_count(&serve);
+
+	if (want > max_rx(nic))
+		want = max_rx(nic);
+	return cur && cur < want ? want : 0;
+}
+
+static void advise_channels(struct nadv *a, const struct lw_nic *nic)
+{
+	struct lw_cpuset serve = lw_nic_serving_cpus(a->n, nic);
+	unsigned cur = lw_nic_active_rx(nic), want = channels_want(a->n, nic);
+	const char *k = channel_kind(nic);
+	char args[64], wt[LW_RSS_MAX * 4];
+	bool table = nic->rss && nic->rss->size;
+	unsigned used, top_q, top_w;
+
+	if (!want || !begin(a, LW_SEV_WARN))
+		return;
+	put(a, &a->f->seen,
+	    "%s (%s) receives on %u of the %u %s channels it could have; %d CPUs could serve "
+	    "them%s",
+	    nic->name, nic->driver[0] ? nic->driver : "?", cur, max_rx(nic), k,
+	    lw_cpuset_count(&serve),
+	    a->n->nr_numa > 1 && nic->numa_node >= 0 ? " on its NUMA node" : "");
+	if (table && rss_skewed(nic, cur, &used, &top_q, &top_w))
+		put(a, &a->f->seen, "%s; its RSS table sends %.0f%% of the flows to queue %u",
+		    a->f->seen, 100.0 * top_w / nic->rss->size, top_q);
+	put(a, &a->f->why,
+	    "RSS spreads flows only over active queues: all receive interrupts and softirq "
+	    "work land on %u CPU%s (field case 3: one core over 90%%, 16 streams at 6.1-6.8 "
+	    "Gbps instead of 9.4)",
+	    cur, cur == 1 ? "" : "s");
+	snprintf(args, sizeof(args), "-L %s %s %u", nic->name, k, want);
+	add(a, &a->f->fix, "ethtool %s", args);
+	if (table)
+		add(a, &a->f->fix, "ethtool -X %s equal %u", nic->name, want);
+	persist_udev(a, nic->name, 70, "channels", args);
+	if (table) {
+		snprintf(args, sizeof(args), "-X %s equal %u", nic->name, want);
+		persist_udev(a, nic->name, 71, "rss", args);
+		rss_weights(nic, wt, sizeof(wt));
+		/* the old table first: fewer channels are refused while it names more */
+		add(a, &a->f->rollback, "ethtool -X %s weight%s", nic->name, wt);
+	}
+	add(a, &a->f->rollback, "ethtool -L %s %s %u", nic->name, k, cur);
+	add(a, &a->f->verify, "ethtool -l %s  # Current %s: %u", nic->name, k, want);
+	add(a, &a->f->verify, "grep %s /proc/interrupts  # one IRQ per queue, each busy",
+	    nic->name);
+	put(a, &a->f->cost,
+	    "%u more queue IRQs and rings (memory); the new queues' IRQs need CPUs away from "
+	    "the latency-critical ones (see the irq findings); a driver may drop the link for "
+	    "a moment while it reconfigures",
+	    want - cur);
+}
+
+/* ---- RSS ---- */
+
 static void advise_rss(struct nadv *a, const struct lw_nic *nic)
 {
 	unsigned active = lw_nic_active_rx(nic), used, top_q, top_w;
 	char args[64], wt[LW_RSS_MAX * 4];
 
-	if (!nic->rss || !nic->rss->size || active < 2 ||
+	/* raising the channels spreads the table too: that finding says it */
+	if (!nic->rss || !nic->rss->size || active < 2 || channels_want(a->n, nic) ||
 	    !rss_skewed(nic, active, &used, &top_q, &top_w))
 		return;
 	if (!begin(a, LW_SEV_WARN))
@@ -239,9 +254,9 @@ static void advise_coalesce(struct nadv *a, const struct lw_nic *nic)
 	if (!begin(a, LW_SEV_INFO))
 		return;
 	put(a, &a->f->seen,
-	    "%s holds a received packet up to %u us (or %u frames) before it interrupts, "
-	    "adaptive moderation off",
-	    nic->name, c->rx_usecs, c->rx_frames);
+	    "%s holds a received packet up to %u us%s before it interrupts, adaptive "
+	    "moderation off",
+	    nic->name, c->rx_usecs, c->rx_frames > 1 ? " (or until enough frames)" : "");
 	put(a, &a->f->why,
 	    "a trade-off, not a fault: each request's first packet may wait the whole %u us "
 	    "for its interrupt when traffic is light; under load the same setting saves "
@@ -254,8 +269,13 @@ static void advise_coalesce(struct nadv *a, const struct lw_nic *nic)
 	    nic->name);
 	snprintf(args, sizeof(args), "-C %s adaptive-rx on", nic->name);
 	persist_udev(a, nic->name, 72, "coalesce", args);
-	add(a, &a->f->rollback, "ethtool -C %s adaptive-rx off rx-usecs %u rx-frames %u", nic->name,
-	    c->rx_usecs, c->rx_frames);
+	/* rx-frames only when set: drivers without it refuse the parameter */
+	if (c->rx_frames)
+		add(a, &a->f->rollback, "ethtool -C %s adaptive-rx off rx-usecs %u rx-frames %u",
+		    nic->name, c->rx_usecs, c->rx_frames);
+	else
+		add(a, &a->f->rollback, "ethtool -C %s adaptive-rx off rx-usecs %u", nic->name,
+		    c->rx_usecs);
 	add(a, &a->f->verify, "ethtool -c %s  # Adaptive RX: on", nic->name);
 	put(a, &a->f->cost,
 	    "more interrupts per second at low and medium load (CPU time on the queues' CPUs); "

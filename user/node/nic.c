@@ -230,8 +230,10 @@ unsigned lw_nic_rss_used(const struct lw_nic *nic, unsigned *weight, size_t nr)
 	for (unsigned i = 0; nic->rss && i < nic->rss->size; i++) {
 		unsigned q = nic->rss->table[i];
 
-		if (q < LW_RSS_MAX && !seen[q]++)
+		if (q < LW_RSS_MAX && !seen[q]) {
+			seen[q] = 1;
 			used++;
+		}
 		if (weight && q < nr)
 			weight[q]++;
 	}
