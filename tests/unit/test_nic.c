@@ -380,6 +380,52 @@ static void test_findings_veth(void **state)
 	lw_node_free(&n);
 }
 
+/* check's sample: rx-0 takes 90% of eth2's receive interrupts */
+static void test_findings_measured_skew(void **state)
+{
+	struct lw_findings fs = {0};
+	const struct lw_finding *f;
+	struct lw_node n;
+	char dir[64], tree[96];
+
+	scratch(dir, sizeof(dir), "nic-numa", NULL);
+	snprintf(tree, sizeof(tree), "%s/tree", dir);
+	assert_int_equal(lw_node_read(&n, tree, 0), 0);
+	assert_int_equal(sh("cd %s && sed -i -e 's/98123456/98132456/' -e 's/10234567/10234900/' "
+			    "-e 's/ 9876543/ 9876876/' -e 's/10123456/10123789/' proc/interrupts",
+			    tree),
+			 0);
+	assert_int_equal(lw_node_sample_irqs(&n, 0), 0);
+	n.sample_ms = 1000;
+	assert_int_equal(lw_advise_nic(&n, &fs), 0);
+	f = find(&fs, "over the 1000 ms sample eth2's rx-0 took 90% of its receive interrupts "
+		      "(9000 of 9999/s) on CPU 2; 3 other queues shared the rest");
+	assert_non_null(f);
+	assert_int_equal(f->severity, LW_SEV_WARN);
+	assert_non_null(strstr(f->fix.v[0], "the RSS table is uneven"));
+	lw_findings_free(&fs);
+	lw_node_free(&n);
+	/* an even table: a few heavy flows */
+	assert_int_equal(sh("cd %s && sed -i -e 's/98132456/98141456/' proc/interrupts && "
+			    "sed -i 's/^table.*/table 0 1 2 3 0 1 2 3/' ethtool/eth2/rss",
+			    tree),
+			 0);
+	assert_int_equal(lw_node_read(&n, tree, 0), 0);
+	assert_int_equal(sh("cd %s && sed -i -e 's/98141456/98150456/' -e 's/10234900/10235233/' "
+			    "-e 's/ 9876876/ 9877209/' -e 's/10123789/10124122/' proc/interrupts",
+			    tree),
+			 0);
+	assert_int_equal(lw_node_sample_irqs(&n, 0), 0);
+	n.sample_ms = 1000;
+	assert_int_equal(lw_advise_nic(&n, &fs), 0);
+	f = find(&fs, "eth2's rx-0 took 90%");
+	assert_non_null(f);
+	assert_non_null(strstr(f->fix.v[0], "a few heavy flows"));
+	lw_findings_free(&fs);
+	lw_node_free(&n);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
+
 /* ---- fix scripts ---- */
 
 static void cycle(const char *fixture, int pid, const char *after_apply)
@@ -456,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_stub_ethtool),
 		cmocka_unit_test(test_findings_numa),
 		cmocka_unit_test(test_findings_rss_only),
+		cmocka_unit_test(test_findings_measured_skew),
 		cmocka_unit_test(test_findings_virtio),
 		cmocka_unit_test(test_findings_virtio_target),
 		cmocka_unit_test(test_findings_veth),

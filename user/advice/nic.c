@@ -360,6 +360,68 @@ static void advise_one_queue(struct nadv *a, const struct lw_nic *nic)
 	    "another CPU: worth it when the interrupt's CPU saturates, a loss at light load");
 }
 
+/* ---- measured: receive interrupts over the sample ---- */
+
+static double irq_rate(const struct lw_node *n, unsigned irq)
+{
+	const struct lw_irq *q = irq ? lw_node_irq(n, irq) : NULL;
+	unsigned long long v = 0;
+
+	if (!q || !q->delta || !n->sample_ms)
+		return -1;
+	for (int c = 0; c < n->nr_cpus; c++)
+		v += q->delta[c];
+	return v * 1000.0 / n->sample_ms;
+}
+
+/*
+ * One receive queue taking most of a busy NIC's interrupts over check's
+ * sample: the measured form of field case 3's hot core. What it points at
+ * depends on the table: uneven, the RSS (or channels) finding spreads it;
+ * even, the load is a few heavy flows, which no table or RPS mask splits.
+ */
+static void advise_rx_skew(struct nadv *a, const struct lw_nic *nic)
+{
+	double sum = 0, top = -1, r;
+	unsigned with_irq = 0, top_q = 0, used, tq, tw;
+	bool uneven;
+	char b[96];
+
+	for (size_t q = 0; q < nic->nr_rxq; q++) {
+		r = irq_rate(a->n, nic->rxq[q].irq);
+		if (r < 0)
+			continue;
+		with_irq++;
+		sum += r;
+		if (r > top) {
+			top = r;
+			top_q = (unsigned)q;
+		}
+	}
+	if (with_irq < 2 || sum < LW_NIC_SKEW_RATE || top < LW_NIC_SKEW_SHARE * sum ||
+	    top * with_irq < 2 * sum || !begin(a, LW_SEV_WARN))
+		return;
+	lw_cpuset_format(&lw_node_irq(a->n, nic->rxq[top_q].irq)->eff, b, sizeof(b));
+	put(a, &a->f->seen,
+	    "over the %u ms sample %s's rx-%u took %.0f%% of its receive interrupts (%.0f of "
+	    "%.0f/s) on CPU %s; %u other queues shared the rest",
+	    a->n->sample_ms, nic->name, top_q, 100 * top / sum, top, sum, b, with_irq - 1);
+	put(a, &a->f->why,
+	    "that CPU does that share of the NIC's receive work, interrupts and NET_RX, while "
+	    "the other queues' CPUs idle (field case 3: one core over 90%%)");
+	uneven = nic->rss && nic->rss->size &&
+		 rss_skewed(nic, lw_nic_active_rx(nic), &used, &tq, &tw);
+	if (uneven)
+		add(a, &a->f->fix,
+		    "# the RSS table is uneven: the RSS or channels finding spreads it");
+	else
+		add(a, &a->f->fix,
+		    "# the RSS table is even (or unknown): the load is a few heavy flows, and a "
+		    "flow always hashes to one queue; more connections spread it, RPS does not "
+		    "split a flow either (see them: ss -tin)");
+	add(a, &a->f->verify, "latwhy check --sample 1000  # %s's queue rates even out", nic->name);
+}
+
 /* ---- virtual NICs ---- */
 
 static void note_virtio(struct nadv *a, const struct lw_nic *nic)
@@ -401,6 +463,7 @@ static void advise_one(struct nadv *a, const struct lw_nic *nic)
 		note_virtio(a, nic);
 	advise_channels(a, nic);
 	advise_rss(a, nic);
+	advise_rx_skew(a, nic);
 	advise_one_queue(a, nic);
 	/* a guest's virtio coalescing only batches notifications to the host */
 	if (nic->kind == LW_NIC_PHYS && !nic->et_coalesce) {

@@ -17,6 +17,11 @@
 /* Coalescing a packet waits for, without adaptive moderation, worth a finding. */
 #define LW_NIC_COALESCE_US 50
 
+/* A NIC's receive interrupts per second over a sample worth judging their
+ * spread, and the share of one queue that is a concentration. */
+#define LW_NIC_SKEW_RATE  1000
+#define LW_NIC_SKEW_SHARE 0.6
+
 /* The CPUs that could serve n's queues: its NUMA node's (when known, on a
  * NUMA machine), online, not isolated. */
 struct lw_cpuset lw_nic_serving_cpus(const struct lw_node *n, const struct lw_nic *nic);

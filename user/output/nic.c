@@ -36,6 +36,18 @@ static const char *cpus(const struct lw_cpuset *s, char *b, size_t len)
 	return b[0] ? b : "-";
 }
 
+/* Interrupts per second over check's sample; -1 when none was taken. */
+static double queue_rate(const struct lw_node *n, const struct lw_irq *q)
+{
+	unsigned long long v = 0;
+
+	if (!q || !q->delta || !n->sample_ms)
+		return -1;
+	for (int c = 0; c < n->nr_cpus; c++)
+		v += q->delta[c];
+	return v * 1000.0 / n->sample_ms;
+}
+
 static void print_rss(FILE *f, const struct lw_nic *nic)
 {
 	unsigned w[LW_RSS_MAX];
@@ -97,15 +109,17 @@ static void print_queue(FILE *f, const struct lw_node *n, const char *dir, size_
 			const struct lw_nic_queue *q, bool rx)
 {
 	const struct lw_irq *irq = q->irq ? lw_node_irq(n, q->irq) : NULL;
-	char name[16], a[128], b[128];
+	char name[16], a[128], b[128], rate[24] = "-";
 
 	snprintf(name, sizeof(name), "%s-%zu", dir, i);
 	fprintf(f, "    %-7s", name);
+	if (irq && queue_rate(n, irq) >= 0)
+		snprintf(rate, sizeof(rate), "%.0f", queue_rate(n, irq));
 	if (irq)
-		fprintf(f, " %5u %-9s %-9s", irq->irq, irq->affinity[0] ? irq->affinity : "?",
-			cpus(&irq->eff, b, sizeof(b)));
+		fprintf(f, " %5u %-9s %-9s %8s", irq->irq, irq->affinity[0] ? irq->affinity : "?",
+			cpus(&irq->eff, b, sizeof(b)), rate);
 	else
-		fprintf(f, " %5s %-9s %-9s", "-", "-", "-");
+		fprintf(f, " %5s %-9s %-9s %8s", "-", "-", "-", "-");
 	if (rx && q->flow_cnt >= 0)
 		fprintf(f, " %-9s %ld\n", cpus(&q->cpus, a, sizeof(a)), q->flow_cnt);
 	else if (rx)
@@ -136,8 +150,8 @@ static void print_nic(FILE *f, const struct lw_node *n, const struct lw_nic *nic
 		print_ethtool(f, nic);
 	if (!nic->nr_rxq && !nic->nr_txq)
 		return;
-	fprintf(f, "    %-7s %5s %-9s %-9s %-9s %s\n", "queue", "IRQ", "affinity", "effective",
-		"RPS/XPS", "RFS flows");
+	fprintf(f, "    %-7s %5s %-9s %-9s %8s %-9s %s\n", "queue", "IRQ", "affinity", "effective",
+		"rate/s", "RPS/XPS", "RFS flows");
 	for (size_t i = 0; i < nic->nr_rxq; i++)
 		print_queue(f, n, "rx", i, &nic->rxq[i], true);
 	for (size_t i = 0; i < nic->nr_txq; i++)
@@ -152,6 +166,13 @@ void lw_nics_print(FILE *f, const struct lw_node *n)
 	if (n->rps_sock_flow_entries >= 0)
 		fprintf(f, "  RFS: rps_sock_flow_entries %ld%s\n", n->rps_sock_flow_entries,
 			n->rps_sock_flow_entries ? "" : " (off)");
+	if (n->net_rx_delta && n->sample_ms) {
+		fprintf(f, "  NET_RX softirqs per CPU over the %u ms sample, per second:",
+			n->sample_ms);
+		for (int c = 0; c < n->nr_cpus; c++)
+			fprintf(f, " %d:%.0f", c, n->net_rx_delta[c] * 1000.0 / n->sample_ms);
+		fprintf(f, "\n");
+	}
 	for (size_t i = 0; i < n->nr_nics; i++)
 		print_nic(f, n, &n->nics[i]);
 }
@@ -244,6 +265,11 @@ static void json_queues(struct lw_json *j, const struct lw_node *n, const char *
 		else
 			lw_json_null(j);
 		lw_json_kstr(j, "affinity", irq && irq->affinity[0] ? irq->affinity : NULL);
+		lw_json_key(j, "irq_rate_per_s");
+		if (queue_rate(n, irq) >= 0)
+			lw_json_double(j, queue_rate(n, irq));
+		else
+			lw_json_null(j);
 		lw_json_kstr(j, "effective",
 			     irq ? lw_cpuset_format(&irq->eff, b, sizeof(b)) : NULL);
 		lw_json_kstr(j, rx ? "rps_cpus" : "xps_cpus",
@@ -293,6 +319,15 @@ void lw_nics_json(struct lw_json *j, const struct lw_node *n)
 		lw_json_i64(j, n->rps_sock_flow_entries);
 	else
 		lw_json_null(j);
+	lw_json_key(j, "net_rx_per_s");
+	if (n->net_rx_delta && n->sample_ms) {
+		lw_json_begin_array(j);
+		for (int c = 0; c < n->nr_cpus; c++)
+			lw_json_double(j, n->net_rx_delta[c] * 1000.0 / n->sample_ms);
+		lw_json_end_array(j);
+	} else {
+		lw_json_null(j);
+	}
 	lw_json_key(j, "devices");
 	lw_json_begin_array(j);
 	for (size_t i = 0; i < n->nr_nics; i++)
