@@ -345,6 +345,32 @@ static void test_findings_virtio(void **state)
 	lw_findings_free(&fs);
 	lw_node_free(&n);
 }
+/* a host that offers four queue pairs: the guest can use two, one per vCPU */
+static void test_findings_virtio_mq(void **state)
+{
+	struct lw_findings fs = {0};
+	const struct lw_finding *f;
+	struct lw_node n;
+	char dir[64], tree[96];
+
+	scratch(dir, sizeof(dir), "nic-virtio",
+		"sed -i 's/^max_combined 1$/max_combined 4/' ethtool/eth0/channels");
+	snprintf(tree, sizeof(tree), "%s/tree", dir);
+	assert_int_equal(lw_node_read(&n, tree, 0), 0);
+	assert_int_equal(lw_advise_nic(&n, &fs), 0);
+	assert_non_null(find(&fs, "eth0 is a virtio-net NIC of this guest: 1 of 4 queue pairs, "));
+	f = find(&fs, "eth0 (virtio_net) receives on 1 of the 4 combined channels it could "
+		      "have; 2 CPUs could serve them");
+	assert_non_null(f);
+	assert_int_equal(f->fix.n, 1);
+	assert_string_equal(f->fix.v[0], "ethtool -L eth0 combined 2");
+	assert_string_equal(f->rollback.v[f->rollback.n - 1], "ethtool -L eth0 combined 1");
+	/* more queues can be had: no RPS stand-in */
+	assert_null(find(&fs, "one receive queue"));
+	lw_findings_free(&fs);
+	lw_node_free(&n);
+	assert_int_equal(sh("rm -rf %s", dir), 0);
+}
 
 static void test_findings_virtio_target(void **state)
 {
@@ -504,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_findings_rss_only),
 		cmocka_unit_test(test_findings_measured_skew),
 		cmocka_unit_test(test_findings_virtio),
+		cmocka_unit_test(test_findings_virtio_mq),
 		cmocka_unit_test(test_findings_virtio_target),
 		cmocka_unit_test(test_findings_veth),
 		cmocka_unit_test(test_fix_numa),
