@@ -345,6 +345,7 @@ static void test_findings_virtio(void **state)
 	lw_findings_free(&fs);
 	lw_node_free(&n);
 }
+
 /* a host that offers four queue pairs: the guest can use two, one per vCPU */
 static void test_findings_virtio_mq(void **state)
 {
