@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "advice/advise.h"
+#include "advice/nic.h" /* NIC findings */
 
 #define CPU_DIR "/sys/devices/system/cpu"
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
@@ -1620,6 +1621,8 @@ int lw_advise_node(const struct lw_node *n, struct lw_findings *out)
 	advise_thp(&a);
 	advise_irqs(&a);
 	advise_quota(&a);
+	if (!a.err)
+		a.err = lw_advise_nic(n, out); /* NIC findings: advice/nic.c */
 	return a.err;
 }
 
