@@ -21,7 +21,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmli
 	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
 
 # user/ has one folder per stage of the pipeline (see user/README.md).
-STAGES    := cli source engine node advice output
+STAGES    := cli source engine node advice output capture
 USER_SRCS := $(filter-out user/cli/main.c,$(wildcard $(addprefix user/,$(addsuffix /*.c,$(STAGES)))))
 USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(USER_SRCS))
