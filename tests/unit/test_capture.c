@@ -4,9 +4,6 @@
  * fixture read back identically, and every kind of damage: a cut at each
  * byte, a flipped bit in each chunk, bad headers, foreign files, full disks
  * and the size cap. Run from the repository root.
- *
- * With LW_FUZZ_CORPUS=DIR set, it also writes small real captures into DIR
- * for the fuzzer's seed corpus (make fuzz-corpus).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -357,8 +354,8 @@ static void fixture_roundtrip(const char *name)
 
 static void test_node_fixtures(void **state)
 {
-	static const char *const names[] = {"acpi-powersave", "amd-pstate", "intel-hwp",
-					    "numa-nic", "vm-nocpufreq"};
+	static const char *const names[] = {"acpi-powersave", "amd-pstate", "intel-hwp", "numa-nic",
+					    "vm-nocpufreq"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		fixture_roundtrip(names[i]);
@@ -457,8 +454,8 @@ static void test_truncate_file(void **state)
 	free(b);
 }
 
-static void check_flip(unsigned char *b, size_t len, const struct lw_capture_reader *full,
-		       size_t i, bool in_header)
+static void check_flip(unsigned char *b, size_t len, const struct lw_capture_reader *full, size_t i,
+		       bool in_header)
 {
 	const struct lw_capture_chunk *c = lw_capture_reader_chunk(full, i);
 	const struct lw_capture_info *fi = lw_capture_reader_info(full), *in;
@@ -815,60 +812,17 @@ static void test_writer_args(void **state)
 	assert_int_equal(errno, EISDIR);
 }
 
-/* ---- the fuzzer's seeds ---- */
-
-static void seed(const char *dir, const char *name, const void *b, size_t len)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	spit(path, b, len);
-}
-
-static void test_write_corpus(void **state)
-{
-	const char *dir = getenv("LW_FUZZ_CORPUS");
-	char path[128];
-	unsigned char *b;
-	size_t len;
-
-	if (!dir)
-		skip();
-	tmp_path(path, sizeof(path), "seed.lwy");
-	write_capture(path, 30, 1024);
-	b = slurp(path, &len);
-	seed(dir, "whole.lwy", b, len);
-	seed(dir, "cut.lwy", b, len * 2 / 3);
-	b[len / 2] ^= 4;
-	seed(dir, "flipped.lwy", b, len);
-	free(b);
-	tmp_path(path, sizeof(path), "seed-empty.lwy");
-	write_capture(path, 0, 0);
-	b = slurp(path, &len);
-	seed(dir, "no-records.lwy", b, len);
-	free(b);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_extract),
-		cmocka_unit_test(test_node_fixtures),
-		cmocka_unit_test(test_truncate_every_byte),
-		cmocka_unit_test(test_truncate_file),
-		cmocka_unit_test(test_flip_each_chunk),
-		cmocka_unit_test(test_resync_garbage),
-		cmocka_unit_test(test_unknown_kind),
-		cmocka_unit_test(test_versions),
-		cmocka_unit_test(test_bad_magic),
-		cmocka_unit_test(test_foreign_files),
-		cmocka_unit_test(test_sparse_zeros),
-		cmocka_unit_test(test_size_cap),
-		cmocka_unit_test(test_dev_full),
-		cmocka_unit_test(test_enospc),
-		cmocka_unit_test(test_writer_args),
-		cmocka_unit_test(test_write_corpus),
+		cmocka_unit_test(test_roundtrip),      cmocka_unit_test(test_extract),
+		cmocka_unit_test(test_node_fixtures),  cmocka_unit_test(test_truncate_every_byte),
+		cmocka_unit_test(test_truncate_file),  cmocka_unit_test(test_flip_each_chunk),
+		cmocka_unit_test(test_resync_garbage), cmocka_unit_test(test_unknown_kind),
+		cmocka_unit_test(test_versions),       cmocka_unit_test(test_bad_magic),
+		cmocka_unit_test(test_foreign_files),  cmocka_unit_test(test_sparse_zeros),
+		cmocka_unit_test(test_size_cap),       cmocka_unit_test(test_dev_full),
+		cmocka_unit_test(test_enospc),	       cmocka_unit_test(test_writer_args),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -24,11 +24,11 @@
 
 /* Largest uncompressed chunk payload: bigger ones are refused, by the
  * writer (-E2BIG) and by the reader (damaged chunk). */
-#define LW_CAPTURE_MAX_RAW	  (16u << 20)
+#define LW_CAPTURE_MAX_RAW (16u << 20)
 /* Largest single record. */
-#define LW_CAPTURE_MAX_RECORD	  (64u << 10)
-#define LW_CAPTURE_DEFAULT_MAX	  (256ull << 20)
-#define LW_CAPTURE_DEFAULT_FLUSH  (1u << 20)
+#define LW_CAPTURE_MAX_RECORD	 (64u << 10)
+#define LW_CAPTURE_DEFAULT_MAX	 (256ull << 20)
+#define LW_CAPTURE_DEFAULT_FLUSH (1u << 20)
 
 enum lw_capture_kind {
 	LW_CHUNK_HOST = 1, /* key/value facts about the machine */
@@ -128,20 +128,20 @@ struct lw_capture_info {
 	char latwhy_version[33];
 	__u64 created_ns; /* CLOCK_REALTIME when the file was created */
 	__u64 file_size;
-	__u64 chunks;		    /* whole chunks with a good checksum */
-	__u64 records;		    /* in those chunks */
+	__u64 chunks;		     /* whole chunks with a good checksum */
+	__u64 records;		     /* in those chunks */
 	__u64 t_first_ns, t_last_ns; /* CLOCK_MONOTONIC span of the records */
 	/* the END trailer */
 	bool has_end;
 	__u32 end_flags; /* enum lw_capture_end_flags */
 	__u64 end_records, end_dropped, end_chunks, end_bytes;
 	/* damage */
-	bool truncated;		 /* the file ends inside a chunk */
-	__u64 lost_bytes;	 /* after the last whole chunk, when truncated */
-	__u64 bad_chunks;	 /* skipped: bad checksum, bad content */
-	__u64 bad_records;	 /* records those chunks held, by their header */
-	__u64 bad_bytes;	 /* bytes skipped in the middle of the file */
-	__u64 missing_chunks;	 /* sequence numbers never seen */
+	bool truncated;	      /* the file ends inside a chunk */
+	__u64 lost_bytes;     /* after the last whole chunk, when truncated */
+	__u64 bad_chunks;     /* skipped: bad checksum, bad content */
+	__u64 bad_records;    /* records those chunks held, by their header */
+	__u64 bad_bytes;      /* bytes skipped in the middle of the file */
+	__u64 missing_chunks; /* sequence numbers never seen */
 };
 
 struct lw_capture_chunk {

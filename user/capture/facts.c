@@ -128,7 +128,8 @@ static char *numa_layout(const struct facts *f)
 			continue;
 		path = fmt("/sys/devices/system/node/%s/cpulist", de->d_name);
 		cpus = path ? read_text(f, path, 4096) : NULL;
-		o = cpus ? fmt("%s%s%s:%s", out ? out : "", out ? " " : "", de->d_name, cpus) : NULL;
+		o = cpus ? fmt("%s%s%s:%s", out ? out : "", out ? " " : "", de->d_name, cpus)
+			 : NULL;
 		free(path);
 		free(cpus);
 		if (o) {

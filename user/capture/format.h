@@ -15,8 +15,8 @@
 #define LWC_FILE_HDR	   64
 #define LWC_VERSION_LEN	   32
 
-#define LWC_CHUNK_MAGIC	   "LWCK"
-#define LWC_CHUNK_HDR	   48
+#define LWC_CHUNK_MAGIC "LWCK"
+#define LWC_CHUNK_HDR	48
 
 /* END payload: records, dropped, chunks, bytes, t_first, t_last (u64),
  * flags, reserved (u32). */

@@ -24,8 +24,8 @@
 #define MAX_WARNINGS 64
 #define MAX_CHUNKS   (1u << 20)
 /* facts and node files kept in memory, over all chunks */
-#define MAX_KEPT     (64ull << 20)
-#define SCAN_BLOCK   65536
+#define MAX_KEPT   (64ull << 20)
+#define SCAN_BLOCK 65536
 
 const char *lw_capture_kind_name(__u32 kind)
 {
@@ -107,8 +107,8 @@ int lwc_buf_reserve(unsigned char **p, size_t *cap, size_t need)
 /* Read the chunk's payload, check its CRC and inflate it to exactly raw_len
  * bytes into r->raw. 0, -EBADMSG (bad CRC), -EILSEQ (bad deflate stream),
  * -ENOMEM, or a read error. */
-int lwc_load_payload(struct lw_capture_reader *r, const struct lw_capture_chunk *c,
-		     __u32 hdr_size, __u32 pcrc)
+int lwc_load_payload(struct lw_capture_reader *r, const struct lw_capture_chunk *c, __u32 hdr_size,
+		     __u32 pcrc)
 {
 	uLongf dl = c->raw_len;
 	uLong sl = c->comp_len;
@@ -127,8 +127,7 @@ int lwc_load_payload(struct lw_capture_reader *r, const struct lw_capture_chunk 
 		return -EIO; /* the file shrank since it was scanned */
 	if ((__u32)crc32(0, r->comp, c->comp_len) != pcrc)
 		return -EBADMSG;
-	if (uncompress2(r->raw, &dl, r->comp, &sl) != Z_OK || dl != c->raw_len ||
-	    sl != c->comp_len)
+	if (uncompress2(r->raw, &dl, r->comp, &sl) != Z_OK || dl != c->raw_len || sl != c->comp_len)
 		return -EILSEQ;
 	r->raw_len = c->raw_len;
 	return 0;
@@ -159,7 +158,8 @@ static int header_check(struct lw_capture_reader *r, const unsigned char *h, siz
 	}
 	if (ver < LW_CAPTURE_FORMAT_OLDEST) {
 		snprintf(err, errlen,
-			 "capture format version %u is older than the oldest this latwhy reads (%u): "
+			 "capture format version %u is older than the oldest this latwhy reads "
+			 "(%u): "
 			 "no released latwhy wrote it",
 			 ver, LW_CAPTURE_FORMAT_OLDEST);
 		return -ENOTSUP;
@@ -424,7 +424,9 @@ static int next_chunk(struct lw_capture_reader *r)
 		if (err == -ENOMEM || (err && err != -EBADMSG && err != -EILSEQ && err != -EIO))
 			return err;
 		if (err) {
-			lwc_warn(r, "chunk %u (RECORDS) at offset %llu: changed since it was opened, skipped",
+			lwc_warn(r,
+				 "chunk %u (RECORDS) at offset %llu: changed since it was opened, "
+				 "skipped",
 				 c->seq, (unsigned long long)c->offset);
 			continue;
 		}
@@ -443,7 +445,8 @@ int lw_capture_reader_next_record(struct lw_capture_reader *r, const void **rec,
 
 		if (r->it_loaded && r->it_pos + 4 <= r->raw_len) {
 			l = lwc_get32(r->raw + r->it_pos);
-			if (l >= 4 && l <= LW_CAPTURE_MAX_RECORD && l <= r->raw_len - r->it_pos - 4) {
+			if (l >= 4 && l <= LW_CAPTURE_MAX_RECORD &&
+			    l <= r->raw_len - r->it_pos - 4) {
 				*rec = r->raw + r->it_pos + 4;
 				*len = l;
 				r->it_pos += 4 + l;

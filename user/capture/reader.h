@@ -57,8 +57,8 @@ void lwc_warn(struct lw_capture_reader *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 ssize_t lwc_read_at(const struct lw_capture_reader *r, __u64 off, void *buf, size_t len);
 int lwc_buf_reserve(unsigned char **p, size_t *cap, size_t need);
-int lwc_load_payload(struct lw_capture_reader *r, const struct lw_capture_chunk *c,
-		     __u32 hdr_size, __u32 pcrc);
+int lwc_load_payload(struct lw_capture_reader *r, const struct lw_capture_chunk *c, __u32 hdr_size,
+		     __u32 pcrc);
 /* Walk every chunk after the file header; 0, or -errno with err set when
  * the file cannot be read on (a read error, no memory). */
 int lwc_scan(struct lw_capture_reader *r, char *err, size_t errlen);

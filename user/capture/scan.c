@@ -16,10 +16,10 @@
 #include "capture/format.h"
 #include "capture/reader.h"
 
-#define MAX_CHUNKS  (1u << 20)
-#define MAX_KEPT    (64ull << 20)
-#define MAX_HDR	    1024
-#define SCAN_BLOCK  65536
+#define MAX_CHUNKS   (1u << 20)
+#define MAX_KEPT     (64ull << 20)
+#define MAX_HDR	     1024
+#define SCAN_BLOCK   65536
 #define MAX_PATH_LEN 4096
 
 static bool header_ok(const unsigned char *h)
@@ -77,9 +77,10 @@ static long long find_header(struct lw_capture_reader *r, __u64 from)
 		while ((p = memchr(p, 'L', lim - (size_t)(p - b)))) {
 			size_t i = (size_t)(p - b);
 
-			if (i + LWC_CHUNK_HDR <= (size_t)n ? header_ok(p)
-							   : !memcmp(p, LWC_CHUNK_MAGIC,
-								     (size_t)n - i < 4 ? (size_t)n - i : 4)) {
+			if (i + LWC_CHUNK_HDR <= (size_t)n
+				    ? header_ok(p)
+				    : !memcmp(p, LWC_CHUNK_MAGIC,
+					      (size_t)n - i < 4 ? (size_t)n - i : 4)) {
 				found = (long long)(pos + i);
 				goto out;
 			}
@@ -355,16 +356,18 @@ static void warn_truncated(struct lw_capture_reader *r, const struct lwc_chunk *
 	r->info.truncated = true;
 	r->info.lost_bytes = lost;
 	if (!k) {
-		lwc_warn(r, "file truncated at byte %llu, inside a chunk header: %llu bytes lost; "
-			    "the END trailer is missing",
+		lwc_warn(r,
+			 "file truncated at byte %llu, inside a chunk header: %llu bytes lost; "
+			 "the END trailer is missing",
 			 (unsigned long long)r->info.file_size, (unsigned long long)lost);
 		return;
 	}
 	c = &k->pub;
 	if (c->kind == LW_CHUNK_RECORDS)
 		r->info.bad_records += c->count;
-	lwc_warn(r, "file truncated at byte %llu, inside chunk %u (%s, %u entries) at offset %llu: "
-		    "%llu bytes lost; the END trailer is missing",
+	lwc_warn(r,
+		 "file truncated at byte %llu, inside chunk %u (%s, %u entries) at offset %llu: "
+		 "%llu bytes lost; the END trailer is missing",
 		 (unsigned long long)r->info.file_size, c->seq, lw_capture_kind_name(c->kind),
 		 c->count, (unsigned long long)off, (unsigned long long)lost);
 }

@@ -293,8 +293,8 @@ static int cgroup_line(struct snap *s, const char *ctl, const char *path)
 		snprintf(pat, sizeof(pat), "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus", path);
 		return spec_collect(s, pat, S_FILE, false);
 	}
-	snprintf(pat, sizeof(pat), "/sys/fs/cgroup/%s%s/{cpu.cfs_quota_us,cpu.cfs_period_us,cpu.stat}",
-		 ctl, path);
+	snprintf(pat, sizeof(pat),
+		 "/sys/fs/cgroup/%s%s/{cpu.cfs_quota_us,cpu.cfs_period_us,cpu.stat}", ctl, path);
 	return spec_collect(s, pat, S_FILE, false);
 }
 
