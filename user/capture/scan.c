@@ -10,16 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "capture/capture.h"
 #include "capture/format.h"
 #include "capture/reader.h"
 
-#define MAX_CHUNKS   (1u << 20)
-#define MAX_KEPT     (64ull << 20)
-#define MAX_HDR	     1024
-#define SCAN_BLOCK   65536
+#define MAX_CHUNKS (1u << 20)
+#define MAX_KEPT   (64ull << 20)
+#define MAX_HDR	   1024
+#define SCAN_BLOCK 65536
+/* data searched for a chunk header after damage: two of the largest chunks */
+#define MAX_SCAN     (2ull * (LWC_MAX_COMP(LW_CAPTURE_MAX_RAW) + MAX_HDR))
 #define MAX_PATH_LEN 4096
 
 static bool header_ok(const unsigned char *h)
@@ -54,24 +57,44 @@ static void header_parse(struct lwc_chunk *k, const unsigned char *h, __u64 off)
 	k->pcrc = lwc_get32(h + LWC_CH_PCRC);
 }
 
-/* The next offset at or after from holding a good chunk header, or a
- * chunk magic too close to the end for a whole header; the file size when
- * there is none. -errno on a read error. */
-static long long find_header(struct lw_capture_reader *r, __u64 from)
+/* Where data resumes at or after pos: the holes of a sparse file read as
+ * zeros, which hold no chunk magic, so they are skipped unread. */
+static __u64 next_data(const struct lw_capture_reader *r, __u64 pos)
 {
-	__u64 size = r->info.file_size, pos;
+	off_t d;
+
+	if (r->fd < 0)
+		return pos;
+	d = lseek(r->fd, (off_t)pos, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? r->info.file_size : pos;
+	return (__u64)d > pos ? (__u64)d : pos;
+}
+
+/*
+ * The next offset at or after from holding a good chunk header, or a chunk
+ * magic too close to the end for a whole header; the file size when there
+ * is none. A damaged header hides at most one chunk, so the next one starts
+ * within a chunk's largest size: past MAX_SCAN bytes of data the search
+ * gives up (*gave_up) rather than read a huge file of junk to its end.
+ * -errno on a read error.
+ */
+static long long find_header(struct lw_capture_reader *r, __u64 from, bool *gave_up)
+{
+	__u64 size = r->info.file_size, pos, scanned = 0;
 	unsigned char *b = malloc(SCAN_BLOCK + LWC_CHUNK_HDR);
 	long long found = (long long)size;
 
 	if (!b)
 		return -ENOMEM;
-	for (pos = from; pos < size; pos += SCAN_BLOCK) {
+	for (pos = next_data(r, from); pos < size; pos = next_data(r, pos + SCAN_BLOCK)) {
 		ssize_t n = lwc_read_at(r, pos, b, SCAN_BLOCK + LWC_CHUNK_HDR);
 		size_t lim = n > SCAN_BLOCK ? SCAN_BLOCK : (size_t)(n > 0 ? n : 0);
 		unsigned char *p = b;
 
-		if (n < 0) {
-			found = n;
+		if (n < 0 || (scanned += lim) > MAX_SCAN) {
+			*gave_up = n >= 0;
+			found = n < 0 ? n : found;
 			break;
 		}
 		while ((p = memchr(p, 'L', lim - (size_t)(p - b)))) {
@@ -386,15 +409,23 @@ static void warn_bad(struct lw_capture_reader *r, const struct lwc_chunk *k, con
 /* Skip damaged bytes from off to the next good chunk header. */
 static int resync(struct lw_capture_reader *r, __u64 *off, const char *why)
 {
-	long long next = find_header(r, *off + 1);
+	bool gave_up = false;
+	long long next = find_header(r, *off + 1, &gave_up);
 
 	if (next < 0)
 		return (int)next;
 	r->info.bad_bytes += (__u64)next - *off;
-	lwc_warn(r, "bytes %llu..%llu (%llu) damaged: %s; %s", (unsigned long long)*off,
-		 (unsigned long long)next - 1, (unsigned long long)next - *off, why,
-		 (__u64)next < r->info.file_size ? "reading on at the next chunk"
-						 : "no chunk after them");
+	if (gave_up)
+		lwc_warn(r,
+			 "bytes %llu..%llu (%llu) damaged: %s; no chunk in the %llu MiB after "
+			 "them, the rest of the file is not read",
+			 (unsigned long long)*off, (unsigned long long)next - 1,
+			 (unsigned long long)next - *off, why, MAX_SCAN >> 20);
+	else
+		lwc_warn(r, "bytes %llu..%llu (%llu) damaged: %s; %s", (unsigned long long)*off,
+			 (unsigned long long)next - 1, (unsigned long long)next - *off, why,
+			 (__u64)next < r->info.file_size ? "reading on at the next chunk"
+							 : "no chunk after them");
 	*off = (__u64)next;
 	return 0;
 }
