@@ -479,6 +479,8 @@ static void check_flip(unsigned char *b, size_t len, const struct lw_capture_rea
 		assert_int_equal(in->bad_chunks, 1);
 		assert_int_equal(in->bad_records, records ? c->count : 0);
 		assert_true(has_warning(r, "bad checksum"));
+		if (records)
+			assert_true(in->lost_ns > 0 && has_warning(r, " records over "));
 	}
 	if (records && !last)
 		assert_true(has_warning(r, "records written are lost"));
@@ -524,6 +526,27 @@ static void test_resync_garbage(void **state)
 	lw_capture_reader_close(r);
 	lw_capture_reader_close(full);
 	free(g);
+	free(b);
+}
+
+/* Damage running to the end of a file whose last byte happens to be 'L' is
+ * damage, not a chunk header cut after its first byte. */
+static void test_damage_to_end(void **state)
+{
+	struct lw_capture_reader *full, *r;
+	size_t len;
+	unsigned char *b = small_capture(&len, &full);
+	__u64 end = lw_capture_reader_chunk(full, lw_capture_reader_nr_chunks(full) - 1)->offset;
+	char err[256];
+
+	b[end + LWC_CH_SEQ] ^= 1;
+	b[len - 1] = 'L';
+	r = lw_capture_reader_open_mem(b, len, err, sizeof(err));
+	assert_non_null(r);
+	assert_false(lw_capture_reader_info(r)->truncated);
+	assert_int_equal(lw_capture_reader_info(r)->bad_bytes, len - end);
+	lw_capture_reader_close(r);
+	lw_capture_reader_close(full);
 	free(b);
 }
 
@@ -841,11 +864,11 @@ int main(void)
 		cmocka_unit_test(test_node_fixtures),  cmocka_unit_test(test_truncate_every_byte),
 		cmocka_unit_test(test_truncate_file),  cmocka_unit_test(test_flip_each_chunk),
 		cmocka_unit_test(test_resync_garbage), cmocka_unit_test(test_unknown_kind),
-		cmocka_unit_test(test_versions),       cmocka_unit_test(test_bad_magic),
-		cmocka_unit_test(test_foreign_files),  cmocka_unit_test(test_sparse_zeros),
-		cmocka_unit_test(test_scan_gives_up),  cmocka_unit_test(test_size_cap),
-		cmocka_unit_test(test_dev_full),       cmocka_unit_test(test_enospc),
-		cmocka_unit_test(test_writer_args),
+		cmocka_unit_test(test_damage_to_end),  cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_bad_magic),      cmocka_unit_test(test_foreign_files),
+		cmocka_unit_test(test_sparse_zeros),   cmocka_unit_test(test_scan_gives_up),
+		cmocka_unit_test(test_size_cap),       cmocka_unit_test(test_dev_full),
+		cmocka_unit_test(test_enospc),	       cmocka_unit_test(test_writer_args),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -136,10 +136,11 @@ struct lw_capture_info {
 	__u32 end_flags; /* enum lw_capture_end_flags */
 	__u64 end_records, end_dropped, end_chunks, end_bytes;
 	/* damage */
-	bool truncated;	      /* the file ends inside a chunk */
+	bool truncated;	      /* the file ends inside a chunk (bad_records has it) */
 	__u64 lost_bytes;     /* after the last whole chunk, when truncated */
 	__u64 bad_chunks;     /* skipped: bad checksum, bad content */
 	__u64 bad_records;    /* records those chunks held, by their header */
+	__u64 lost_ns;	      /* and the time they spanned, by their header */
 	__u64 bad_bytes;      /* bytes skipped in the middle of the file */
 	__u64 missing_chunks; /* sequence numbers never seen */
 };

@@ -21,12 +21,6 @@
 #include "capture/format.h"
 #include "capture/reader.h"
 
-#define MAX_WARNINGS 64
-#define MAX_CHUNKS   (1u << 20)
-/* facts and node files kept in memory, over all chunks */
-#define MAX_KEPT   (64ull << 20)
-#define SCAN_BLOCK 65536
-
 const char *lw_capture_kind_name(__u32 kind)
 {
 	static const char *const names[] = {
@@ -43,8 +37,10 @@ void lwc_warn(struct lw_capture_reader *r, const char *fmt, ...)
 	va_list ap;
 	char *s;
 
-	if (r->nwarn >= MAX_WARNINGS) {
+	if (r->nwarn >= LWC_MAX_WARNINGS) {
 		r->warn_over++;
+		snprintf(r->over_msg, sizeof(r->over_msg), "%llu more warnings not shown",
+			 (unsigned long long)r->warn_over);
 		return;
 	}
 	va_start(ap, fmt);
@@ -305,7 +301,6 @@ void lw_capture_reader_close(struct lw_capture_reader *r)
 		close(r->fd);
 	for (size_t i = 0; i < r->nwarn; i++)
 		free(r->warn[i]);
-	free(r->over_msg);
 	for (size_t i = 0; i < 3; i++)
 		facts_free(&r->facts[i]);
 	for (size_t i = 0; i < r->nnodes; i++) {
@@ -335,14 +330,8 @@ const char *lw_capture_reader_warning(const struct lw_capture_reader *r, size_t 
 {
 	if (i < r->nwarn)
 		return r->warn[i];
-	if (i == r->nwarn && r->warn_over) {
-		struct lw_capture_reader *m = (struct lw_capture_reader *)r;
-
-		if (!m->over_msg && asprintf(&m->over_msg, "%llu more warnings not shown",
-					     (unsigned long long)r->warn_over) < 0)
-			m->over_msg = NULL;
-		return m->over_msg ? m->over_msg : "more warnings not shown";
-	}
+	if (i == r->nwarn && r->warn_over)
+		return r->over_msg;
 	return NULL;
 }
 

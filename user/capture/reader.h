@@ -10,6 +10,8 @@
 
 #include "capture/capture.h"
 
+#define LWC_MAX_WARNINGS 64
+
 struct lwc_facts {
 	struct lw_capture_kv *kv;
 	size_t n, cap;
@@ -32,10 +34,10 @@ struct lw_capture_reader {
 	const unsigned char *mem; /* the buffer, NULL for a file */
 	struct lw_capture_info info;
 	__u64 data_off; /* first chunk: after the file header */
-	char *warn[64];
+	char *warn[LWC_MAX_WARNINGS];
 	size_t nwarn;
 	__u64 warn_over;
-	char *over_msg;
+	char over_msg[64]; /* "N more warnings not shown" */
 	struct lwc_chunk *chunks;
 	size_t nchunks, chunks_cap;
 	struct lwc_facts facts[3]; /* HOST, TARGET, OPTIONS */
