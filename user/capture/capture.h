@@ -112,8 +112,9 @@ int lw_capture_writer_add_target(struct lw_capture_writer *w, const char *root, 
 int lw_capture_writer_append(struct lw_capture_writer *w, const void *rec, size_t len);
 /* Write the buffered records and fdatasync: call at least once a second. */
 int lw_capture_writer_flush(struct lw_capture_writer *w);
-/* Flush, write END, fsync, close and free (also after an error). Returns
- * the first error the writer met. */
+/* Flush, write END, fsync, close and free (also after an error). 0 when
+ * the file is complete, also when the size cap stopped it (END says so);
+ * else the first write error, the file then readable up to it. */
 int lw_capture_writer_close(struct lw_capture_writer *w);
 /* Bytes in the file so far; records written, and dropped by the cap. */
 __u64 lw_capture_writer_bytes(const struct lw_capture_writer *w);
@@ -159,9 +160,11 @@ struct lw_capture_reader;
 /*
  * Read and check the whole file: every chunk's checksum and content. NULL
  * and errno when it cannot be read at all, with a one-line reason in err
- * (without the path): "not a latwhy capture (bad magic)", "empty file", a
- * newer format version naming both, "a directory", "a FIFO", ... Damage
- * that leaves something readable is no error: see the warnings and info.
+ * (without the path): "not a latwhy capture (bad magic)" and "empty file
+ * ..." (EINVAL), a newer or older format version naming both (ENOTSUP), a
+ * damaged or cut file header (EBADMSG), "a directory, ..." (EISDIR), "a
+ * FIFO, ..." (EINVAL), "cannot open: ..." (open's errno). Damage that
+ * leaves something readable is no error: see the warnings and the info.
  */
 struct lw_capture_reader *lw_capture_reader_open(const char *path, char *err, size_t errlen);
 /* The same on a buffer, which must outlive the reader. */
