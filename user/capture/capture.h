@@ -39,7 +39,7 @@ enum lw_capture_kind {
 	LW_CHUNK_END,	   /* totals, written by a clean close */
 };
 
-/* lw_capture_end_info::flags */
+/* lw_capture_info::end_flags */
 enum lw_capture_end_flags {
 	LW_CAPTURE_END_CLEAN = 1 << 0,	/* closed with no write error */
 	LW_CAPTURE_END_CAPPED = 1 << 1, /* the size cap stopped the capture */
@@ -77,8 +77,8 @@ struct lw_capture_opts {
 struct lw_capture_writer;
 
 /* Create path and write the file header. NULL and errno on failure
- * (EEXIST without opts->overwrite, EINVAL for a path that is not a regular
- * file). */
+ * (EEXIST without opts->overwrite; EISDIR or EINVAL for a path that is
+ * not a regular file). */
 struct lw_capture_writer *lw_capture_writer_open(const char *path, const struct lw_capture_opts *o);
 /* The same on an open descriptor, which the writer then owns. */
 struct lw_capture_writer *lw_capture_writer_open_fd(int fd, const struct lw_capture_opts *o);
@@ -116,7 +116,8 @@ int lw_capture_writer_flush(struct lw_capture_writer *w);
  * the file is complete, also when the size cap stopped it (END says so);
  * else the first write error, the file then readable up to it. */
 int lw_capture_writer_close(struct lw_capture_writer *w);
-/* Bytes in the file so far; records written, and dropped by the cap. */
+/* Bytes in the file so far; records written, and dropped (by the cap or
+ * a write error). */
 __u64 lw_capture_writer_bytes(const struct lw_capture_writer *w);
 __u64 lw_capture_writer_records(const struct lw_capture_writer *w);
 __u64 lw_capture_writer_dropped(const struct lw_capture_writer *w);
