@@ -15,7 +15,11 @@ VMLINUX_DEPS := vmlinux/vmlinux.h $(VMLINUX)
 
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
 CFLAGS   ?= -O2 -g
-CFLAGS   += $(WARN) -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuser
+# recorded in captures and build info: the release, and the commit built
+VERSION  := 0.2.0
+GITREV   := $(shell git rev-parse --short HEAD 2>/dev/null)
+CFLAGS   += $(WARN) -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuser \
+	    -DLW_VERSION='"$(VERSION)$(if $(GITREV),+$(GITREV))"'
 LDLIBS   := -lbpf -lelf -lz -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmlinux \
 	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
@@ -61,7 +65,7 @@ $(BUILD)/layout.ok: $(USER_SRCS) $(USER_HDRS) user/cli/main.c | $(BUILD)
 	@touch $@
 
 $(BUILD)/liblatwhy.a: $(USER_OBJS) $(BUILD)/layout.ok
-	$(AR) rcs $@ $(USER_OBJS)
+	rm -f $@ && $(AR) rcs $@ $(USER_OBJS)  # no member of a removed file
 
 latwhy: $(BUILD)/cli/main.o $(BUILD)/liblatwhy.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

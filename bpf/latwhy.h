@@ -13,6 +13,11 @@
 #ifndef LATWHY_H
 #define LATWHY_H
 
+/* the BPF side has the kernel types from vmlinux.h */
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
 /*
  * The version of this ABI. Bump it with any change to a record struct, to
  * the values of an enum or flag that crosses (record types, bucket order),

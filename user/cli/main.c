@@ -10,6 +10,8 @@
 static const struct lw_cmd cmds[] = {
 	{"trace", "trace a live process: where its slow requests' time goes", lw_cmd_trace},
 	{"check", "judge the node's latency switches (no BPF, no root needed)", lw_cmd_check},
+	{"record", "capture a live process's records into a file for a ticket", lw_cmd_record},
+	{"report", "read a capture anywhere: summary, evidence, findings (no root)", lw_cmd_report},
 };
 
 int main(int argc, char **argv)

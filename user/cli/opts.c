@@ -51,6 +51,7 @@ void lw_opts_usage(FILE *f)
 		"Usage: latwhy -p PID [-d DURATION] [--slow DURATION] [--ref-mhz MHZ]\n"
 		"              [--request socket|syscall|uprobe:BINARY:SYMBOL] [-j] [-q]\n"
 		"              [-i INTERVAL] [--skip TP,...] [--irq-cost DUR|off]\n"
+		"              [--capture FILE]\n"
 		"       latwhy check [-p PID] [--json] [--fix-script FILE]\n"
 		"\n"
 		"Explain where slow requests of a live process spend their time: CPU clock,\n"
@@ -73,6 +74,8 @@ void lw_opts_usage(FILE *f)
 		"      --irq-cost DUR     what one interrupt costs a running thread beyond\n"
 		"                         its handler (entry, exit; a VM's host); default:\n"
 		"                         measured at start; off: irq holds handlers only\n"
+		"      --capture FILE     also write the trace's records into a capture, as\n"
+		"                         latwhy record does (read it: latwhy report FILE)\n"
 		"  -j, --json             NDJSON: a line per slow request, a summary line\n"
 		"  -q, --quiet            no live view, only the summary\n"
 		"  -i, --interval DUR     live view refresh (default 1s)\n"
@@ -138,7 +141,7 @@ bool lw_list_has(const char *list, const char *name)
 	return false;
 }
 
-enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST, OPT_SKIP, OPT_IRQ_COST };
+enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST, OPT_SKIP, OPT_IRQ_COST, OPT_CAPTURE };
 
 /* -d, -i and --slow: the durations, each with its own floor. */
 static int parse_timing(struct lw_opts *o, int c, const char *arg, char *err, size_t errlen)
@@ -245,6 +248,13 @@ static int parse_one(struct lw_opts *o, int c, char **argv, char *err, size_t er
 		return parse_skip(o, optarg, err, errlen);
 	case OPT_IRQ_COST:
 		return parse_irq_cost(o, optarg, err, errlen);
+	case OPT_CAPTURE:
+		if (!*optarg || strlen(optarg) >= sizeof(o->capture)) {
+			snprintf(err, errlen, "invalid --capture file '%s'", optarg);
+			return -EINVAL;
+		}
+		snprintf(o->capture, sizeof(o->capture), "%s", optarg);
+		return 0;
 	case 'j':
 		o->json = true;
 		return 0;
@@ -270,6 +280,7 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 		{"request", required_argument, NULL, OPT_REQUEST},
 		{"skip", required_argument, NULL, OPT_SKIP},
 		{"irq-cost", required_argument, NULL, OPT_IRQ_COST},
+		{"capture", required_argument, NULL, OPT_CAPTURE},
 		{"json", no_argument, NULL, 'j'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"interval", required_argument, NULL, 'i'},

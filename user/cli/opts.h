@@ -28,6 +28,7 @@ struct lw_opts {
 	 * unset: measured at start (irqcost.h); 0: not counted */
 	bool irq_cost_set;
 	__u64 irq_cost_ns;
+	char capture[LW_PATH_MAX]; /* --capture FILE: "" none */
 };
 
 /*

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "capture/record.h"
 #include "cli/summary.h"
 #include "cli/trace_run.h"
 #include "engine/engine.h"
@@ -30,7 +31,35 @@ struct run {
 	struct lw_live_view live;
 	struct lw_fanout sinks;
 	struct lw_tracer *t;
+	struct lw_capture_rec cap; /* --capture */
 };
+
+/* --capture FILE: the same records into a capture, as latwhy record. */
+static int run_capture(struct run *r)
+{
+	const struct lw_capture_kv kv[] = {{"command", "trace --capture"}};
+
+	if (!r->o->capture[0])
+		return 0;
+	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->pid, kv, 1))
+		return -EIO;
+	return lw_fanout_add(&r->sinks, lw_capture_rec_sink(&r->cap));
+}
+
+/* The capture's end, before the summary: both read the node at the end. A
+ * capture that could not be written ends the trace with an error. */
+static int run_capture_close(struct run *r, bool exited)
+{
+	int err;
+
+	if (!r->cap.w)
+		return 0;
+	err = lw_capture_rec_close(&r->cap, exited ? 0 : r->o->pid);
+	if (err)
+		fprintf(stderr, "latwhy: cannot write %s: %s; what was written stays readable\n",
+			r->o->capture, strerror(-err));
+	return err;
+}
 
 /* The sinks the source feeds: the engine, and the live view in text mode;
  * the request lines hang on the engine, which decides what it took in. */
@@ -68,15 +97,18 @@ enum lw_run_status lw_trace_run(const struct lw_opts *o)
 		fprintf(stderr, "latwhy: out of memory\n");
 		goto cleanup;
 	}
+	if (run_capture(&r))
+		goto cleanup;
 	r.t = lw_tracer_open(o, r.comm, lw_fanout_sink(&r.sinks));
 	if (!r.t)
 		goto cleanup;
 	lw_render_start(r.out, o->pid, r.comm, lw_tracer_flags(r.t), o->slow_ns);
-	if (lw_tracer_run(r.t))
+	if (lw_tracer_run(r.t) || run_capture_close(&r, lw_tracer_target_exited(r.t)))
 		goto cleanup;
 	run_report(&r);
 	ret = LW_RUN_OK;
 cleanup:
+	run_capture_close(&r, false);
 	lw_tracer_close(r.t);
 	lw_render_free(r.out);
 	lw_engine_free(r.eng);
