@@ -18,7 +18,7 @@
 #include "advice/finding.h"
 #include "node/node.h"
 
-/* Thresholds (why these values: see advise.c). */
+/* Thresholds (why these values: see the advisor that uses each, adv.h). */
 #define LW_DEEP_IDLE_US	 50	/* C-state exit latency that a request feels */
 #define LW_HALT_POLL_NS	 200000 /* the kernel's default guest_halt_poll_ns */
 #define LW_SHARE_FINDING 0.10	/* a trace cause this big gets a finding */

@@ -2,7 +2,7 @@
 /*
  * fixscript.c - write findings as apply / undo / verify shell scripts.
  *
- * Commands come from advise.c in a small grammar (see advise.h). Here they
+ * Commands come from the advisors in a small grammar (see advise.h). Here they
  * are classified: kernel settings, whole files, taskset, notes, and other
  * commands. Values to restore are read under root while writing, not taken
  * from the findings: the undo script restores what was there when the plan
