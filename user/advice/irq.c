@@ -682,12 +682,12 @@ static void trace_irq_minor_note(struct adv *a, const struct lw_trace_facts *t, 
 static void irq_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	const struct lw_node *n = a->n;
-	struct irq_move mv[8];
+	struct irq_move mv[LW_FACT_IRQS];
 	struct lw_cpuset avoid = *on, pinned = {0};
-	size_t nr = 0, listed = t->nr_irqs < 8 ? t->nr_irqs : 8;
+	size_t nr = 0, listed = t->nr_irqs < LW_FACT_IRQS ? t->nr_irqs : LW_FACT_IRQS;
 	struct adv_text x;
 	char b[64];
-	bool net_rx = false, minor[8];
+	bool net_rx = false, minor[LW_FACT_IRQS];
 
 	if (n->has_target)
 		lw_cpuset_or(&avoid, &avoid, &n->target.cpus);

@@ -38,7 +38,7 @@ static void sched_trace(struct adv *a, const struct lw_trace_facts *t, const str
 	adv_cpus_str(&all, on_s, sizeof(on_s));
 	adv_cpus_str(&n->online, all_s, sizeof(all_s));
 	adv_text_open(a, &x);
-	for (size_t i = 0; i < t->nr_preempt && i < 8; i++) {
+	for (size_t i = 0; i < t->nr_preempt && i < LW_FACT_PREEMPT; i++) {
 		const struct lw_fact_task *p = &t->preempt[i];
 		const char *why = unmovable(p->comm);
 
