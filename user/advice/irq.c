@@ -42,11 +42,11 @@ struct irq_move {
 
 #define MAX_MOVES 64
 
-static void fill_irq_moves(struct adv *a, const struct irq_move *mv, size_t nr, const char *tag,
-			   const struct lw_cpuset *avoid, bool stop_irqbalance)
+/* Each move's fix, rollback and verify; returns the moves as one shell line
+ * for a unit's ExecStart (the caller frees it), NULL on error. */
+static char *irq_moves_fix(struct adv *a, const struct irq_move *mv, size_t nr)
 {
 	const struct lw_node *n = a->n;
-	const struct lw_irqbalance *ib = &n->irqbalance;
 	struct adv_text t;
 	char b[256], c[256];
 
@@ -63,72 +63,92 @@ static void fill_irq_moves(struct adv *a, const struct irq_move *mv, size_t nr, 
 		adv_text_add(&t, "%secho %s > /proc/irq/%u/smp_affinity_list", i ? "; " : "", b,
 			     mv[i].q->irq);
 	}
-	if (!adv_text_take(a, &t))
-		return;
-	if (ib->running && !stop_irqbalance && avoid && !lw_cpuset_empty(avoid)) {
-		struct lw_cpuset ban;
+	return adv_text_take(a, &t);
+}
 
-		/* irqbalance would move them back: ban the target's CPUs instead. */
-		lw_cpuset_or(&ban, &ib->banned_set, avoid);
-		adv_cpus_str(&ban, c, sizeof(c));
-		if (ib->banned[0] && !strstr(ib->banned_src, "environment")) {
-			/* An EnvironmentFile= value beats Environment= in a drop-in. */
-			adv_add(a, &a->f->persist,
-				"# %s already bans CPUs %s: set IRQBALANCE_BANNED_CPULIST=%s "
-				"there, "
-				"then "
-				"systemctl restart irqbalance",
-				ib->banned_src, ib->banned, c);
-			adv_add(a, &a->f->rollback,
-				"# set IRQBALANCE_BANNED_CPULIST back to %s in %s", ib->banned,
-				ib->banned_src);
-		} else {
-			adv_add(a, &a->f->persist,
-				"cat > /etc/systemd/system/irqbalance.service.d/latwhy.conf "
-				"<<'EOF'\n"
-				"[Service]\nEnvironment=IRQBALANCE_BANNED_CPULIST=%s\nEOF",
-				c);
-			adv_add(a, &a->f->persist, "systemctl daemon-reload");
-			adv_add(a, &a->f->persist, "systemctl restart irqbalance");
-			adv_add(a, &a->f->rollback,
-				"rm -f /etc/systemd/system/irqbalance.service.d/latwhy.conf");
-			adv_add(a, &a->f->rollback, "systemctl daemon-reload");
-			adv_add(a, &a->f->rollback, "systemctl restart irqbalance");
-		}
-		adv_put(a, &a->f->cost,
-			"irqbalance keeps interrupts off CPUs %s: the other CPUs take the whole "
-			"interrupt load and must really be free of other work",
-			c);
+/* irqbalance would move the IRQs back: persist by banning the CPUs in avoid. */
+static void persist_irqbalance_ban(struct adv *a, const struct lw_cpuset *avoid)
+{
+	const struct lw_irqbalance *ib = &a->n->irqbalance;
+	struct lw_cpuset ban;
+	char c[256];
+
+	lw_cpuset_or(&ban, &ib->banned_set, avoid);
+	adv_cpus_str(&ban, c, sizeof(c));
+	if (ib->banned[0] && !strstr(ib->banned_src, "environment")) {
+		/* An EnvironmentFile= value beats Environment= in a drop-in. */
+		adv_add(a, &a->f->persist,
+			"# %s already bans CPUs %s: set IRQBALANCE_BANNED_CPULIST=%s there, then "
+			"systemctl restart irqbalance",
+			ib->banned_src, ib->banned, c);
+		adv_add(a, &a->f->rollback, "# set IRQBALANCE_BANNED_CPULIST back to %s in %s",
+			ib->banned, ib->banned_src);
 	} else {
-		if (ib->running && stop_irqbalance) {
-			adv_add(a, &a->f->persist, "systemctl disable --now irqbalance");
-			adv_add(a, &a->f->rollback, "systemctl enable --now irqbalance");
-		}
 		adv_add(a, &a->f->persist,
-			"cat > /etc/systemd/system/latwhy-irq-%s.service <<'EOF'\n"
-			"[Unit]\nDescription=latwhy: IRQ affinity "
-			"(%s)\nAfter=irqbalance.service\n\n"
-			"[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c "
-			"'%s'\n\n"
-			"[Install]\nWantedBy=multi-user.target\nEOF",
-			tag, tag, t.s);
+			"cat > /etc/systemd/system/irqbalance.service.d/latwhy.conf <<'EOF'\n"
+			"[Service]\nEnvironment=IRQBALANCE_BANNED_CPULIST=%s\nEOF",
+			c);
 		adv_add(a, &a->f->persist, "systemctl daemon-reload");
-		adv_add(a, &a->f->persist, "systemctl enable latwhy-irq-%s.service", tag);
-		adv_add(a, &a->f->persist,
-			"# IRQ numbers change with hardware or driver changes: re-run "
-			"latwhy check after such changes");
-		adv_add(a, &a->f->rollback, "systemctl disable latwhy-irq-%s.service", tag);
-		adv_add(a, &a->f->rollback, "rm -f /etc/systemd/system/latwhy-irq-%s.service", tag);
+		adv_add(a, &a->f->persist, "systemctl restart irqbalance");
+		adv_add(a, &a->f->rollback,
+			"rm -f /etc/systemd/system/irqbalance.service.d/latwhy.conf");
 		adv_add(a, &a->f->rollback, "systemctl daemon-reload");
-		adv_put(a, &a->f->cost, "%s",
-			stop_irqbalance && ib->running
-				? "irqbalance stops: interrupts no longer "
-				  "follow load, and the CPUs that "
-				  "take them must really be free of other work"
-				: "the CPUs that take these interrupts must "
-				  "really be free of other work");
+		adv_add(a, &a->f->rollback, "systemctl restart irqbalance");
 	}
-	free(t.s);
+	adv_put(a, &a->f->cost,
+		"irqbalance keeps interrupts off CPUs %s: the other CPUs take the whole "
+		"interrupt load and must really be free of other work",
+		c);
+}
+
+/* Persist the moves with a oneshot unit running script at boot, after irqbalance. */
+static void persist_irq_unit(struct adv *a, const char *tag, const char *script,
+			     bool stop_irqbalance)
+{
+	const struct lw_irqbalance *ib = &a->n->irqbalance;
+
+	if (ib->running && stop_irqbalance) {
+		adv_add(a, &a->f->persist, "systemctl disable --now irqbalance");
+		adv_add(a, &a->f->rollback, "systemctl enable --now irqbalance");
+	}
+	adv_add(a, &a->f->persist,
+		"cat > /etc/systemd/system/latwhy-irq-%s.service <<'EOF'\n"
+		"[Unit]\nDescription=latwhy: IRQ affinity (%s)\nAfter=irqbalance.service\n\n"
+		"[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/sh -c '%s'\n\n"
+		"[Install]\nWantedBy=multi-user.target\nEOF",
+		tag, tag, script);
+	adv_add(a, &a->f->persist, "systemctl daemon-reload");
+	adv_add(a, &a->f->persist, "systemctl enable latwhy-irq-%s.service", tag);
+	adv_add(a, &a->f->persist,
+		"# IRQ numbers change with hardware or driver changes: re-run "
+		"latwhy check after such changes");
+	adv_add(a, &a->f->rollback, "systemctl disable latwhy-irq-%s.service", tag);
+	adv_add(a, &a->f->rollback, "rm -f /etc/systemd/system/latwhy-irq-%s.service", tag);
+	adv_add(a, &a->f->rollback, "systemctl daemon-reload");
+	adv_put(a, &a->f->cost, "%s",
+		stop_irqbalance && ib->running
+			? "irqbalance stops: interrupts no longer follow load, and the CPUs "
+			  "that take them must really be free of other work"
+			: "the CPUs that take these interrupts must really be free of other work");
+}
+
+/*
+ * Move each IRQ in mv to its dest, persisted by banning avoid in a running
+ * irqbalance, or (no CPUs to ban, or irqbalance stopped for good) by a unit
+ * named after tag.
+ */
+static void fill_irq_moves(struct adv *a, const struct irq_move *mv, size_t nr, const char *tag,
+			   const struct lw_cpuset *avoid, bool stop_irqbalance)
+{
+	char *script = irq_moves_fix(a, mv, nr);
+
+	if (!script)
+		return;
+	if (a->n->irqbalance.running && !stop_irqbalance && avoid && !lw_cpuset_empty(avoid))
+		persist_irqbalance_ban(a, avoid);
+	else
+		persist_irq_unit(a, tag, script, stop_irqbalance);
+	free(script);
 }
 
 /* Move the target off CPUs it shares with IRQs that cannot move. */
@@ -592,7 +612,7 @@ static void irq_check(struct adv *a)
 /* Why interrupts cost more than their handlers: the entry and exit, which
  * latwhy measured at start and counted in irq, or in a VM without that
  * measurement, time no tracer in the guest sees. */
-static void trace_irq_why(struct adv *a, const struct lw_trace_facts *t)
+static void irq_trace_why(struct adv *a, const struct lw_trace_facts *t)
 {
 	char c[32];
 
@@ -623,9 +643,9 @@ static void trace_irq_why(struct adv *a, const struct lw_trace_facts *t)
  * disk's 121998 (132 ms, and 956 ms of BLOCK) or beside RPS's NET_RX (6.2 s):
  * the fix moved it, with a unit to persist it. The evidence still lists it.
  */
-#define TRACE_IRQ_MINOR_PCT 1
+#define IRQ_TRACE_MINOR_PCT 1
 
-static void trace_irq_minor(const struct lw_trace_facts *t, const struct lw_cpuset *on,
+static void irq_trace_minor(const struct lw_trace_facts *t, const struct lw_cpuset *on,
 			    size_t listed, bool *minor)
 {
 	unsigned long long total = 0;
@@ -648,12 +668,12 @@ static void trace_irq_minor(const struct lw_trace_facts *t, const struct lw_cpus
 			}
 		if (sruns)
 			w += fi->count * (sns / sruns);
-		minor[i] = w * 100 < total * TRACE_IRQ_MINOR_PCT;
+		minor[i] = w * 100 < total * IRQ_TRACE_MINOR_PCT;
 	}
 }
 
 /* "# IRQ 42 (virtio3-tx), IRQ 31 (...): ...": what the fix leaves alone. */
-static void trace_irq_minor_note(struct adv *a, const struct lw_trace_facts *t, size_t listed,
+static void irq_trace_minor_note(struct adv *a, const struct lw_trace_facts *t, size_t listed,
 				 const bool *minor)
 {
 	struct adv_text x;
@@ -672,27 +692,20 @@ static void trace_irq_minor_note(struct adv *a, const struct lw_trace_facts *t, 
 	adv_text_add(&x,
 		     ": under %d%% of the interrupt and softirq time here, with every softirq %s "
 		     "could have raised: left where %s",
-		     TRACE_IRQ_MINOR_PCT, nr > 1 ? "they" : "it", nr > 1 ? "they are" : "it is");
+		     IRQ_TRACE_MINOR_PCT, nr > 1 ? "they" : "it", nr > 1 ? "they are" : "it is");
 	line = adv_text_take(a, &x);
 	if (line)
 		adv_add(a, &a->f->fix, "%s", line);
 	free(line);
 }
 
-static void irq_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
+/* RPS first: where it sends NET_RX to the target, that is most of the
+ * softirq time, and the hard IRQs are its trigger elsewhere. */
+static void irq_trace_rps(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
-	const struct lw_node *n = a->n;
-	struct irq_move mv[LW_FACT_IRQS];
-	struct lw_cpuset avoid = *on, pinned = {0};
-	size_t nr = 0, listed = t->nr_irqs < LW_FACT_IRQS ? t->nr_irqs : LW_FACT_IRQS;
-	struct adv_text x;
+	bool net_rx = false;
 	char b[64];
-	bool net_rx = false, minor[LW_FACT_IRQS];
 
-	if (n->has_target)
-		lw_cpuset_or(&avoid, &avoid, &n->target.cpus);
-	/* RPS first: where it sends NET_RX to the target, that is most of the
-	 * softirq time, and the hard IRQs below are its trigger elsewhere */
 	for (size_t i = 0; i < t->nr_softirqs; i++)
 		net_rx |= (!strcmp(t->softirqs[i].vec, "NET_RX") ||
 			   !strcmp(t->softirqs[i].vec, BACKLOG_VEC)) &&
@@ -702,16 +715,25 @@ static void irq_trace(struct adv *a, const struct lw_trace_facts *t, const struc
 			"# no RPS mask sends receive processing to CPUs %s: its NET_RX follows the "
 			"NIC queue interrupts, or local senders on those CPUs",
 			adv_cpus_str(on, b, sizeof(b)));
-	trace_irq_minor(t, on, listed, minor);
-	adv_text_open(a, &x);
+}
+
+/*
+ * The moves (into mv, returning how many) for the first listed IRQs of t
+ * that are not minor, off the CPUs in avoid; a note for each IRQ that cannot
+ * move, and the CPUs of kernel-managed shared queues into pinned, for the
+ * target to leave.
+ */
+static size_t irq_trace_moves(struct adv *a, const struct lw_trace_facts *t, size_t listed,
+			      const bool *minor, const struct lw_cpuset *avoid, struct irq_move *mv,
+			      struct lw_cpuset *pinned)
+{
+	size_t nr = 0;
+
 	for (size_t i = 0; i < listed; i++) {
 		const struct lw_fact_irq *fi = &t->irqs[i];
-		const struct lw_irq *q = lw_node_irq(n, fi->irq);
+		const struct lw_irq *q = lw_node_irq(a->n, fi->irq);
 		bool dup = false;
 
-		adv_text_add(&x, "%sIRQ %u (%s) on CPU %u: %s in %llu interrupts", i ? "; " : "",
-			     fi->irq, fi->name, fi->cpu, adv_fmt_ns(fi->ns, b, sizeof(b)),
-			     fi->count);
 		if (minor[i])
 			continue;
 		if (!q) {
@@ -720,7 +742,7 @@ static void irq_trace(struct adv *a, const struct lw_trace_facts *t, const struc
 			continue;
 		}
 		if (q->pin && irq_shared_queue(q)) {
-			lw_cpuset_set(&pinned, (int)fi->cpu);
+			lw_cpuset_set(pinned, (int)fi->cpu);
 			adv_add(a, &a->f->fix,
 				"# IRQ %u (%s) is kernel-managed: its affinity cannot be "
 				"changed; move the target off CPU %u instead",
@@ -740,11 +762,30 @@ static void irq_trace(struct adv *a, const struct lw_trace_facts *t, const struc
 		if (dup)
 			continue;
 		mv[nr].q = q;
-		mv[nr].dest = irq_dest(n, q, &avoid);
+		mv[nr].dest = irq_dest(a->n, q, avoid);
 		if (lw_cpuset_empty(&mv[nr].dest))
 			adv_add(a, &a->f->fix, "# no CPU outside the target's for IRQ %u", q->irq);
 		else
 			nr++;
+	}
+	return nr;
+}
+
+/* Every listed IRQ (minor ones too), the top softirqs on the CPUs in on, and
+ * the interrupts' entry and exit. */
+static void irq_trace_evidence(struct adv *a, const struct lw_trace_facts *t, size_t listed,
+			       const struct lw_cpuset *on)
+{
+	struct adv_text x;
+	char b[64];
+
+	adv_text_open(a, &x);
+	for (size_t i = 0; i < listed; i++) {
+		const struct lw_fact_irq *fi = &t->irqs[i];
+
+		adv_text_add(&x, "%sIRQ %u (%s) on CPU %u: %s in %llu interrupts", i ? "; " : "",
+			     fi->irq, fi->name, fi->cpu, adv_fmt_ns(fi->ns, b, sizeof(b)),
+			     fi->count);
 	}
 	for (size_t i = 0, k = 0; i < t->nr_softirqs && k < 3; i++) {
 		const struct lw_fact_softirq *s = &t->softirqs[i];
@@ -762,10 +803,27 @@ static void irq_trace(struct adv *a, const struct lw_trace_facts *t, const struc
 			     adv_fmt_ns(t->irq_entry_ns, b, sizeof(b)),
 			     t->irq_entry_ns / t->irq_entry_cost_ns);
 	adv_text_close(a, &x, &a->f->evidence);
+}
+
+static void irq_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
+{
+	const struct lw_node *n = a->n;
+	struct irq_move mv[LW_FACT_IRQS];
+	struct lw_cpuset avoid = *on, pinned = {0};
+	size_t nr, listed = t->nr_irqs < LW_FACT_IRQS ? t->nr_irqs : LW_FACT_IRQS;
+	bool minor[LW_FACT_IRQS];
+	char b[64];
+
+	if (n->has_target)
+		lw_cpuset_or(&avoid, &avoid, &n->target.cpus);
+	irq_trace_rps(a, t, on);
+	irq_trace_minor(t, on, listed, minor);
+	nr = irq_trace_moves(a, t, listed, minor, &avoid, mv, &pinned);
+	irq_trace_evidence(a, t, listed, on);
 	adv_put(a, &a->f->seen, "interrupts ran on the target's CPUs %s while it handled requests",
 		adv_cpus_str(on, b, sizeof(b)));
-	trace_irq_why(a, t);
-	trace_irq_minor_note(a, t, listed, minor);
+	irq_trace_why(a, t);
+	irq_trace_minor_note(a, t, listed, minor);
 	if (nr)
 		fill_irq_moves(a, mv, nr, "trace", &avoid, false);
 	if (!lw_cpuset_empty(&pinned) && n->has_target)
