@@ -149,9 +149,8 @@ static void verify_clock(struct adv *a, const struct lw_cpuset *set)
 	clock_range(a->n, set, &cur, &hw, &min);
 	adv_add(a, &a->f->verify,
 		"grep . " CPU_DIR
-		"/cpu[0-9]*/cpufreq/scaling_cur_freq  # under load, steady near %u kHz "
-		"on CPUs %s: the governor string proves nothing, thermal and power limits still "
-		"throttle",
+		"/cpu[0-9]*/cpufreq/scaling_cur_freq  # under load, steady near %u kHz on CPUs %s: "
+		"the governor string proves nothing, thermal and power limits still throttle",
 		hw, adv_cpus_str(set, b, sizeof(b)));
 	adv_add(a, &a->f->verify,
 		"turbostat --quiet --show CPU,Busy%%,Bzy_MHz --interval 5  # Bzy_MHz near %u",
@@ -201,9 +200,8 @@ static void fill_epp(struct adv *a, const struct lw_cpuset *set)
 		"/cpu[0-9]*/cpufreq/energy_performance_preference  # performance");
 	verify_clock(a, set);
 	adv_put(a, &a->f->cost,
-		"EPP performance raises power draw like the performance governor "
-		"(field case 2: +75 W for the whole performance profile); "
-		"balance_performance is the milder step");
+		"EPP performance raises power draw like the performance governor (field case 2: "
+		"+75 W for the whole performance profile); balance_performance is the milder step");
 }
 
 /* "powersave on CPUs 0-3", grouped by governor (or EPP) value. */
@@ -254,14 +252,12 @@ static void node_governor(struct adv *a, const struct lw_cpuset *within)
 	if (sev == LW_SEV_CRIT)
 		adv_put(a, &a->f->why,
 			"powersave holds the clock at its minimum (%u of %u MHz): requests run up "
-			"to "
-			"%.1fx slower, an invisible CPU limit",
+			"to %.1fx slower, an invisible CPU limit",
 			adv_mhz(cur), adv_mhz(hw), cur ? (double)hw / cur : 0.0);
 	else
 		adv_put(a, &a->f->why,
 			"%s raises the clock only after a sampling window (~10 ms plus "
-			"hysteresis): "
-			"a burst of requests runs at low clock for tens of ms",
+			"hysteresis): a burst of requests runs at low clock for tens of ms",
 			gov);
 	fill_governor(a, &set);
 }
@@ -298,8 +294,7 @@ static void node_freq_none(struct adv *a)
 		"the host sets the clock)");
 	adv_put(a, &a->f->why,
 		"the clock cannot be read or set from here: there is nothing to tune from the "
-		"guest, "
-		"and the frequency cause cannot be measured (no frequency data)");
+		"guest, and the frequency cause cannot be measured (no frequency data)");
 	adv_add(a, &a->f->fix,
 		"# nothing to tune from the guest; on bare metal, load a cpufreq driver "
 		"(intel_pstate, amd-pstate or acpi-cpufreq) and re-run latwhy check");
@@ -323,8 +318,7 @@ static void node_switch(struct adv *a, const char *path, int today, int want, co
 	adv_add(a, &a->f->rollback, "echo %d > %s", today, path);
 	adv_add(a, &a->f->verify, "cat %s  # %d", path, want);
 	adv_add(a, &a->f->verify,
-		"turbostat --quiet --show CPU,Bzy_MHz --interval 5  # above base clock "
-		"under load");
+		"turbostat --quiet --show CPU,Bzy_MHz --interval 5  # above base clock under load");
 }
 
 static void node_turbo(struct adv *a)

@@ -70,9 +70,8 @@ static void fill_idle(struct adv *a, const struct lw_cpuset deep[LW_MAX_IDLE_STA
 		"turbostat --quiet --show CPU,Busy%%,CPU%%c1,CPU%%c6 --interval 5  "
 		"# no residency left in the disabled states");
 	adv_put(a, &a->f->cost,
-		"idle CPUs stay in shallow states: more idle power and less turbo "
-		"headroom for busy cores (field case 2 paid +75 W for its whole "
-		"performance profile)");
+		"idle CPUs stay in shallow states: more idle power and less turbo headroom for "
+		"busy cores (field case 2 paid +75 W for its whole performance profile)");
 }
 
 /*
@@ -109,8 +108,7 @@ static void fill_haltpoll(struct adv *a, int pid)
 	else
 		adv_add(a, &a->f->verify,
 			"# latwhy -p PID -d 30s on the service: the idle share of slow-request "
-			"time "
-			"falls");
+			"time falls");
 	adv_put(a, &a->f->cost,
 		"an idle vCPU spins up to %d us before it halts: host CPU that other guests cannot "
 		"use (a host that set %lld on purpose, shared or nested, may not want it)",
@@ -162,8 +160,7 @@ static void idle_check(struct adv *a)
 	adv_text_close(a, &t, &a->f->seen);
 	adv_put(a, &a->f->why,
 		"waking from a deep C-state takes up to %u us before the first instruction: "
-		"high-QPS "
-		"short requests turn that wake-up jitter into P99",
+		"high-QPS short requests turn that wake-up jitter into P99",
 		worst);
 	fill_idle(a, deep);
 }
@@ -184,8 +181,7 @@ static void idle_trace(struct adv *a, const struct lw_trace_facts *t, const stru
 	if (t->idle_wakeups && t->idle_poll_wakeups)
 		adv_put(a, &a->f->evidence,
 			"%llu wake-ups of an idle CPU, %s each on average; %llu more of one that "
-			"only "
-			"polled, %s each (no C-state to leave: not counted here)",
+			"only polled, %s each (no C-state to leave: not counted here)",
 			t->idle_wakeups,
 			adv_fmt_ns(t->idle_wake_ns / t->idle_wakeups, b, sizeof(b)),
 			t->idle_poll_wakeups,

@@ -516,8 +516,7 @@ static void advise_irq_target(struct adv *a)
 		fill_irq_moves(a, mv, nr, "target", &rest, false);
 		adv_put(a, &a->f->cost,
 			"the target gives up CPU %d (%d of %d CPUs left to it), and CPU %d must "
-			"really "
-			"be free of other work",
+			"really be free of other work",
 			lw_cpuset_first(&first), lw_cpuset_count(&rest), lw_cpuset_count(&tg->cpus),
 			lw_cpuset_first(&first));
 		return;
@@ -556,8 +555,7 @@ static void advise_irq_managed(struct adv *a)
 		irq_rate(n, q, &tg->cpus, r, sizeof(r));
 		adv_text_add(&t,
 			     "%sIRQ %u (%s) is kernel-managed: its affinity cannot be changed; it "
-			     "fires on "
-			     "the target's CPU %s, %s, ",
+			     "fires on the target's CPU %s, %s, ",
 			     nr ? "; " : "", q->irq, q->name, adv_cpus_str(&on, b, sizeof(b)), r);
 		if (irq_shared_queue(q)) {
 			lw_cpuset_or(&avoid, &avoid, &on);
@@ -578,16 +576,14 @@ static void advise_irq_managed(struct adv *a)
 	if (!lw_cpuset_empty(&avoid)) {
 		adv_put(a, &a->f->why,
 			"every CPU's I/O completions on a shared queue interrupt its one effective "
-			"CPU, "
-			"and the kernel pins the vector: the target has to move off that CPU "
+			"CPU, and the kernel pins the vector: the target has to move off that CPU "
 			"instead");
 		fill_move_target(a, &avoid);
 	} else {
 		adv_put(a, &a->f->why,
 			"a per-CPU queue interrupts the CPU that submitted the I/O: the target's "
-			"own "
-			"I/O "
-			"completes there by design, other tasks' I/O on its CPUs preempts it");
+			"own I/O completes there by design, other tasks' I/O on its CPUs preempts "
+			"it");
 	}
 	if (percpu)
 		adv_add(a, &a->f->fix,
@@ -619,9 +615,8 @@ static void irq_trace_why(struct adv *a, const struct lw_trace_facts *t)
 	if (t->irq_entry_cost_ns)
 		adv_put(a, &a->f->why,
 			"each interrupt preempts a request thread and evicts its cache, and its "
-			"entry "
-			"and exit cost the thread %s here beyond the handler (measured at start, "
-			"counted in irq)%s",
+			"entry and exit cost the thread %s here beyond the handler (measured at "
+			"start, counted in irq)%s",
 			adv_fmt_ns(t->irq_entry_cost_ns, c, sizeof(c)),
 			a->n->vm ? "; in a VM most of that is the host delivering it" : "");
 	else

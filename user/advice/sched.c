@@ -19,8 +19,7 @@ static const char *unmovable(const char *comm)
 	for (size_t i = 0; i < sizeof(percpu) / sizeof(percpu[0]); i++)
 		if (!strncmp(comm, percpu[i], strlen(percpu[i])))
 			return "a per-CPU kernel thread: it cannot be moved (ksoftirqd means "
-			       "softirq "
-			       "load: move the IRQs feeding it)";
+			       "softirq load: move the IRQs feeding it)";
 	return NULL;
 }
 
@@ -49,9 +48,8 @@ static void sched_trace(struct adv *a, const struct lw_trace_facts *t, const str
 			/* taskset -a on its tid would move the target itself */
 			adv_add(a, &a->f->fix,
 				"# %s (tid %u) is one of the target's own threads: its threads "
-				"outnumber "
-				"CPUs %s; run fewer workers, or widen the target: taskset -apc "
-				"CPUS %d",
+				"outnumber CPUs %s; run fewer workers, or widen the target: "
+				"taskset -apc CPUS %d",
 				p->comm, p->pid, on_s, t->pid);
 		} else if (why) {
 			adv_add(a, &a->f->fix, "# %s (pid %u) is %s", p->comm, p->pid, why);
@@ -70,18 +68,15 @@ static void sched_trace(struct adv *a, const struct lw_trace_facts *t, const str
 	adv_put(a, &a->f->seen, "other tasks ran on the target's CPUs %s while it was runnable",
 		on_s);
 	adv_put(a, &a->f->why,
-		"a runnable request thread waits for the CPU until the preemptor's "
-		"slice ends");
+		"a runnable request thread waits for the CPU until the preemptor's slice ends");
 	if (!lw_cpuset_empty(&others)) {
 		adv_add(a, &a->f->rollback,
 			"# rollback above assumes the tasks could use every CPU; "
 			"the fix script records their real CPU lists");
 		adv_add(a, &a->f->persist,
 			"# persist: CPUAffinity=%s in the units of the tasks above, or keep every "
-			"other "
-			"service off CPUs %s: systemctl set-property system.slice AllowedCPUs=%s "
-			"(and "
-			"user.slice); undo with AllowedCPUs=%s",
+			"other service off CPUs %s: systemctl set-property system.slice "
+			"AllowedCPUs=%s (and user.slice); undo with AllowedCPUs=%s",
 			o, on_s, o, all_s);
 		adv_put(a, &a->f->cost, "the moved tasks share CPUs %s only", o);
 	}

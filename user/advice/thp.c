@@ -69,9 +69,8 @@ static void fill_thp_enabled(struct adv *a)
 	adv_add(a, &a->f->verify,
 		"grep -o 'transparent_hugepage=[a-z]*' /proc/cmdline  # after reboot");
 	adv_put(a, &a->f->cost,
-		"only regions that ask (MADV_HUGEPAGE) keep huge pages; never is the "
-		"last resort, not the cure: it costs TLB misses (field case: +0.3 ms "
-		"P50 for Go)");
+		"only regions that ask (MADV_HUGEPAGE) keep huge pages; never is the last resort, "
+		"not the cure: it costs TLB misses (field case: +0.3 ms P50 for Go)");
 }
 
 /*
@@ -187,10 +186,8 @@ static void thp_check(struct adv *a)
 		adv_text_close(a, &t, &a->f->seen);
 		adv_put(a, &a->f->why,
 			"every anonymous region gets huge pages: faults compact memory and "
-			"khugepaged "
-			"collapses 4 KB pages into 2 MB under the process's memory lock (field "
-			"case: "
-			"50-200 ms stalls)");
+			"khugepaged collapses 4 KB pages into 2 MB under the process's memory lock "
+			"(field case: 50-200 ms stalls)");
 		fill_thp_enabled(a);
 	}
 	if (!strcmp(h->defrag, "always") && strcmp(h->enabled, "never")) {
@@ -215,8 +212,7 @@ static void thp_check(struct adv *a)
 		adv_text_close(a, &t, &a->f->seen);
 		adv_put(a, &a->f->why,
 			"khugepaged/defrag=1 lets khugepaged compact memory to collapse %s "
-			"regions, "
-			"stalling the owner on its memory lock",
+			"regions, stalling the owner on its memory lock",
 			always ? "all anonymous" : "MADV_HUGEPAGE");
 		fill_khugepaged(a);
 	}
@@ -232,8 +228,7 @@ static void thp_check(struct adv *a)
 		adv_text_close(a, &t, &a->f->seen);
 		adv_put(a, &a->f->why,
 			"khugepaged wakes every %ld ms, not the kernel's %d: each collapse copies "
-			"2 MB "
-			"under its owner's memory lock, and they come that much more often",
+			"2 MB under its owner's memory lock, and they come that much more often",
 			h->scan_sleep_ms, KHUGEPAGED_SLEEP_DEFAULT_MS);
 		fill_khugepaged_pace(a);
 	}
@@ -254,8 +249,7 @@ static void thp_trace(struct adv *a, const struct lw_trace_facts *t, const struc
 	thp_seen(&x, n, "enabled");
 	adv_text_close(a, &x, &a->f->seen);
 	adv_put(a, &a->f->why,
-		"collapses and compaction hold the target's memory lock or stall its "
-		"page faults");
+		"collapses and compaction hold the target's memory lock or stall its page faults");
 	if (!strcmp(h->enabled, "always")) {
 		fill_thp_enabled(a);
 		any = true;
@@ -276,9 +270,8 @@ static void thp_trace(struct adv *a, const struct lw_trace_facts *t, const struc
 	if (!any)
 		adv_add(a, &a->f->fix,
 			"# THP is already madvise with khugepaged/defrag=0: the target asks for "
-			"huge "
-			"pages itself (MADV_HUGEPAGE); THP=never is the last resort (TLB misses, "
-			"field case: +0.3 ms P50 for Go)");
+			"huge pages itself (MADV_HUGEPAGE); THP=never is the last resort (TLB "
+			"misses, field case: +0.3 ms P50 for Go)");
 	else if (t->thp_collapses && n->has_target && n->target.madv_regions > 0)
 		adv_add(a, &a->f->fix,
 			"# pid %d madvises %d region%s (MADV_HUGEPAGE): THP madvise keeps %s "
