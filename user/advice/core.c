@@ -4,8 +4,9 @@
  *
  * Each finding says what was seen, why it hurts latency, and carries a plan:
  * fix commands, their persistent form, a rollback to today's values, how to
- * verify and what it costs. The figures quoted come from the field notes
- * (docs/field-notes.md).
+ * verify and what it costs. The advisors (adv.h) decide what to say; the
+ * builders here keep the first error, so they can build without checking
+ * each step.
  */
 #include <errno.h>
 #include <stdarg.h>

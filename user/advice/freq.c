@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "advice/adv.h"
+
 #define COST_PERF                                                                                  \
 	"performance raises power draw (field case: 180 W -> 240 W, +33%); on power-limited "      \
 	"nodes prefer schedutil"
@@ -24,8 +25,8 @@ static enum lw_severity governor_severity(const struct lw_node *n, const char *g
 {
 	if (!strcmp(gov, "performance") || !strcmp(gov, "schedutil"))
 		return LW_SEV_INFO;
-	/* intel_pstate's own powersave (no HWP) follows load; generic powersave pins the minimum.
-	 */
+	/* intel_pstate's own powersave (no HWP) follows load; generic powersave
+	 * pins the minimum. */
 	if (!strcmp(gov, "powersave") && n->freq.drv != LW_DRV_INTEL_PSTATE)
 		return LW_SEV_CRIT;
 	return LW_SEV_WARN;
@@ -418,6 +419,7 @@ static void freq_check(struct adv *a)
 	node_cap(a, &within);
 }
 
+/* The clock the trace saw, and the policy holding it down on the CPUs in on. */
 static void freq_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	const struct lw_node *n = a->n;

@@ -115,6 +115,7 @@ static void fill_haltpoll(struct adv *a, int pid)
 		LW_HALT_POLL_NS / 1000, old);
 }
 
+/* Deep C-states the target's CPUs may enter, else a guest halting at once. */
 static void idle_check(struct adv *a)
 {
 	const struct lw_node *n = a->n;

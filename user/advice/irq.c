@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * irq.c - interrupts and softirqs on the target's CPUs: movable IRQs, kernel-
- * managed ones, NICs on the wrong NUMA node (+30% memory latency in the field
- * case) and RPS sending receive processing there.
+ * irq.c - interrupts and softirqs on the target's CPUs: movable and
+ * kernel-managed IRQs, NICs on the wrong NUMA node (+30% memory latency in
+ * the field case) and RPS sending receive processing there.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "advice/adv.h"
+
 /* lw_softirq_name(LW_SOFTIRQ_BACKLOG): a target's data waiting in a CPU's
  * receive backlog for its NET_RX, counted in waits, not runs */
 #define BACKLOG_VEC "NET_RX_BACKLOG"
@@ -592,6 +593,7 @@ static void advise_irq_managed(struct adv *a)
 			adv_cpus_str(&tg->cpus, b, sizeof(b)));
 }
 
+/* NICs' IRQs on the wrong NUMA node; with a target, what interrupts its CPUs. */
 static void irq_check(struct adv *a)
 {
 	const struct lw_node *n = a->n;
@@ -800,6 +802,8 @@ static void irq_trace_evidence(struct adv *a, const struct lw_trace_facts *t, si
 	adv_text_close(a, &x, &a->f->evidence);
 }
 
+/* The interrupts and softirqs the trace saw on the CPUs in on, and the moves
+ * that keep them off: RPS first, then each IRQ that matters. */
 static void irq_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	const struct lw_node *n = a->n;

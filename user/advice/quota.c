@@ -41,6 +41,7 @@ static void fill_quota(struct adv *a)
 		"gave; a larger quota (or cpu.max.burst) keeps a bound");
 }
 
+/* A quota the target's cgroup was throttled by. */
 static void quota_check(struct adv *a)
 {
 	const struct lw_node *n = a->n;
@@ -65,6 +66,7 @@ static void quota_check(struct adv *a)
 	fill_quota(a);
 }
 
+/* A trace saw the throttling: the quota's fix when the node shows one. */
 static void quota_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	const struct lw_target *tg = &a->n->target;

@@ -23,6 +23,7 @@ static const char *unmovable(const char *comm)
 	return NULL;
 }
 
+/* Who ran on the target's CPUs while it waited, and where each can go. */
 static void sched_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	const struct lw_node *n = a->n;

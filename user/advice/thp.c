@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "advice/adv.h"
+
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
 
 /* Target opted out with prctl(PR_SET_THP_DISABLE): system modes do not touch it. */
@@ -165,6 +166,8 @@ static enum lw_severity thp_sev(const struct lw_node *n, enum lw_severity s)
 	return target_thp_off(n) ? LW_SEV_INFO : s;
 }
 
+/* One finding per THP switch that stalls: enabled, defrag, khugepaged's defrag
+ * and its pace; a target that opted out makes them info. */
 static void thp_check(struct adv *a)
 {
 	const struct lw_node *n = a->n;
@@ -234,6 +237,7 @@ static void thp_check(struct adv *a)
 	}
 }
 
+/* Collapses and compactions the trace saw, and every switch that causes them. */
 static void thp_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	const struct lw_node *n = a->n;
