@@ -41,7 +41,7 @@ deps:
 $(BUILD) $(BUILD)/tests $(BUILD)/tools $(addprefix $(BUILD)/,$(STAGES)):
 	@mkdir -p $@
 
-$(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c bpf/latwhy.h bpf/compat.bpf.h $(VMLINUX_DEPS) | $(BUILD)
+$(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c $(wildcard bpf/*.h) $(VMLINUX_DEPS) | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/latwhy.skel.h: $(BUILD)/latwhy.bpf.o
@@ -50,8 +50,8 @@ $(BUILD)/latwhy.skel.h: $(BUILD)/latwhy.bpf.o
 $(BUILD)/%.o: user/%.c $(USER_HDRS) bpf/latwhy.h | $(addprefix $(BUILD)/,$(STAGES))
 	$(CC) $(CFLAGS) -c $< -o $@
 
-# Only the tracer knows libbpf's skeleton.
-$(BUILD)/source/tracer.o: $(BUILD)/latwhy.skel.h
+# Only the record source knows libbpf's skeleton.
+$(patsubst user/%.c,$(BUILD)/%.o,$(wildcard user/source/*.c)): $(BUILD)/latwhy.skel.h
 
 # The one layering rule the build enforces: only the record source knows
 # libbpf. Everything else runs on records, without root or BPF.

@@ -10,6 +10,7 @@
 #define LW_COMPAT_BPF_H
 
 #include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
 /*
@@ -28,9 +29,11 @@ static __always_inline long lw_task_state(struct task_struct *t)
 }
 
 /*
- * The CPU a task is on (or queued on, at wake-up). x86 moved it from
- * task_struct into thread_info in 5.16, commit bcf9033e5449 ("sched: move
- * CPU field back into thread_info if THREAD_INFO_IN_TASK=y").
+ * The CPU a task is on (or queued on, at wake-up). With THREAD_INFO_IN_TASK
+ * (x86, arm64) it moved from task_struct into thread_info in 5.16, commit
+ * bcf9033e5449 ("sched: move CPU field back into thread_info if
+ * THREAD_INFO_IN_TASK=y"), with 001430c1910d ("arm64: add CPU field to
+ * struct thread_info") for arm64.
  */
 struct task_struct___pre516 {
 	unsigned int cpu;
@@ -44,9 +47,22 @@ static __always_inline __u32 lw_task_cpu(struct task_struct *t)
 }
 
 /*
+ * Tracepoint arguments that changed type. A tp_btf program may declare fewer
+ * arguments than its tracepoint passes, so the programs declare only the
+ * leading ones that kept their type:
+ *  - mm_khugepaged_scan_pmd (lw_khugepaged_scan, thp.bpf.h): mm only; the
+ *    page after it became a folio in 2025 ("khugepaged: Refactor
+ *    trace_mm_khugepaged_scan_pmd() to take folio instead of page").
+ */
+
+/*
  * Syscall number and first argument at sys_exit. The entry registers stay in
  * pt_regs for the whole syscall, but the return value overwrites the first
- * argument register on arm64, which keeps a copy in orig_x0.
+ * argument register on arm64, which keeps a copy in orig_x0. An architecture
+ * difference, not a kernel change: the numbers are those of
+ * arch/x86/entry/syscalls/syscall_64.tbl and, for arm64,
+ * include/uapi/asm-generic/unistd.h; the registers are pt_regs' in each
+ * arch/<arch>/include/asm/ptrace.h.
  */
 #if defined(__TARGET_ARCH_x86)
 #define LW_NR_read     0

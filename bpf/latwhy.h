@@ -13,6 +13,16 @@
 #ifndef LATWHY_H
 #define LATWHY_H
 
+/*
+ * The version of this ABI. Bump it with any change to a record struct, to
+ * the values of an enum or flag that crosses (record types, bucket order),
+ * to a map's key or value, or to a limit shared with userspace. The BPF
+ * object carries the version it was built against (lw_abi_version), which
+ * latwhy checks before load; once it passed, LW_ABI_VERSION is what a
+ * capture records.
+ */
+#define LW_ABI_VERSION 1
+
 #define LW_COMM_LEN	16
 #define LW_IRQ_NAME_LEN 32
 #define LW_MAX_CPUS	512
@@ -55,6 +65,7 @@ enum lw_rec_type {
 	LW_REC_CPU,	    /* per-CPU clock state */
 	LW_REC_TICK,	    /* one second of request statistics */
 	LW_REC_META,	    /* run configuration and end state */
+	LW_REC_HIST,	    /* latency histogram of all requests so far */
 };
 
 /* Where a slow request's time went. Order is part of the ABI. */
@@ -223,6 +234,14 @@ struct lw_tick_rec {
 	__u64 threshold_ns; /* threshold in force, LW_THRESH_UNKNOWN if none */
 };
 
+/* Every request's latency so far, in lw_hist_bucket()s summed over CPUs: a
+ * cumulative snapshot, so the quantiles of a run are its last one's. */
+struct lw_hist_rec {
+	__u32 type; /* LW_REC_HIST */
+	__u32 pad;
+	__u64 b[LW_HIST_BUCKETS];
+};
+
 enum lw_meta_flags {
 	LW_META_TARGET_EXITED = 1 << 0,
 	LW_META_NO_IRQ = 1 << 1, /* irq tracepoints missing */
@@ -257,7 +276,7 @@ struct lw_meta_rec {
 	__u32 flags;	   /* enum lw_meta_flags */
 	__u32 freq_source; /* enum lw_freq_source */
 	__u32 nr_cpus;
-	__u32 ref_khz;
+	__u32 tracer_tgid; /* latwhy's own pid: named, never blamed, in evidence */
 	__u64 start_ns;
 	__u64 duration_ns;
 	__u64 threshold_ns; /* fixed --slow, or LW_THRESH_UNKNOWN for p99 */
@@ -268,10 +287,8 @@ struct lw_meta_rec {
 	/* one interrupt's cost beyond its handler, measured at start (see
 	 * LW_B_IRQ_ENTRY); 0: not measured */
 	__u32 irq_entry_ns;
-	__u64 untracked;   /* requests given up: a thread had LW_REQ_SLOTS open */
-	__u64 handoffs;	   /* requests answered by another thread (LW_REQ_HANDOFF) */
-	__u32 tracer_tgid; /* latwhy's own pid: named, never blamed, in evidence */
-	__u32 pad;
+	__u64 untracked; /* requests given up: a thread had LW_REQ_SLOTS open */
+	__u64 handoffs;	 /* requests answered by another thread (LW_REQ_HANDOFF) */
 };
 
 /*

@@ -487,18 +487,28 @@ assert not [w for w in ev['slow_waits'] if w['tracer'] or w['pid'] == lw], ev['s
 "
 	# the target may run anywhere: latwhy shares its CPUs, reniced
 	taskset -apc "0-$((NCPU - 1))" "$SPID" >/dev/null
-	./latwhy -p "$SPID" -d 2s -q >"$OUT/shared.txt" 2>"$OUT/shared.err" &
+	./latwhy -p "$SPID" -d 3s -q >"$OUT/shared.txt" 2>"$OUT/shared.err" &
 	lw=$!
-	sleep 1
+	# it loads and attaches at its own priority, then yields
+	wait_for "$OUT/shared.err" '^latwhy: tracing pid ' "$lw" 10
+	sleep 0.5
 	nice=$(awk '{sub(/.*\) /, ""); print $17}' "/proc/$lw/stat")
 	wait "$lw"
 	if [ "$nice" != 19 ] ||
 		! grep -qx "latwhy: no CPU outside the target's (0-$((NCPU - 1))): tracing from them at nice 19" "$OUT/shared.err"; then
-		fail self_place_shared "nice '$nice': $(head -2 "$OUT/shared.err")"
+		fail self_place_shared "nice '$nice': $(cat "$OUT/shared.err")"
 	else
 		pass self_place_shared
 	fi
 	cleanup
+}
+
+# can_poll CPU: CPU has a polling idle state a PM QoS limit can leave it in
+can_poll() {
+	local drv
+	drv=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null)
+	[ -n "$drv" ] && [ "$drv" != none ] &&
+		[ "$(cat "/sys/devices/system/cpu/cpu$1/cpuidle/state0/name" 2>/dev/null)" = POLL ]
 }
 
 # halt_srv_cpu NAME: the server's CPU halts as soon as it is idle (inject.sh
@@ -525,18 +535,34 @@ halt_srv_cpu() {
 # +14 us of +7 to +29). The median, not the mean: the host stalls a few
 # requests in a thousand for 2-9 ms, in either run, and their count alone
 # moved the client's mean by +7 to +30 us.
+#
+# Keeping a CPU awake needs a cpuidle driver with a polling state (haltpoll's
+# POLL): a PM QoS limit then leaves the governor only that. Without one (an
+# AMD guest: current_driver none, the CPU halts in default_idle), the awake
+# run keeps the server's CPU busy instead, with a SCHED_IDLE spinner every
+# wake-up preempts at once: no polling to see, and no idle exit to blame.
 test_idle() {
-	local cl
+	local cl awake=poll hog
 	# "Nothing else on the server's CPU" is the premise: the machine's own
 	# daemons once preempted 242 requests for 74 ms in the 4 s window.
 	quiet_cpu "$SRV_CPU" 2>/dev/null
 	start_server "$SRV_CPU" || { no_server idle; return; }
+	if ! can_poll "$SRV_CPU"; then
+		awake=busy
+		skip idle_polled "no polling idle state on CPU $SRV_CPU (cpuidle driver $(
+			cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo absent
+		)): the awake run keeps it busy at SCHED_IDLE instead"
+		chrt -i 0 "$T/lw_hog" -C "$SRV_CPU" -d 5 &
+		hog=$!
+		PIDS+=("$hog")
+	fi
 	awake_cpus "$SRV_CPU" "$CLI_CPU"
 	start_client 4
 	cl=${PIDS[-1]}
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/awake.json" 2>"$OUT/latwhy.err"
 	wait "$cl"
+	[ -n "${hog:-}" ] && { kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; }
 	mv "$OUT/client.out" "$OUT/awake.client"
 	halt_srv_cpu idle || return
 	start_client 4
@@ -544,8 +570,8 @@ test_idle() {
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	wait "$cl"
-	check idle '
-import re
+	AWAKE=$awake check idle '
+import os, re
 assert len(reqs) > 1000, "only %d requests" % len(reqs)
 woke = [r for r in reqs if r["ns"]["idle"] > 0]
 assert len(woke) >= 0.5 * len(reqs), "only %d of %d requests woke an idle CPU" % (len(woke), len(reqs))
@@ -566,15 +592,20 @@ POLL = 4294967295
 def waits(s, pid):
     return sum(p["count"] for p in s["evidence"]["preempted_by"] if p["pid"] == pid)
 asumm = [o for o in awake_all if o["type"] == "summary"][0]
-assert waits(asumm, POLL) >= 0.5 * len(awake), "awake: %d polled wake-ups for %d requests: %s" % (
-    waits(asumm, POLL), len(awake), asumm["evidence"]["preempted_by"][:3])
-assert waits(asumm, 0) < 0.1 * waits(asumm, POLL), "awake: idle exits %d, polled %d" % (
-    waits(asumm, 0), waits(asumm, POLL))
+if os.environ["AWAKE"] == "poll":
+    assert waits(asumm, POLL) >= 0.5 * len(awake), "awake: %d polled wake-ups for %d requests: %s" % (
+        waits(asumm, POLL), len(awake), asumm["evidence"]["preempted_by"][:3])
+    assert waits(asumm, 0) < 0.1 * waits(asumm, POLL), "awake: idle exits %d, polled %d" % (
+        waits(asumm, 0), waits(asumm, POLL))
+else:  # busy: the wake-ups preempted the spinner, none left idle
+    assert waits(asumm, 0) < 0.1 * len(awake), "awake (busy): %d idle exits for %d requests: %s" % (
+        waits(asumm, 0), len(awake), asumm["evidence"]["preempted_by"][:3])
+    assert idle_mean(awake) < 1, "awake (busy): idle %.1f us per request" % idle_mean(awake)
 assert waits(summ, POLL) < 0.1 * waits(summ, 0), "halting: polled %d, idle exits %d" % (
     waits(summ, POLL), waits(summ, 0))
 shift = client_p50(out + "/client.out") - client_p50(out + "/awake.client")
 lw = idle_mean(reqs) - idle_mean(awake)
-print("client median +%.1f us, latwhy idle +%.1f us per request" % (shift, lw))
+print("client median +%.1f us, latwhy idle +%.1f us per request" % (shift, lw), file=sys.stderr)
 # below 8 us the exit from idle is too cheap here to tell apart from drift
 if shift >= 8:
     assert lw >= 0.25 * shift, "halting the CPU added %.1f us to the median request, latwhy idle only %.1f" % (shift, lw)
@@ -652,6 +683,11 @@ assert a <= b / 2, "the fix left idle at %.1f us per request, %.1f before" % (a,
 	cleanup
 }
 
+# cal_ipis CPU: the call-function IPIs CPU has taken since boot
+cal_ipis() {
+	awk -v c=$(($1 + 2)) '$1 == "CAL:" {print $c}' /proc/interrupts
+}
+
 # O_DIRECT reads from another CPU whose completions land on the server's CPU.
 test_irq() {
 	local cpu name
@@ -666,7 +702,10 @@ test_irq() {
 	PIDS+=("$!")
 	sleep 1
 	name=$(sed -n 's/.*irq=\([0-9]*\) name=\([^ ]*\).*/\2/p' "$OUT/inject.out" | head -1)
+	local cal0 cal1
+	cal0=$(cal_ipis "$cpu")
 	./latwhy -p "$SPID" -d 6s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
+	cal1=$(cal_ipis "$cpu")
 	./latwhy -p "$SPID" -d 2s -j --slow 1us --irq-cost off >"$OUT/off.json" 2>>"$OUT/latwhy.err"
 	check irq "
 cpu = $cpu
@@ -686,9 +725,12 @@ ent = sum(r['ns']['irq_entry'] for r in reqs)
 assert ent > 0, 'no interrupt entry cost in any request'
 assert all(r['ns']['irq_entry'] <= r['ns']['irq'] for r in reqs), 'irq_entry beyond irq'
 # a count of interrupts times the cost: no more than interrupts happened
-# there (the IPIs that also count are few here)
+# there, the call-function IPIs that also count included (an AMD guest
+# without a cpuidle driver took 10.6k of them in 6 s, a haltpoll one few)
 nirq = sum(i['count'] for i in irqs)
-assert ent / cost <= nirq * 1.1 + 50, '%d interrupts charged, %d on CPU %d' % (ent / cost, nirq, cpu)
+ipis = $cal1 - $cal0
+assert ent / cost <= (nirq + ipis) * 1.1 + 50, '%d interrupts charged, %d IRQs and %d IPIs on CPU %d' % (
+    ent / cost, nirq, ipis, cpu)
 assert summ['ns']['irq_entry'] == ent, (summ['ns']['irq_entry'], ent)
 off = [json.loads(l) for l in open('$OUT/off.json')]
 assert off[-1]['irq_entry_cost_ns'] is None and off[-1]['ns']['irq_entry'] is None, off[-1]
@@ -942,22 +984,31 @@ assert summ['evidence']['clock']['ref_khz'] == 2000000
 	cleanup
 }
 
-# THP always + eager khugepaged + a madvised heap: collapses of the target's mm.
+# THP always + eager khugepaged + a madvised heap: collapses of the target's
+# mm. Whether a collapse meets one of this run's slow requests (a fault or
+# the mmap lock) is luck: on an AMD guest 2 of 5 runs lost nothing to it.
+# The collapses at an eager pace are the finding either way, and it states
+# what the slow requests lost.
 test_thp() {
 	[ -w /sys/kernel/mm/transparent_hugepage/enabled ] ||
 		{ skip thp "THP settings not writable"; return; }
 	# -R: the server frees heap pages like an allocator purging, so
 	# khugepaged has ranges to collapse back while it serves
 	start_server "$SRV_CPU" -m 512 -P 256 --thp -R 200 || { no_server thp; return; }
-	start_client 14
+	# the injector fragments memory before it sets the knobs: 3-20 s
 	tools/inject.sh thp "$SRV_CPU" 14 >"$OUT/inject.out" 2>&1 &
 	PIDS+=("$!")
+	if ! wait_for "$OUT/inject.out" '^inject.sh: thp: ' "$!" 90; then
+		fail thp "inject.sh thp: $(tail -1 "$OUT/inject.out")"
+		cleanup
+		return
+	fi
+	start_client 13
 	sleep 1
 	./latwhy -p "$SPID" -d 10s -j >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	check thp '
 thp = summ["evidence"]["thp"]
 assert thp["collapses"] > 0, "no collapse of the target memory: %s" % thp
-assert summ["causes"]["thp"]["ns"] > 0, "no THP time: %s" % summ["causes"]
 # the injector runs khugepaged every 10 ms over a heap the server madvises:
 # the fix puts the kernel pace back, and says madvise alone keeps the heap
 # eligible
@@ -965,6 +1016,11 @@ f = [x for x in summ["findings"] if x["cause"] == "thp"]
 assert f, "no thp finding: %s" % summ["causes"]
 pace = "echo 10000 > /sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs"
 assert pace in f[0]["fix"], f[0]["fix"]
+c = summ["causes"]["thp"]
+lost = "%.0f%% of slow-request time (" % (c["share"] * 100)
+assert f[0]["evidence"].startswith(lost), (lost, f[0]["evidence"])
+assert "khugepaged collapsed %d ranges" % thp["collapses"] in f[0]["evidence"], f[0]["evidence"]
+print("thp: %d collapses, %.1f ms (%.1f%%) of slow-request time" % (thp["collapses"], c["ns"] / 1e6, c["share"] * 100))
 assert any(l.startswith("# pid %d madvises " % summ["pid"]) for l in f[0]["fix"]), f[0]["fix"]
 '
 	cleanup

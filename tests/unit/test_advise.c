@@ -507,8 +507,29 @@ static void test_trace_acpi(void **state)
 	assert_contains(f->cost, "only regions that ask (MADV_HUGEPAGE) keep huge pages");
 	assert_contains(f->cost, "; khugepaged no longer compacts memory");
 	assert_contains(f->cost, "; khugepaged scans at the kernel's default pace again");
-	/* no collapse of its memory seen: the pace is not this trace's finding */
 	lw_findings_free(&c.fs);
+
+	/* collapses at the eager pace are a finding even when this run's slow
+	 * requests lost little to them, and it says how little */
+	memset(t.share, 0, sizeof(t.share));
+	memset(t.cause_ns, 0, sizeof(t.cause_ns));
+	t.share[LW_CAUSE_THP] = 0.007;
+	t.cause_ns[LW_CAUSE_THP] = 2218212;
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	assert_shape(&c.fs, "thp:warn");
+	assert_contains(c.fs.v[0].evidence, "1% of slow-request time (2.2 ms over 120 slow "
+					    "requests); khugepaged collapsed 12 ranges");
+	assert_has(&c.fs.v[0].fix, "echo 10000 > /sys/kernel/mm/transparent_hugepage/khugepaged/"
+				   "scan_sleep_millisecs");
+	lw_findings_free(&c.fs);
+	/* at the kernel's pace a small share stays below a finding */
+	c.n.thp.scan_sleep_ms = 10000;
+	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
+	assert_int_equal(c.fs.n, 0);
+	c.n.thp.scan_sleep_ms = 10;
+	t.share[LW_CAUSE_THP] = 0.2;
+
+	/* no collapse of its memory seen: the pace is not this trace's finding */
 	t.thp_collapses = 0;
 	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
 	assert_hasnt(&c.fs.v[0].fix, "scan_sleep_millisecs");

@@ -88,7 +88,6 @@ static void feed_meta(struct lw_engine *e, enum lw_freq_source src, __u64 thresh
 				.flags = LW_META_NO_THP,
 				.freq_source = src,
 				.nr_cpus = 4,
-				.ref_khz = 3000000,
 				.start_ns = 1000,
 				.duration_ns = 30000000000ULL,
 				.threshold_ns = threshold,
@@ -797,6 +796,183 @@ static void test_feed_errors(void **state)
 	assert_int_equal(s.slow_requests, 1);
 }
 
+/* Every record the engine refuses is counted by kind in the summary, and
+ * leaves nothing else behind. */
+static void test_engine_errors(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_request r = req(0, 1000, 1000, 0, 0, 0, 0, 0, 0);
+	struct lw_cpu_rec c = {.type = LW_REC_CPU, .cpu = LW_MAX_CPUS, .khz = 1, .ref_khz = 1};
+	__u8 big[64] = {0};
+	__u32 t = LW_REC_HIST + 1; /* the first type after the last */
+	struct lw_summary s;
+
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.engine_errors, 0);
+	for (int k = 0; k < LW_EERR_MAX; k++)
+		assert_int_equal(s.engine_error[k], 0);
+
+	assert_int_equal(lw_engine_feed(e, &r, sizeof(r) - 1), -EINVAL);
+	assert_int_equal(lw_engine_feed(e, &r, 2), -EINVAL);
+	memcpy(big, &t, sizeof(t));
+	assert_int_equal(lw_engine_feed(e, big, sizeof(big)), -EINVAL);
+	assert_int_equal(lw_engine_feed(e, &c, sizeof(c)), -EINVAL);
+	/* a histogram is long: 64 bytes of one are short */
+	t = LW_REC_HIST;
+	memcpy(big, &t, sizeof(t));
+	assert_int_equal(lw_engine_feed(e, big, sizeof(big)), -EINVAL);
+	feed_req(e, r);
+
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.engine_error[LW_EERR_SHORT], 3);
+	assert_int_equal(s.engine_error[LW_EERR_UNKNOWN], 1);
+	assert_int_equal(s.engine_error[LW_EERR_INVALID], 1);
+	assert_int_equal(s.engine_error[LW_EERR_NOMEM], 0);
+	assert_int_equal(s.engine_errors, 5);
+	assert_int_equal(s.slow_requests, 1); /* only the whole one */
+	assert_int_equal(s.p50_ns, 0);	      /* no histogram was taken */
+	assert_string_equal(lw_engine_err_name(LW_EERR_SHORT), "short");
+	assert_string_equal(lw_engine_err_name(LW_EERR_UNKNOWN), "unknown type");
+	assert_string_equal(lw_engine_err_name(LW_EERR_INVALID), "malformed");
+	assert_string_equal(lw_engine_err_name(LW_EERR_NOMEM), "out of memory");
+	assert_string_equal(lw_engine_err_name(LW_EERR_MAX), "unknown");
+}
+
+/* The engine as a sink: the same as feeding it, errors included. */
+static void test_engine_sink(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_sink k = lw_engine_sink(e);
+	struct lw_request r = req(2, 1000, 400, 0, 0, 0, 0, 600, 0);
+	struct lw_summary s;
+
+	assert_ptr_equal(k.ctx, e);
+	assert_int_equal(lw_sink_record(&k, &r, sizeof(r)), 0);
+	assert_int_equal(lw_sink_record(&k, &r, 3), -EINVAL);
+	assert_int_equal(lw_sink_tick(&k, 5), 0);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.slow_requests, 1);
+	assert_int_equal(s.engine_error[LW_EERR_SHORT], 1);
+}
+
+/* The summary's quantiles come from the latest histogram when there is one,
+ * computed as lw_hist_quantile() does, and replace the tick's. */
+static void test_hist_record(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_hist_rec *h = calloc(1, sizeof(*h));
+	__u64 total = 0;
+	struct lw_summary s;
+
+	assert_non_null(h);
+	h->type = LW_REC_HIST;
+	for (__u64 us = 1; us <= 1000; us++)
+		h->b[lw_hist_bucket(us * 1000)]++;
+	feed_tick(e, 1000000000ULL, 1000, 11, 22, LW_THRESH_UNKNOWN);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.p50_ns, 11); /* no histogram yet: the tick's */
+	assert_int_equal(s.p99_ns, 22);
+	assert_int_equal(lw_engine_feed(e, h, sizeof(*h)), 0);
+	lw_engine_summarize(e, &s);
+	for (__u32 i = 0; i < LW_HIST_BUCKETS; i++)
+		total += h->b[i];
+	assert_int_equal(total, 1000);
+	assert_int_equal(s.p50_ns, lw_hist_quantile(h->b, total, 0.50));
+	assert_int_equal(s.p99_ns, lw_hist_quantile(h->b, total, 0.99));
+	assert_true(s.p50_ns > 400000 && s.p50_ns < 600000);
+	assert_int_equal(s.requests, 1000); /* still the ticks' sum */
+
+	/* a cumulative snapshot: the next one replaces it */
+	memset(h->b, 0, sizeof(h->b));
+	h->b[lw_hist_bucket(5000)] = 4;
+	assert_int_equal(lw_engine_feed(e, h, sizeof(*h)), 0);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.p50_ns, lw_hist_quantile(h->b, 4, 0.50));
+	assert_true(s.p99_ns <= lw_hist_lower(lw_hist_bucket(5000) + 1));
+	free(h);
+}
+
+/* Whether each cause was measured is in the summary: frequency where clocks
+ * were known, irq and thp unless all their tracepoints were missing. */
+static void test_cause_measured(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_meta_rec m = {.type = LW_REC_META, .pid = 1, .freq_source = LW_FREQ_NONE};
+	struct lw_summary s;
+
+	lw_engine_summarize(e, &s);
+	assert_false(s.cause[LW_CAUSE_FREQ].measured);
+	assert_true(s.cause[LW_CAUSE_IRQ].measured);
+	assert_true(s.cause[LW_CAUSE_THP].measured);
+	assert_true(s.cause[LW_CAUSE_SCHED].measured);
+	assert_true(s.cause[LW_CAUSE_IDLE].measured);
+
+	m.flags = LW_META_NO_IRQ | LW_META_NO_THP;
+	assert_int_equal(lw_engine_feed(e, &m, sizeof(m)), 0);
+	lw_engine_summarize(e, &s);
+	assert_true(s.cause[LW_CAUSE_IRQ].measured); /* softirq still was */
+	assert_true(s.cause[LW_CAUSE_THP].measured); /* compaction still was */
+
+	m.flags = LW_META_NO_IRQ | LW_META_NO_SOFTIRQ | LW_META_NO_THP | LW_META_NO_COMPACT;
+	m.freq_source = LW_FREQ_TRACEPOINT;
+	assert_int_equal(lw_engine_feed(e, &m, sizeof(m)), 0);
+	feed_cpu(e, 0, 2000000, 3000000);
+	lw_engine_summarize(e, &s);
+	assert_false(s.cause[LW_CAUSE_IRQ].measured);
+	assert_false(s.cause[LW_CAUSE_THP].measured);
+	assert_true(s.cause[LW_CAUSE_FREQ].measured);
+	assert_true(s.cause[LW_CAUSE_SCHED].measured);
+}
+
+/* on_request sees each slow request the engine took in, handed-off ones
+ * too, after it was counted; none it refused. */
+struct seen {
+	struct lw_engine *e;
+	int n;
+	__u64 last_latency;
+	__u64 slow_then;
+};
+
+static void on_req(void *ctx, const struct lw_request *r)
+{
+	struct seen *v = ctx;
+	struct lw_summary s;
+
+	v->n++;
+	v->last_latency = r->latency_ns;
+	lw_engine_summarize(v->e, &s);
+	v->slow_then = s.slow_requests + s.handoff_slow;
+}
+
+static void test_on_request(void **state)
+{
+	struct lw_engine *e = *state;
+	struct seen v = {.e = e};
+	struct lw_request r = req(1, 1000, 400, 0, 0, 0, 0, 600, 0);
+	struct lw_irq_rec irq = {.type = LW_REC_IRQ, .irq = 1, .ns = 5};
+
+	feed_req(e, r); /* before a callback: nobody told */
+	lw_engine_on_request(e, on_req, &v);
+	r.latency_ns = 2000;
+	r.ns[LW_B_RUN] = 1400;
+	feed_req(e, r);
+	assert_int_equal(v.n, 1);
+	assert_int_equal(v.last_latency, 2000);
+	assert_int_equal(v.slow_then, 2);
+	assert_int_equal(lw_engine_feed(e, &r, sizeof(r) - 1), -EINVAL);
+	assert_int_equal(lw_engine_feed(e, &irq, sizeof(irq)), 0);
+	assert_int_equal(v.n, 1); /* neither a short request nor evidence */
+	r.flags = LW_REQ_HANDOFF;
+	r.latency_ns = 7000;
+	feed_req(e, r);
+	assert_int_equal(v.n, 2);
+	assert_int_equal(v.last_latency, 7000);
+	assert_int_equal(v.slow_then, 3);
+	lw_engine_on_request(e, NULL, NULL);
+	feed_req(e, r);
+	assert_int_equal(v.n, 2);
+}
+
 /* ---- request ring ------------------------------------------------------- */
 
 static void test_request_ring(void **state)
@@ -1073,6 +1249,11 @@ int main(void)
 		T(test_meta),
 		T(test_tick),
 		T(test_feed_errors),
+		T(test_engine_errors),
+		T(test_engine_sink),
+		T(test_hist_record),
+		T(test_cause_measured),
+		T(test_on_request),
 		T(test_request_ring),
 		T(test_handoff),
 		cmocka_unit_test(test_hist_bucket),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* test_opts.c - durations, option parsing and human-readable durations. */
+/* test_opts.c - durations, the commands' option parsing and human-readable
+ * durations. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +12,9 @@
 
 #include <cmocka.h>
 
+#include "cli/check_opts.h"
 #include "cli/opts.h"
+#include "output/fmt.h"
 
 /* ---- lw_parse_duration -------------------------------------------------- */
 
@@ -355,6 +358,102 @@ static void test_usage(void **state)
 	free(buf);
 }
 
+/* ---- lw_check_opts_parse ------------------------------------------------ */
+
+static int check_parse(struct lw_check_opts *o, int argc, char **argv)
+{
+	err[0] = '\0';
+	return lw_check_opts_parse(o, argc, argv, err, sizeof(err));
+}
+
+static void test_check_parse(void **state)
+{
+	struct lw_check_opts o;
+	char *a1[] = {"check", NULL};
+	char *a2[] = {"check", "-p", "42", "-j", "-r", "/tmp/x", "-s", "0", "-f", "fix.sh", NULL};
+	char *a3[] = {"check", "--pid",	       "7", "--json", "--root=/r", "--sample",
+		      "60000", "--fix-script", "f", NULL};
+
+	assert_int_equal(check_parse(&o, ARGC(a1), a1), 0);
+	assert_int_equal(o.pid, 0);
+	assert_false(o.json);
+	assert_string_equal(o.root, "/");
+	assert_int_equal(o.sample_ms, LW_CHECK_SAMPLE_MS);
+	assert_null(o.fix_script);
+
+	assert_int_equal(check_parse(&o, ARGC(a2), a2), 0);
+	assert_int_equal(o.pid, 42);
+	assert_true(o.json);
+	assert_string_equal(o.root, "/tmp/x");
+	assert_int_equal(o.sample_ms, 0);
+	assert_string_equal(o.fix_script, "fix.sh");
+
+	/* nothing carries over from the previous parse */
+	assert_int_equal(check_parse(&o, ARGC(a1), a1), 0);
+	assert_int_equal(o.pid, 0);
+	assert_false(o.json);
+	assert_null(o.fix_script);
+
+	assert_int_equal(check_parse(&o, ARGC(a3), a3), 0);
+	assert_int_equal(o.pid, 7);
+	assert_true(o.json);
+	assert_string_equal(o.root, "/r");
+	assert_int_equal(o.sample_ms, 60000);
+	assert_string_equal(o.fix_script, "f");
+}
+
+static void test_check_parse_bad(void **state)
+{
+	struct lw_check_opts o;
+	char *a1[] = {"check", "-p", "0", NULL};
+	char *a2[] = {"check", "-p", "abc", NULL};
+	char *a3[] = {"check", "--sample", "99999", NULL};
+	char *a4[] = {"check", "-x", NULL};
+	char *a5[] = {"check", "--bogus", NULL};
+	char *a6[] = {"check", "-p", NULL};
+	char *a7[] = {"check", "--pid", NULL};
+	char *a8[] = {"check", "extra", "-p", "1", NULL};
+	char *a9[] = {"check", "-jx", NULL};
+	char *h1[] = {"check", "-h", NULL};
+	char *h2[] = {"check", "-p", "1", "--help", NULL};
+
+	assert_int_equal(check_parse(&o, ARGC(a1), a1), -EINVAL);
+	assert_string_equal(err, "invalid pid '0'");
+	assert_int_equal(check_parse(&o, ARGC(a2), a2), -EINVAL);
+	assert_string_equal(err, "invalid pid 'abc'");
+	assert_int_equal(check_parse(&o, ARGC(a3), a3), -EINVAL);
+	assert_string_equal(err, "invalid sample length '99999' (0-60000 ms)");
+	assert_int_equal(check_parse(&o, ARGC(a4), a4), -EINVAL);
+	assert_string_equal(err, "unknown option '-x'");
+	assert_int_equal(check_parse(&o, ARGC(a5), a5), -EINVAL);
+	assert_string_equal(err, "unknown option '--bogus'");
+	assert_int_equal(check_parse(&o, ARGC(a6), a6), -EINVAL);
+	assert_string_equal(err, "option '-p' needs a value");
+	assert_int_equal(check_parse(&o, ARGC(a7), a7), -EINVAL);
+	assert_string_equal(err, "option '-p' needs a value");
+	/* options stop at the first other word */
+	assert_int_equal(check_parse(&o, ARGC(a8), a8), -EINVAL);
+	assert_string_equal(err, "unexpected argument 'extra'");
+	assert_int_equal(check_parse(&o, ARGC(a9), a9), -EINVAL);
+	assert_string_equal(err, "unknown option '-x'");
+	assert_int_equal(check_parse(&o, ARGC(h1), h1), 1);
+	assert_int_equal(check_parse(&o, ARGC(h2), h2), 1);
+}
+
+static void test_check_usage(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	lw_check_opts_usage(f);
+	fclose(f);
+	assert_non_null(strstr(buf, "usage: latwhy check [-p PID] [--json] [--root DIR]"));
+	assert_non_null(strstr(buf, "(default 1000, 0 = none)"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -372,6 +471,9 @@ int main(void)
 		cmocka_unit_test(test_parse_help),
 		cmocka_unit_test(test_parse_twice),
 		cmocka_unit_test(test_usage),
+		cmocka_unit_test(test_check_parse),
+		cmocka_unit_test(test_check_parse_bad),
+		cmocka_unit_test(test_check_usage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,9 @@ struct lw_advisor {
 	/* fill a->f, the trace finding of cause (the core leads its evidence with
 	 * the cause's share); on: the CPUs the target ran on. NULL: none */
 	void (*trace)(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on);
+	/* whether t makes a trace finding even with a share under
+	 * LW_SHARE_FINDING; NULL: never */
+	bool (*due)(const struct lw_node *n, const struct lw_trace_facts *t);
 };
 
 /* In core.c's table, in the order node findings are made. */

@@ -217,6 +217,12 @@ static void lead_with_share(struct adv *a, const struct lw_trace_facts *t, enum 
 		ev && *ev ? "; " : "", ev ? ev : "");
 }
 
+static bool trace_due(const struct lw_advisor *advisor, const struct lw_node *n,
+		      const struct lw_trace_facts *t, enum lw_cause c)
+{
+	return t->share[c] >= LW_SHARE_FINDING || (advisor->due && advisor->due(n, t));
+}
+
 /* Findings come in cause order, whatever the table's order. */
 int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
 		    struct lw_findings *out)
@@ -233,7 +239,7 @@ int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
 		enum lw_severity sev =
 			c == top && t->share[c] >= LW_SHARE_CRIT ? LW_SEV_CRIT : LW_SEV_WARN;
 
-		if (t->share[c] < LW_SHARE_FINDING || !advisor || !advisor->trace ||
+		if (!advisor || !advisor->trace || !trace_due(advisor, n, t, (enum lw_cause)c) ||
 		    !adv_begin(&a, (enum lw_cause)c, sev))
 			continue;
 		advisor->trace(&a, t, &on);

@@ -237,6 +237,15 @@ static void thp_check(struct adv *a)
 	}
 }
 
+/* khugepaged ran faster than the kernel's pace and collapsed the target's
+ * memory while it was traced: a finding whatever this run's slow requests
+ * lost to it, which is luck (whether a collapse met a fault or a lock). */
+static bool thp_fast_collapses(const struct lw_node *n, const struct lw_trace_facts *t)
+{
+	return t->thp_collapses && n->thp.scan_sleep_ms >= 0 &&
+	       n->thp.scan_sleep_ms < KHUGEPAGED_SLEEP_DEFAULT_MS;
+}
+
 /* Collapses and compactions the trace saw, and every switch that causes them. */
 static void thp_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
@@ -266,8 +275,7 @@ static void thp_trace(struct adv *a, const struct lw_trace_facts *t, const struc
 		fill_khugepaged(a);
 		any = true;
 	}
-	if (t->thp_collapses && h->scan_sleep_ms >= 0 &&
-	    h->scan_sleep_ms < KHUGEPAGED_SLEEP_DEFAULT_MS) {
+	if (thp_fast_collapses(n, t)) {
 		fill_khugepaged_pace(a);
 		any = true;
 	}
@@ -291,4 +299,5 @@ const struct lw_advisor lw_advisor_thp = {
 	.cause = LW_CAUSE_THP,
 	.check = thp_check,
 	.trace = thp_trace,
+	.due = thp_fast_collapses,
 };

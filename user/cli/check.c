@@ -1,35 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * check.c - `latwhy check`: the node's switches, judged, as text or JSON.
+ * check.c - what `latwhy check` read of the node's switches, as text or JSON.
  *
- * Works without BPF and without root (unreadable files are reported as
- * absent). The IRQ sample is the only wait: --sample 0 skips it.
+ * Only what was read is printed: an unreadable file is absent in text and
+ * null in JSON. The findings judged from it are printed by output/findings.h.
  */
-#include <errno.h>
-#include <getopt.h>
-#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "advice/advise.h"
 #include "cli/check.h"
-#include "advice/fixscript.h"
-#include "source/irqcost.h"
 
-#define DEFAULT_SAMPLE_MS 1000
-#define TEXT_MAX_IRQS	  20
-#define TEXT_MAX_CMDS	  8 /* per list in text; --json and --fix-script have all */
-
-struct check_opts {
-	int pid;
-	bool json;
-	const char *root;
-	unsigned sample_ms;
-	const char *fix_script;
-};
+#define TEXT_MAX_IRQS 20
 
 /* ---- helpers ---- */
 
@@ -387,90 +371,7 @@ void lw_node_print(FILE *f, const struct lw_node *n)
 	print_target(f, n);
 }
 
-/* ---- text: findings ---- */
-
-static void print_cmds(FILE *f, const char *label, const struct lw_strv *v)
-{
-	for (size_t i = 0; i < v->n; i++) {
-		const char *s = v->v[i];
-
-		if (i == TEXT_MAX_CMDS && v->n > TEXT_MAX_CMDS + 1) {
-			fprintf(f, "  %-9s ... %zu more (see --fix-script or --json)\n", "",
-				v->n - i);
-			return;
-		}
-		fprintf(f, "  %-9s ", i ? "" : label);
-		/* Continuation lines of a here-document, indented under the command. */
-		for (; *s; s++) {
-			fputc(*s, f);
-			if (*s == '\n')
-				fprintf(f, "  %-9s   ", "");
-		}
-		fputc('\n', f);
-	}
-}
-
-void lw_findings_print(FILE *f, const struct lw_findings *fs)
-{
-	size_t count[3] = {0};
-
-	for (size_t i = 0; i < fs->n; i++)
-		count[fs->v[i].severity]++;
-	fprintf(f, "findings: %zu (%zu crit, %zu warn, %zu info)\n", fs->n, count[LW_SEV_CRIT],
-		count[LW_SEV_WARN], count[LW_SEV_INFO]);
-	for (int sev = LW_SEV_CRIT; sev >= LW_SEV_INFO; sev--)
-		for (size_t i = 0; i < fs->n; i++) {
-			const struct lw_finding *x = &fs->v[i];
-
-			if ((int)x->severity != sev)
-				continue;
-			fprintf(f, "\n[%s] %s: %s\n", lw_severity_name(x->severity),
-				lw_cause_name(x->cause), x->seen ? x->seen : "");
-			if (x->why)
-				fprintf(f, "  %-9s %s\n", "why:", x->why);
-			if (x->evidence)
-				fprintf(f, "  %-9s %s\n", "evidence:", x->evidence);
-			print_cmds(f, "fix:", &x->fix);
-			print_cmds(f, "persist:", &x->persist);
-			print_cmds(f, "rollback:", &x->rollback);
-			print_cmds(f, "verify:", &x->verify);
-			if (x->cost)
-				fprintf(f, "  %-9s %s\n", "cost:", x->cost);
-		}
-}
-
-/* ---- JSON ---- */
-
-static void json_strv(struct lw_json *j, const char *key, const struct lw_strv *v)
-{
-	lw_json_key(j, key);
-	lw_json_begin_array(j);
-	for (size_t i = 0; i < v->n; i++)
-		lw_json_string(j, v->v[i]);
-	lw_json_end_array(j);
-}
-
-void lw_findings_json(struct lw_json *j, const struct lw_findings *fs)
-{
-	lw_json_begin_array(j);
-	for (size_t i = 0; i < fs->n; i++) {
-		const struct lw_finding *x = &fs->v[i];
-
-		lw_json_begin_object(j);
-		lw_json_kstr(j, "cause", lw_cause_name(x->cause));
-		lw_json_kstr(j, "severity", lw_severity_name(x->severity));
-		lw_json_kstr(j, "seen", x->seen);
-		lw_json_kstr(j, "why", x->why);
-		lw_json_kstr(j, "evidence", x->evidence);
-		lw_json_kstr(j, "cost", x->cost);
-		json_strv(j, "fix", &x->fix);
-		json_strv(j, "persist", &x->persist);
-		json_strv(j, "rollback", &x->rollback);
-		json_strv(j, "verify", &x->verify);
-		lw_json_end_object(j);
-	}
-	lw_json_end_array(j);
-}
+/* ---- JSON: node ---- */
 
 static void json_opt_int(struct lw_json *j, const char *key, long long v)
 {
@@ -722,186 +623,4 @@ void lw_node_json(struct lw_json *j, const struct lw_node *n)
 	json_irqs(j, n);
 	json_target(j, n);
 	lw_json_end_object(j);
-}
-
-/* ---- command ---- */
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: latwhy check [-p PID] [--json] [--root DIR] [--sample MS] "
-		"[--fix-script FILE]\n"
-		"  -p, --pid PID        also check this process: CPUs, cgroup quota, THP use\n"
-		"  -j, --json           one JSON object on stdout\n"
-		"  -r, --root DIR       read sysfs/procfs under DIR (default /)\n"
-		"  -s, --sample MS      IRQ rate sample length (default %d, 0 = none)\n"
-		"  -f, --fix-script F   write F, F.undo and F.verify (never run by latwhy)\n",
-		DEFAULT_SAMPLE_MS);
-}
-
-static int bad(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "latwhy check: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	return 2;
-}
-
-static int parse_uint(const char *s, long max, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || !*s || *end || v < 0 || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* 0 = run, 1 = --help printed, 2 = usage error (already reported). */
-static int parse_args(int argc, char **argv, struct check_opts *o)
-{
-	static const struct option longopts[] = {
-		{"pid", required_argument, NULL, 'p'},
-		{"json", no_argument, NULL, 'j'},
-		{"root", required_argument, NULL, 'r'},
-		{"sample", required_argument, NULL, 's'},
-		{"fix-script", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
-	long v;
-	int c;
-
-	o->sample_ms = DEFAULT_SAMPLE_MS;
-	o->root = "/";
-	opterr = 0;
-	optind = 0; /* reinitialise: main may have parsed its own options */
-	while ((c = getopt_long(argc, argv, "+:p:jr:s:f:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (parse_uint(optarg, INT_MAX, &v) || !v)
-				return bad("invalid pid '%s'", optarg);
-			o->pid = (int)v;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'r':
-			o->root = optarg;
-			break;
-		case 's':
-			if (parse_uint(optarg, 60000, &v))
-				return bad("invalid sample length '%s' (0-60000 ms)", optarg);
-			o->sample_ms = (unsigned)v;
-			break;
-		case 'f':
-			o->fix_script = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			if (optopt) {
-				char o[3] = {'-', (char)optopt, 0};
-
-				return bad("option '%s' needs a value", o);
-			}
-			return bad("option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (optopt) {
-				char o[3] = {'-', (char)optopt, 0};
-
-				return bad("unknown option '%s'", o);
-			}
-			return bad("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return bad("unexpected argument '%s'", argv[optind]);
-	return 0;
-}
-
-static int emit(const struct check_opts *o, const struct lw_node *n, const struct lw_findings *fs)
-{
-	struct lw_json j;
-
-	if (!o->json) {
-		lw_node_print(stdout, n);
-		printf("\n");
-		lw_findings_print(stdout, fs);
-		return fflush(stdout) ? -errno : 0;
-	}
-	lw_json_init(&j, stdout, true);
-	lw_json_begin_object(&j);
-	lw_json_key(&j, "node");
-	lw_node_json(&j, n);
-	lw_json_key(&j, "findings");
-	lw_findings_json(&j, fs);
-	lw_json_end_object(&j);
-	return lw_json_end(&j);
-}
-
-int lw_check_main(int argc, char **argv)
-{
-	struct check_opts o = {0};
-	struct lw_findings fs = {0};
-	struct lw_node n;
-	int err, rc = 1;
-
-	err = parse_args(argc, argv, &o);
-	if (err)
-		return err == 1 ? 0 : 2;
-	err = lw_node_read(&n, o.root, o.pid);
-	if (err == -ESRCH) {
-		fprintf(stderr, "latwhy check: no process with pid %d\n", o.pid);
-		goto cleanup;
-	}
-	if (err) {
-		fprintf(stderr, "latwhy check: reading %s: %s\n", o.root, strerror(-err));
-		goto cleanup;
-	}
-	if (o.sample_ms) {
-		err = lw_node_sample_irqs(&n, o.sample_ms);
-		if (err) {
-			fprintf(stderr, "latwhy check: sampling interrupts: %s\n", strerror(-err));
-			goto cleanup;
-		}
-		/* on this machine only, not on a fixture tree */
-		if (!strcmp(o.root, "/")) {
-			__u64 cost;
-
-			if (!lw_irqcost_measure_here("/", &cost))
-				n.irq_entry_ns = cost;
-		}
-	}
-	err = lw_advise_node(&n, &fs);
-	if (err) {
-		fprintf(stderr, "latwhy check: %s\n", strerror(-err));
-		goto cleanup;
-	}
-	err = emit(&o, &n, &fs);
-	if (err) {
-		fprintf(stderr, "latwhy check: writing output: %s\n", strerror(-err));
-		goto cleanup;
-	}
-	if (o.fix_script) {
-		err = lw_fixscript_write(&fs, o.root, o.fix_script);
-		if (err) {
-			fprintf(stderr, "latwhy check: writing %s: %s\n", o.fix_script,
-				strerror(-err));
-			goto cleanup;
-		}
-		fprintf(stderr,
-			"latwhy check: wrote %s, %s.undo and %s.verify: review them, latwhy never "
-			"runs them\n",
-			o.fix_script, o.fix_script, o.fix_script);
-	}
-	rc = 0;
-cleanup:
-	lw_findings_free(&fs);
-	lw_node_free(&n);
-	return rc;
 }

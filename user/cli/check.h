@@ -1,27 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * check.h - `latwhy check`: read the node's switches, judge them, print the
- * findings as text or JSON, and optionally write a reviewed fix script.
+ * check.h - the node `latwhy check` read, as text or JSON.
  *
- * The printers are shared with the live summary, `report` and `serve`.
+ * The findings judged from it go through output/findings.h, the printers the
+ * trace summary uses too, so a finding reads the same in both.
  */
 #ifndef LW_CHECK_H
 #define LW_CHECK_H
 
 #include <stdio.h>
 
-#include "advice/finding.h"
 #include "output/json.h"
 #include "node/node.h"
-
-/* latwhy check [-p PID] [--json] [--root DIR] [--sample MS] [--fix-script FILE]
- * argv[0] is "check". Returns the exit code: 0, 1 (runtime error), 2 (usage). */
-int lw_check_main(int argc, char **argv);
-
-/* Findings, most severe first, with their commands. */
-void lw_findings_print(FILE *f, const struct lw_findings *fs);
-/* The findings as a JSON array (value position: after a key or in an array). */
-void lw_findings_json(struct lw_json *j, const struct lw_findings *fs);
 
 /* What was read, one short section per area. */
 void lw_node_print(FILE *f, const struct lw_node *n);

@@ -2,32 +2,17 @@
 /*
  * latwhy - explain where a live process's slow requests spend their time.
  *
- * main only parses and dispatches: `latwhy check ...` to the node checker,
- * everything else to the live tracer.
+ * main only dispatches: a command is one row here and its cmd_<name>.c.
  */
-#include <stdio.h>
-#include <string.h>
+#include "cli/cmd.h"
 
-#include "cli/check.h"
-#include "cli/opts.h"
-#include "source/tracer.h"
+/* The first row is the default command: latwhy -p PID ... traces. */
+static const struct lw_cmd cmds[] = {
+	{"trace", "trace a live process: where its slow requests' time goes", lw_cmd_trace},
+	{"check", "judge the node's latency switches (no BPF, no root needed)", lw_cmd_check},
+};
 
 int main(int argc, char **argv)
 {
-	struct lw_opts o;
-	char err[256];
-	int ret;
-
-	if (argc > 1 && !strcmp(argv[1], "check"))
-		return lw_check_main(argc - 1, argv + 1);
-	ret = lw_opts_parse(&o, argc, argv, err, sizeof(err));
-	if (ret == 1) {
-		lw_opts_usage(stdout);
-		return 0;
-	}
-	if (ret) {
-		fprintf(stderr, "latwhy: %s (see latwhy --help)\n", err);
-		return 2;
-	}
-	return lw_trace_run(&o);
+	return lw_cmd_dispatch(cmds, sizeof(cmds) / sizeof(cmds[0]), argc, argv);
 }

@@ -45,20 +45,6 @@ int lw_parse_duration(const char *s, __u64 *ns)
 	return 0;
 }
 
-const char *lw_fmt_ns(char *buf, size_t len, __u64 ns)
-{
-	/* thresholds sit where rounding would print "1000.0" of a unit */
-	if (ns < 1000)
-		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
-	else if (ns < 999950)
-		snprintf(buf, len, "%.1f us", ns / 1e3);
-	else if (ns < 999995000)
-		snprintf(buf, len, "%.2f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.2f s", ns / 1e9);
-	return buf;
-}
-
 void lw_opts_usage(FILE *f)
 {
 	fprintf(f,
@@ -152,9 +138,130 @@ bool lw_list_has(const char *list, const char *name)
 	return false;
 }
 
+enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST, OPT_SKIP, OPT_IRQ_COST };
+
+/* -d, -i and --slow: the durations, each with its own floor. */
+static int parse_timing(struct lw_opts *o, int c, const char *arg, char *err, size_t errlen)
+{
+	switch (c) {
+	case 'd':
+		if (lw_parse_duration(arg, &o->duration_ns) || !o->duration_ns) {
+			snprintf(err, errlen, "invalid duration '%s' (examples: 500ms, 10s, 2m)",
+				 arg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'i':
+		if (lw_parse_duration(arg, &o->interval_ns) || o->interval_ns < 100000000ULL) {
+			snprintf(err, errlen, "invalid interval '%s' (at least 100ms)", arg);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (lw_parse_duration(arg, &o->slow_ns) || !o->slow_ns) {
+		snprintf(err, errlen, "invalid --slow '%s' (examples: 2ms, 500us)", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_ref_mhz(struct lw_opts *o, const char *arg, char *err, size_t errlen)
+{
+	char *end;
+	long mhz;
+
+	errno = 0;
+	mhz = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || mhz <= 0 || mhz > 100000) {
+		snprintf(err, errlen, "invalid --ref-mhz '%s' (1..100000)", arg);
+		return -EINVAL;
+	}
+	o->ref_khz = (__u32)mhz * 1000;
+	return 0;
+}
+
+static int parse_irq_cost(struct lw_opts *o, const char *arg, char *err, size_t errlen)
+{
+	o->irq_cost_set = true;
+	if (!strcmp(arg, "off")) {
+		o->irq_cost_ns = 0;
+		return 0;
+	}
+	if (lw_parse_duration(arg, &o->irq_cost_ns) || o->irq_cost_ns > 1000000ULL) {
+		snprintf(err, errlen, "invalid --irq-cost '%s' (off, or up to 1ms: 2us, 800ns)",
+			 arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_skip(struct lw_opts *o, const char *arg, char *err, size_t errlen)
+{
+	if (strlen(arg) >= sizeof(o->skip)) {
+		snprintf(err, errlen, "--skip list too long");
+		return -EINVAL;
+	}
+	strcpy(o->skip, arg);
+	return 0;
+}
+
+/* What getopt refused: a missing value or an unknown option. */
+static int getopt_error(int c, char **argv, char *err, size_t errlen)
+{
+	if (c == ':') {
+		/* a long option is the previous word; a short one may sit
+		 * inside a group (-jp), so name it by optopt */
+		if (!strncmp(argv[optind - 1], "--", 2))
+			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+		else
+			snprintf(err, errlen, "option '-%c' needs a value", optopt);
+	} else if (optopt) {
+		snprintf(err, errlen, "unknown option '-%c'", optopt);
+	} else {
+		snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+	}
+	return -EINVAL;
+}
+
+/* One option getopt returned: 0, 1 for --help, or -EINVAL with err set. */
+static int parse_one(struct lw_opts *o, int c, char **argv, char *err, size_t errlen)
+{
+	switch (c) {
+	case 'p':
+		if (parse_pid(optarg, &o->pid)) {
+			snprintf(err, errlen, "invalid pid '%s'", optarg);
+			return -EINVAL;
+		}
+		return 0;
+	case 'd':
+	case 'i':
+	case OPT_SLOW:
+		return parse_timing(o, c, optarg, err, errlen);
+	case OPT_REF:
+		return parse_ref_mhz(o, optarg, err, errlen);
+	case OPT_REQUEST:
+		return parse_request(o, optarg, err, errlen);
+	case OPT_SKIP:
+		return parse_skip(o, optarg, err, errlen);
+	case OPT_IRQ_COST:
+		return parse_irq_cost(o, optarg, err, errlen);
+	case 'j':
+		o->json = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'v':
+		o->verbose = true;
+		return 0;
+	case 'h':
+		return 1;
+	}
+	return getopt_error(c, argv, err, errlen);
+}
+
 int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST, OPT_SKIP, OPT_IRQ_COST };
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"duration", required_argument, NULL, 'd'},
@@ -170,104 +277,16 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	char *end;
-	long mhz;
-	int c;
+	int c, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->interval_ns = 1000000000ULL;
 	optind = 0; /* reset getopt: tests parse several argvs */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:d:ji:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (parse_pid(optarg, &o->pid)) {
-				snprintf(err, errlen, "invalid pid '%s'", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'd':
-			if (lw_parse_duration(optarg, &o->duration_ns) || !o->duration_ns) {
-				snprintf(err, errlen,
-					 "invalid duration '%s' (examples: 500ms, 10s, 2m)",
-					 optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'i':
-			if (lw_parse_duration(optarg, &o->interval_ns) ||
-			    o->interval_ns < 100000000ULL) {
-				snprintf(err, errlen, "invalid interval '%s' (at least 100ms)",
-					 optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_SLOW:
-			if (lw_parse_duration(optarg, &o->slow_ns) || !o->slow_ns) {
-				snprintf(err, errlen, "invalid --slow '%s' (examples: 2ms, 500us)",
-					 optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_REF:
-			errno = 0;
-			mhz = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || mhz <= 0 || mhz > 100000) {
-				snprintf(err, errlen, "invalid --ref-mhz '%s' (1..100000)", optarg);
-				return -EINVAL;
-			}
-			o->ref_khz = (__u32)mhz * 1000;
-			break;
-		case OPT_REQUEST:
-			if (parse_request(o, optarg, err, errlen))
-				return -EINVAL;
-			break;
-		case OPT_SKIP:
-			if (strlen(optarg) >= sizeof(o->skip)) {
-				snprintf(err, errlen, "--skip list too long");
-				return -EINVAL;
-			}
-			strcpy(o->skip, optarg);
-			break;
-		case OPT_IRQ_COST:
-			o->irq_cost_set = true;
-			if (!strcmp(optarg, "off"))
-				o->irq_cost_ns = 0;
-			else if (lw_parse_duration(optarg, &o->irq_cost_ns) ||
-				 o->irq_cost_ns > 1000000ULL) {
-				snprintf(err, errlen,
-					 "invalid --irq-cost '%s' (off, or up to 1ms: 2us, 800ns)",
-					 optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			return 1;
-		case ':':
-			/* a long option is the previous word; a short one may sit
-			 * inside a group (-jp), so name it by optopt */
-			if (!strncmp(argv[optind - 1], "--", 2))
-				snprintf(err, errlen, "option '%s' needs a value",
-					 argv[optind - 1]);
-			else
-				snprintf(err, errlen, "option '-%c' needs a value", optopt);
-			return -EINVAL;
-		default:
-			if (optopt)
-				snprintf(err, errlen, "unknown option '-%c'", optopt);
-			else
-				snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
-			return -EINVAL;
-		}
+		ret = parse_one(o, c, argv, err, errlen);
+		if (ret)
+			return ret;
 	}
 	if (optind < argc) {
 		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);

@@ -36,9 +36,6 @@ struct lw_opts {
  */
 int lw_parse_duration(const char *s, __u64 *ns);
 
-/* Format a duration for humans: "1.25 ms". Returns buf. */
-const char *lw_fmt_ns(char *buf, size_t len, __u64 ns);
-
 /*
  * Parse the tracer's argv (argv[0] is the program). 0 on success; 1 when
  * help was printed; -EINVAL with a one-line message in err otherwise.

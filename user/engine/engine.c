@@ -41,6 +41,13 @@ struct lw_engine {
 	__u64 first_tick_ts;
 	struct lw_meta_rec meta;
 	bool have_meta;
+	__u64 hist[LW_HIST_BUCKETS]; /* latest LW_REC_HIST */
+	__u64 hist_count;
+	bool have_hist;
+
+	__u64 errors[LW_EERR_MAX];
+	lw_request_fn on_request;
+	void *on_request_ctx;
 };
 
 struct lw_engine *lw_engine_new(void)
@@ -65,6 +72,12 @@ void lw_engine_free(struct lw_engine *e)
 	free(e->preempt);
 	free(e->waits);
 	free(e);
+}
+
+void lw_engine_on_request(struct lw_engine *e, lw_request_fn fn, void *ctx)
+{
+	e->on_request = fn;
+	e->on_request_ctx = ctx;
 }
 
 /* A request's ns per traced cause: the buckets each cause is made of. */
@@ -200,69 +213,133 @@ static int feed_request(struct lw_engine *e, const struct lw_request *r)
 	return 0;
 }
 
-int lw_engine_feed(struct lw_engine *e, const void *rec, size_t len)
+static void feed_hist(struct lw_engine *e, const struct lw_hist_rec *h)
 {
-	__u32 type;
+	memcpy(e->hist, h->b, sizeof(e->hist));
+	e->hist_count = 0;
+	for (__u32 i = 0; i < LW_HIST_BUCKETS; i++)
+		e->hist_count += h->b[i];
+	e->have_hist = true;
+}
 
-	if (len < sizeof(type))
+static int feed_cpu(struct lw_engine *e, const struct lw_cpu_rec *c)
+{
+	if (c->cpu >= LW_MAX_CPUS)
 		return -EINVAL;
-	memcpy(&type, rec, sizeof(type));
-#define NEED(T)                                                                                    \
-	do {                                                                                       \
-		if (len < sizeof(T))                                                               \
-			return -EINVAL;                                                            \
-	} while (0)
+	e->cpus[c->cpu] = *c;
+	if (c->cpu + 1 > e->max_cpu_seen)
+		e->max_cpu_seen = c->cpu + 1;
+	return 0;
+}
+
+static void feed_tick(struct lw_engine *e, const struct lw_tick_rec *t)
+{
+	if (!e->first_tick_ts)
+		e->first_tick_ts = t->ts_ns;
+	e->requests += t->requests;
+	e->tick = *t;
+}
+
+/* The size of a record of the type; 0 for a type the engine does not know. */
+static size_t rec_size(__u32 type)
+{
 	switch (type) {
 	case LW_REC_REQUEST:
-		NEED(struct lw_request);
-		return feed_request(e, rec);
+		return sizeof(struct lw_request);
 	case LW_REC_IRQ:
-		NEED(struct lw_irq_rec);
+		return sizeof(struct lw_irq_rec);
+	case LW_REC_SOFTIRQ:
+		return sizeof(struct lw_softirq_rec);
+	case LW_REC_PREEMPT:
+		return sizeof(struct lw_preempt_rec);
+	case LW_REC_THP:
+		return sizeof(struct lw_thp_rec);
+	case LW_REC_CPU:
+		return sizeof(struct lw_cpu_rec);
+	case LW_REC_TICK:
+		return sizeof(struct lw_tick_rec);
+	case LW_REC_META:
+		return sizeof(struct lw_meta_rec);
+	case LW_REC_HIST:
+		return sizeof(struct lw_hist_rec);
+	}
+	return 0;
+}
+
+/* A record of a known type, long enough for it. */
+static int feed_typed(struct lw_engine *e, __u32 type, const void *rec)
+{
+	int err;
+
+	switch (type) {
+	case LW_REC_REQUEST:
+		err = feed_request(e, rec);
+		if (!err && e->on_request)
+			e->on_request(e->on_request_ctx, rec);
+		return err;
+	case LW_REC_IRQ:
 		return upsert((void **)&e->irqs, &e->nr_irqs, &e->cap_irqs, sizeof(*e->irqs), rec,
 			      offsetof(struct lw_irq_rec, irq), 2 * sizeof(__u32));
 	case LW_REC_SOFTIRQ:
-		NEED(struct lw_softirq_rec);
 		return upsert((void **)&e->softirqs, &e->nr_softirqs, &e->cap_softirqs,
 			      sizeof(*e->softirqs), rec, offsetof(struct lw_softirq_rec, vec),
 			      2 * sizeof(__u32));
 	case LW_REC_PREEMPT:
-		NEED(struct lw_preempt_rec);
 		return upsert((void **)&e->preempt, &e->nr_preempt, &e->cap_preempt,
 			      sizeof(*e->preempt), rec, offsetof(struct lw_preempt_rec, pid),
 			      sizeof(__u32));
 	case LW_REC_THP:
-		NEED(struct lw_thp_rec);
 		e->thp = ((const struct lw_thp_rec *)rec)->s;
 		return 0;
-	case LW_REC_CPU: {
-		const struct lw_cpu_rec *c = rec;
-
-		NEED(struct lw_cpu_rec);
-		if (c->cpu >= LW_MAX_CPUS)
-			return -EINVAL;
-		e->cpus[c->cpu] = *c;
-		if (c->cpu + 1 > e->max_cpu_seen)
-			e->max_cpu_seen = c->cpu + 1;
+	case LW_REC_CPU:
+		return feed_cpu(e, rec);
+	case LW_REC_TICK:
+		feed_tick(e, rec);
 		return 0;
-	}
-	case LW_REC_TICK: {
-		const struct lw_tick_rec *t = rec;
-
-		NEED(struct lw_tick_rec);
-		if (!e->first_tick_ts)
-			e->first_tick_ts = t->ts_ns;
-		e->requests += t->requests;
-		e->tick = *t;
-		return 0;
-	}
 	case LW_REC_META:
-		NEED(struct lw_meta_rec);
 		e->meta = *(const struct lw_meta_rec *)rec;
 		e->have_meta = true;
 		return 0;
+	case LW_REC_HIST:
+		feed_hist(e, rec);
+		return 0;
 	}
-#undef NEED
-	return -EINVAL;
+	return -EINVAL; /* not reached: rec_size() knows the same types */
+}
+
+int lw_engine_feed(struct lw_engine *e, const void *rec, size_t len)
+{
+	enum lw_engine_err kind;
+	__u32 type = 0;
+	size_t need;
+	int err;
+
+	if (len >= sizeof(type))
+		memcpy(&type, rec, sizeof(type));
+	need = rec_size(type);
+	if (len < sizeof(type) || len < need) {
+		kind = LW_EERR_SHORT;
+		err = -EINVAL;
+	} else if (!need) {
+		kind = LW_EERR_UNKNOWN;
+		err = -EINVAL;
+	} else {
+		err = feed_typed(e, type, rec);
+		kind = err == -ENOMEM ? LW_EERR_NOMEM : LW_EERR_INVALID;
+	}
+	if (err)
+		e->errors[kind]++;
+	return err;
+}
+
+static int engine_record(void *ctx, const void *rec, size_t len)
+{
+	return lw_engine_feed(ctx, rec, len);
+}
+
+struct lw_sink lw_engine_sink(struct lw_engine *e)
+{
+	return (struct lw_sink){.ctx = e, .record = engine_record};
 }
 
 static int cmp_irq(const void *a, const void *b)
@@ -294,17 +371,20 @@ static int cmp_preempt(const void *a, const void *b)
 }
 
 /* Copy the n largest of an array, sorted, into out. Sorting a copy keeps the
- * engine const for readers. */
+ * engine const for readers; without the memory for it, the summary counts the
+ * error and lists none. */
 static size_t top_n(const void *src, size_t n, size_t size, void *out, size_t max,
-		    int (*cmp)(const void *, const void *))
+		    int (*cmp)(const void *, const void *), struct lw_summary *s)
 {
 	void *tmp;
 
 	if (!n)
 		return 0;
 	tmp = malloc(n * size);
-	if (!tmp)
+	if (!tmp) {
+		s->engine_error[LW_EERR_NOMEM]++;
 		return 0;
+	}
 	memcpy(tmp, src, n * size);
 	qsort(tmp, n, size, cmp);
 	if (n > max)
@@ -350,39 +430,31 @@ bool lw_summary_is_tracer(const struct lw_summary *s, __u32 pid, __u32 tgid)
 	return s->tracer_tgid && (tgid == s->tracer_tgid || pid == s->tracer_tgid);
 }
 
-void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
+static void summarize_meta(const struct lw_engine *e, struct lw_summary *s)
+{
+	if (!e->have_meta)
+		return;
+	s->pid = e->meta.pid;
+	memcpy(s->comm, e->meta.comm, sizeof(s->comm));
+	s->flags = e->meta.flags;
+	s->tracer_tgid = e->meta.tracer_tgid;
+	s->duration_ns = e->meta.duration_ns;
+	s->dropped = e->meta.dropped;
+	s->incomplete = e->meta.incomplete;
+	s->untracked = e->meta.untracked;
+	s->handoffs = e->meta.handoffs;
+	s->req_mode = e->meta.req_mode;
+	s->freq_source = e->meta.freq_source;
+	s->irq_entry_ns = e->meta.irq_entry_ns;
+	s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
+}
+
+/* Shares of the slow latency, and the dominant cause. */
+static void summarize_causes(const struct lw_engine *e, struct lw_summary *s)
 {
 	double best = 0;
 
-	memset(s, 0, sizeof(*s));
-	if (e->have_meta) {
-		s->pid = e->meta.pid;
-		memcpy(s->comm, e->meta.comm, sizeof(s->comm));
-		s->flags = e->meta.flags;
-		s->tracer_tgid = e->meta.tracer_tgid;
-		s->duration_ns = e->meta.duration_ns;
-		s->dropped = e->meta.dropped;
-		s->incomplete = e->meta.incomplete;
-		s->untracked = e->meta.untracked;
-		s->handoffs = e->meta.handoffs;
-		s->req_mode = e->meta.req_mode;
-		s->freq_source = e->meta.freq_source;
-		s->irq_entry_ns = e->meta.irq_entry_ns;
-		s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
-	}
-	if (!s->duration_ns && e->first_tick_ts)
-		s->duration_ns = e->tick.ts_ns - e->first_tick_ts;
-	s->requests = e->have_meta && e->meta.requests ? e->meta.requests : e->requests;
-	s->slow_requests = e->slow;
-	s->handoff_slow = e->handoff_slow;
-	s->handoff_slow_ns = e->handoff_latency;
-	s->threshold_ns = s->threshold_fixed ? e->meta.threshold_ns : e->tick.threshold_ns;
-	s->p50_ns = e->tick.p50_ns;
-	s->p99_ns = e->tick.p99_ns;
-	s->slow_latency_ns = e->slow_latency;
-	memcpy(s->bucket_ns, e->bucket_ns, sizeof(s->bucket_ns));
 	memcpy(s->cause, e->cause, sizeof(s->cause));
-	memcpy(s->cpus_mask, e->cpus_mask, sizeof(s->cpus_mask));
 	s->dominant = LW_CAUSE_NONE;
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
 		s->cause[c].share = e->slow_latency ? (double)e->cause[c].ns / e->slow_latency : 0;
@@ -392,15 +464,61 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 			s->dominant = c;
 		}
 	}
-	s->nr_irqs = top_n(e->irqs, e->nr_irqs, sizeof(*e->irqs), s->irqs, LW_TOP, cmp_irq);
+}
+
+/* A cause none of whose tracepoints could be attached was not measured.
+ * After summarize_freq(): the frequency cause is measured where clocks were. */
+static void summarize_measured(struct lw_summary *s)
+{
+	const __u32 irq = LW_META_NO_IRQ | LW_META_NO_SOFTIRQ;
+	const __u32 thp = LW_META_NO_THP | LW_META_NO_COMPACT;
+
+	for (int c = 0; c < LW_CAUSE_MAX; c++)
+		s->cause[c].measured = true;
+	s->cause[LW_CAUSE_FREQ].measured = s->freq_measured;
+	s->cause[LW_CAUSE_IRQ].measured = (s->flags & irq) != irq;
+	s->cause[LW_CAUSE_THP].measured = (s->flags & thp) != thp;
+}
+
+/* The records' errors and the summary's own (top_n()). */
+static void summarize_errors(const struct lw_engine *e, struct lw_summary *s)
+{
+	s->engine_errors = 0;
+	for (int k = 0; k < LW_EERR_MAX; k++) {
+		s->engine_error[k] += e->errors[k];
+		s->engine_errors += s->engine_error[k];
+	}
+}
+
+void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	summarize_meta(e, s);
+	if (!s->duration_ns && e->first_tick_ts)
+		s->duration_ns = e->tick.ts_ns - e->first_tick_ts;
+	s->requests = e->have_meta && e->meta.requests ? e->meta.requests : e->requests;
+	s->slow_requests = e->slow;
+	s->handoff_slow = e->handoff_slow;
+	s->handoff_slow_ns = e->handoff_latency;
+	s->threshold_ns = s->threshold_fixed ? e->meta.threshold_ns : e->tick.threshold_ns;
+	/* the histogram where the source sent one; a tick's quantiles else */
+	s->p50_ns = e->have_hist ? lw_hist_quantile(e->hist, e->hist_count, 0.50) : e->tick.p50_ns;
+	s->p99_ns = e->have_hist ? lw_hist_quantile(e->hist, e->hist_count, 0.99) : e->tick.p99_ns;
+	s->slow_latency_ns = e->slow_latency;
+	memcpy(s->bucket_ns, e->bucket_ns, sizeof(s->bucket_ns));
+	memcpy(s->cpus_mask, e->cpus_mask, sizeof(s->cpus_mask));
+	summarize_causes(e, s);
+	s->nr_irqs = top_n(e->irqs, e->nr_irqs, sizeof(*e->irqs), s->irqs, LW_TOP, cmp_irq, s);
 	s->nr_softirqs = top_n(e->softirqs, e->nr_softirqs, sizeof(*e->softirqs), s->softirqs,
-			       LW_TOP, cmp_softirq);
+			       LW_TOP, cmp_softirq, s);
 	s->nr_preempt = top_n(e->preempt, e->nr_preempt, sizeof(*e->preempt), s->preempt, LW_TOP,
-			      cmp_preempt);
+			      cmp_preempt, s);
 	s->nr_slow_waits = top_n(e->waits, e->nr_waits, sizeof(*e->waits), s->slow_waits, LW_TOP,
-				 cmp_slow_wait);
+				 cmp_slow_wait, s);
 	s->thp = e->thp;
 	summarize_freq(e, s);
+	summarize_measured(s);
+	summarize_errors(e, s);
 }
 
 size_t lw_engine_requests(const struct lw_engine *e, const struct lw_request **v)
@@ -485,6 +603,18 @@ const char *lw_bucket_name(enum lw_bucket b)
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";
+}
+
+const char *lw_engine_err_name(enum lw_engine_err k)
+{
+	static const char *const names[LW_EERR_MAX] = {
+		"short",
+		"unknown type",
+		"malformed",
+		"out of memory",
+	};
+
+	return (unsigned)k < LW_EERR_MAX ? names[k] : "unknown";
 }
 
 const char *lw_softirq_name(__u32 vec)

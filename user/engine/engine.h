@@ -3,7 +3,9 @@
  * engine.h - the analysis engine: records in, attribution and evidence out.
  *
  * It knows nothing of libbpf. Live tracing, capture files and tests feed it
- * the records of bpf/latwhy.h; renderers and the advisor read its summary.
+ * the records of bpf/latwhy.h (it is a sink, sink.h); renderers and the
+ * advisor read its summary, and an on_request callback sees each slow request
+ * it takes in.
  */
 #ifndef LW_ENGINE_H
 #define LW_ENGINE_H
@@ -13,7 +15,8 @@
 #include <linux/types.h>
 
 #include "latwhy.h"
-#include "finding.h"
+#include "advice/finding.h" /* enum lw_cause */
+#include "engine/sink.h"
 
 #define LW_TOP 8
 
@@ -24,6 +27,19 @@ struct lw_cause_stat {
 	__u64 ns;	/* ns attributed to the cause */
 	double share;	/* ns over the total latency of the slow requests */
 	__u64 requests; /* slow requests whose cause this is */
+	/* some of its tracepoints were attached (frequency: a clock and a
+	 * reference were known): without it, ns and share say nothing */
+	bool measured;
+};
+
+/* Why the engine could not take in a record, or all of one; each is counted
+ * in the summary by kind, never dropped unsaid. */
+enum lw_engine_err {
+	LW_EERR_SHORT,	 /* shorter than its type's struct */
+	LW_EERR_UNKNOWN, /* a type the engine does not know */
+	LW_EERR_INVALID, /* a field out of range (a CPU beyond LW_MAX_CPUS) */
+	LW_EERR_NOMEM,	 /* out of memory: what it held is missing */
+	LW_EERR_MAX,
 };
 
 /* The task a slow request waited for longest, over the slow requests. */
@@ -71,17 +87,28 @@ struct lw_summary {
 	size_t nr_slow_waits;
 	struct lw_thp_stats thp;
 	__u64 cpus_mask[LW_MAX_CPUS / 64]; /* CPUs slow requests ended on */
+	__u64 engine_errors;		   /* the sum of engine_error[] */
+	__u64 engine_error[LW_EERR_MAX];
 };
 
 struct lw_engine *lw_engine_new(void);
 void lw_engine_free(struct lw_engine *e);
 
 /*
- * Feed one record. Evidence records (IRQ, SOFTIRQ, PREEMPT, THP, CPU) are
- * cumulative snapshots and replace the previous value for their key.
- * Returns 0, or -EINVAL for a record that is short or of an unknown type.
+ * Feed one record. Evidence records (IRQ, SOFTIRQ, PREEMPT, THP, CPU, HIST)
+ * are cumulative snapshots and replace the previous value for their key.
+ * Returns 0; -EINVAL for a record that is short, of an unknown type or out of
+ * range; -ENOMEM. Every error is also counted by kind in the summary.
  */
 int lw_engine_feed(struct lw_engine *e, const void *rec, size_t len);
+
+/* The engine as a sink of a record source: record() is lw_engine_feed(). */
+struct lw_sink lw_engine_sink(struct lw_engine *e);
+
+/* Called for each slow request the engine took in (handed-off ones too),
+ * after it was counted: the per-request output hangs here. */
+typedef void (*lw_request_fn)(void *ctx, const struct lw_request *r);
+void lw_engine_on_request(struct lw_engine *e, lw_request_fn fn, void *ctx);
 
 /* A request's cause must hold at least this share of its latency (percent):
  * below it the request was slow for its own run or sleep, and a 3 us wake-up
@@ -116,5 +143,7 @@ const char *lw_freq_source_name(enum lw_freq_source s);
 const char *lw_req_mode_name(enum lw_req_mode m);
 const char *lw_bucket_name(enum lw_bucket b);
 const char *lw_softirq_name(__u32 vec);
+/* "short", "unknown type", "malformed", "out of memory" */
+const char *lw_engine_err_name(enum lw_engine_err k);
 
 #endif /* LW_ENGINE_H */

@@ -11,6 +11,15 @@
 
 #include "node/sysfs.h"
 
+static void (*recorder)(void *ctx, const char *path);
+static void *recorder_ctx;
+
+void lw_sysfs_set_recorder(void (*fn)(void *ctx, const char *path), void *ctx)
+{
+	recorder = fn;
+	recorder_ctx = ctx;
+}
+
 static int vpath(char *buf, size_t len, const char *root, const char *fmt, va_list ap)
 {
 	int a = snprintf(buf, len, "%s", root);
@@ -21,6 +30,8 @@ static int vpath(char *buf, size_t len, const char *root, const char *fmt, va_li
 	b = vsnprintf(buf + a, len - a, fmt, ap);
 	if (b < 0 || (size_t)b >= len - a)
 		return -ENAMETOOLONG;
+	if (recorder)
+		recorder(recorder_ctx, buf + a);
 	return 0;
 }
 

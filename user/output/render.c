@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "output/json.h"
-#include "cli/opts.h"
+#include "output/findings.h"
+#include "output/fmt.h"
 #include "output/render.h"
 
 struct lw_render {
@@ -67,8 +68,6 @@ void lw_render_start(struct lw_render *r, int pid, const char *comm, __u32 flags
 			"those causes are not measured\n",
 			miss);
 }
-
-static bool cause_measured(const struct lw_summary *s, int c);
 
 /* "12.3%" or "n/a" */
 static void fmt_share(char *buf, size_t len, double share, bool measured)
@@ -140,7 +139,7 @@ void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struc
 	if (r->tty)
 		fprintf(f, "\033[H\033[J"); /* redraw in place */
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++)
-		fmt_share(sh[c], sizeof(sh[c]), s->cause[c].share, cause_measured(s, c));
+		fmt_share(sh[c], sizeof(sh[c]), s->cause[c].share, s->cause[c].measured);
 	if (t->threshold_ns == LW_THRESH_UNKNOWN)
 		snprintf(th, sizeof(th), "p99 not known yet");
 	else
@@ -161,105 +160,6 @@ void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struc
 }
 
 /* ---- NDJSON ------------------------------------------------------------- */
-
-void lw_render_request_json(struct lw_render *r, const struct lw_request *req)
-{
-	struct lw_json j;
-
-	lw_json_init(&j, r->f, false);
-	lw_json_begin_object(&j);
-	lw_json_kstr(&j, "type", "request");
-	lw_json_ku64(&j, "pid", req->pid);
-	lw_json_ku64(&j, "tid", req->tid);
-	lw_json_kstr(&j, "comm", req->comm);
-	lw_json_ku64(&j, "cpu", req->cpu);
-	lw_json_ku64(&j, "start_ns", req->start_ns);
-	lw_json_ku64(&j, "latency_ns", req->latency_ns);
-	if (req->flags & LW_REQ_INCOMPLETE)
-		lw_json_kbool(&j, "incomplete", true);
-	if (req->flags & LW_REQ_HANDOFF) {
-		/* answered by another thread: no split, so no cause */
-		lw_json_kbool(&j, "handed_off", true);
-		lw_json_knull(&j, "cause");
-	} else {
-		lw_json_kstr(&j, "cause", lw_cause_name(lw_request_cause(req)));
-	}
-	lw_json_key(&j, "ns");
-	lw_json_begin_object(&j);
-	for (int b = 0; b < LW_B_MAX; b++) {
-		if (b == LW_B_FREQ && !(req->flags & LW_REQ_FREQ_KNOWN))
-			lw_json_knull(&j, lw_bucket_name(b)); /* no clock data */
-		else if (b == LW_B_IDLE_POLL && !(req->flags & LW_REQ_IDLE_KNOWN))
-			lw_json_knull(&j, lw_bucket_name(b)); /* no idle states */
-		else if (b == LW_B_IRQ_ENTRY && !(req->flags & LW_REQ_IRQ_ENTRY_KNOWN))
-			lw_json_knull(&j, lw_bucket_name(b)); /* no entry cost */
-		else
-			lw_json_ku64(&j, lw_bucket_name(b), req->ns[b]);
-	}
-	lw_json_end_object(&j);
-	if (req->preempt_pid) {
-		lw_json_key(&j, "preempted_by");
-		lw_json_begin_object(&j);
-		lw_json_ku64(&j, "pid", req->preempt_pid);
-		lw_json_kstr(&j, "comm", req->preempt_comm);
-		lw_json_ku64(&j, "ns", req->preempt_ns);
-		lw_json_end_object(&j);
-	}
-	lw_json_end_object(&j);
-	lw_json_end(&j);
-	fflush(r->f);
-}
-
-static void json_strv(struct lw_json *j, const char *key, const struct lw_strv *sv)
-{
-	lw_json_key(j, key);
-	lw_json_begin_array(j);
-	for (size_t i = 0; i < sv->n; i++)
-		lw_json_string(j, sv->v[i]);
-	lw_json_end_array(j);
-}
-
-static void json_findings(struct lw_json *j, const struct lw_findings *fs)
-{
-	lw_json_key(j, "findings");
-	lw_json_begin_array(j);
-	for (size_t i = 0; fs && i < fs->n; i++) {
-		const struct lw_finding *f = &fs->v[i];
-
-		lw_json_begin_object(j);
-		lw_json_kstr(j, "cause", lw_cause_name(f->cause));
-		lw_json_kstr(j, "severity", lw_severity_name(f->severity));
-		lw_json_kstr(j, "seen", f->seen ? f->seen : "");
-		lw_json_kstr(j, "why", f->why ? f->why : "");
-		lw_json_kstr(j, "evidence", f->evidence ? f->evidence : "");
-		json_strv(j, "fix", &f->fix);
-		json_strv(j, "persist", &f->persist);
-		json_strv(j, "rollback", &f->rollback);
-		json_strv(j, "verify", &f->verify);
-		if (f->cost)
-			lw_json_kstr(j, "cost", f->cost);
-		else
-			lw_json_knull(j, "cost");
-		lw_json_end_object(j);
-	}
-	lw_json_end_array(j);
-}
-
-/* A cause none of whose tracepoints could be attached was not measured. */
-static bool cause_measured(const struct lw_summary *s, int c)
-{
-	switch (c) {
-	case LW_CAUSE_FREQ:
-		return s->freq_measured;
-	case LW_CAUSE_IRQ:
-		return (s->flags & (LW_META_NO_IRQ | LW_META_NO_SOFTIRQ)) !=
-		       (LW_META_NO_IRQ | LW_META_NO_SOFTIRQ);
-	case LW_CAUSE_THP:
-		return (s->flags & (LW_META_NO_THP | LW_META_NO_COMPACT)) !=
-		       (LW_META_NO_THP | LW_META_NO_COMPACT);
-	}
-	return true;
-}
 
 static void json_missing(struct lw_json *j, __u32 flags)
 {
@@ -292,7 +192,7 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
 		lw_json_key(j, lw_cause_name(c));
 		lw_json_begin_object(j);
-		if (!cause_measured(s, c)) {
+		if (!s->cause[c].measured) {
 			/* not measured is not zero */
 			lw_json_knull(j, "ns");
 			lw_json_knull(j, "share");
@@ -429,16 +329,37 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 		lw_json_kstr(&j, "request_mode", lw_req_mode_name(s->req_mode));
 	lw_json_kbool(&j, "target_exited", s->flags & LW_META_TARGET_EXITED);
 	lw_json_kstr(&j, "dominant", lw_cause_name(s->dominant));
+	lw_json_ku64(&j, "engine_errors", s->engine_errors);
 	json_missing(&j, s->flags);
 	json_causes(&j, s);
 	json_evidence(&j, s);
-	json_findings(&j, fs);
+	lw_json_key(&j, "findings");
+	lw_findings_json(&j, fs);
 	lw_json_end_object(&j);
 	lw_json_end(&j);
 	fflush(r->f);
 }
 
 /* ---- text summary ------------------------------------------------------- */
+
+/* Records the engine could not take in, by kind: what they held is missing
+ * from every number above. */
+static void text_engine_errors(FILE *f, const struct lw_summary *s)
+{
+	const char *sep = "";
+
+	if (!s->engine_errors)
+		return;
+	fprintf(f, "Engine errors: %llu (", (unsigned long long)s->engine_errors);
+	for (int k = 0; k < LW_EERR_MAX; k++) {
+		if (!s->engine_error[k])
+			continue;
+		fprintf(f, "%s%s: %llu", sep, lw_engine_err_name(k),
+			(unsigned long long)s->engine_error[k]);
+		sep = ", ";
+	}
+	fprintf(f, "); what they held is missing from the numbers above.\n");
+}
 
 static void text_causes(FILE *f, const struct lw_summary *s)
 {
@@ -447,7 +368,7 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 	fprintf(f, "Where the slow requests' time went (%s in %llu requests):\n",
 		lw_fmt_ns(d, sizeof(d), s->slow_latency_ns), (unsigned long long)s->slow_requests);
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
-		bool measured = cause_measured(s, c);
+		bool measured = s->cause[c].measured;
 
 		fmt_share(sh, sizeof(sh), s->cause[c].share, measured);
 		fprintf(f, "  %-10s %6s  %-10s", lw_cause_name(c), sh,
@@ -580,35 +501,6 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 	fprintf(f, "\n");
 }
 
-static void text_strv(FILE *f, const char *label, const struct lw_strv *sv)
-{
-	for (size_t i = 0; i < sv->n; i++)
-		fprintf(f, "    %-9s %s\n", i ? "" : label, sv->v[i]);
-}
-
-static void text_findings(FILE *f, const struct lw_findings *fs)
-{
-	if (!fs || !fs->n)
-		return;
-	fprintf(f, "Findings:\n");
-	for (size_t i = 0; i < fs->n; i++) {
-		const struct lw_finding *x = &fs->v[i];
-
-		fprintf(f, "  [%s] %s: %s\n", lw_severity_name(x->severity),
-			lw_cause_name(x->cause), x->seen ? x->seen : "");
-		if (x->why)
-			fprintf(f, "    why:      %s\n", x->why);
-		if (x->evidence)
-			fprintf(f, "    evidence: %s\n", x->evidence);
-		text_strv(f, "fix:", &x->fix);
-		text_strv(f, "persist:", &x->persist);
-		text_strv(f, "rollback:", &x->rollback);
-		text_strv(f, "verify:", &x->verify);
-		if (x->cost)
-			fprintf(f, "    cost:     %s\n", x->cost);
-	}
-}
-
 static void summary_text(struct lw_render *r, const struct lw_summary *s,
 			 const struct lw_findings *fs)
 {
@@ -666,7 +558,7 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 				lw_cause_name(s->dominant), s->cause[s->dominant].share * 100);
 		text_evidence(f, s);
 	}
-	text_findings(f, fs);
+	lw_findings_print(f, fs, LW_FINDINGS_SECTION);
 	if (s->dropped)
 		fprintf(f,
 			"Dropped: %llu slow-request records were lost (ring buffer full); the "
@@ -684,6 +576,7 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 			"Untracked: %llu requests were given up: a thread had more than %d "
 			"open at once.\n",
 			(unsigned long long)s->untracked, LW_REQ_SLOTS);
+	text_engine_errors(f, s);
 	fflush(f);
 }
 

@@ -25,8 +25,6 @@ void lw_render_start(struct lw_render *r, int pid, const char *comm, __u32 flags
 /* The live view, once per interval (text mode only). */
 void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struct lw_tick_rec *t,
 		    __u64 interval_ns);
-/* One NDJSON line for a slow request. */
-void lw_render_request_json(struct lw_render *r, const struct lw_request *req);
 /* The summary: text, or one NDJSON line. */
 void lw_render_summary(struct lw_render *r, const struct lw_summary *s,
 		       const struct lw_findings *fs);

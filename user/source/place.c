@@ -82,7 +82,27 @@ int lw_place_self(int pid, struct lw_place *p)
 	}
 	to_cpuset(&mine, &p->self);
 	p->shared = true;
-	if (setpriority(PRIO_PROCESS, 0, LW_PLACE_NICE))
-		return -errno;
 	return 0;
+}
+
+int lw_place_yield(struct lw_place *p)
+{
+	if (!p->shared)
+		return 0;
+	p->nice = LW_PLACE_NICE;
+	return setpriority(PRIO_PROCESS, 0, p->nice) ? -errno : 0;
+}
+
+bool lw_place_keep_up(struct lw_place *p, bool behind)
+{
+	int nice;
+
+	if (!p->shared || !behind || p->nice <= 0)
+		return false;
+	nice = p->nice > LW_PLACE_NICE_STEP ? p->nice - LW_PLACE_NICE_STEP : 0;
+	/* a lower nice value needs CAP_SYS_NICE: without it, stay */
+	if (setpriority(PRIO_PROCESS, 0, nice))
+		return false;
+	p->nice = nice;
+	return true;
 }

@@ -1,12 +1,49 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* tracer.h - the live tracer. */
+/*
+ * tracer.h - the live record source, and the live trace built on it.
+ *
+ * The tracer opens, probes, loads and attaches latwhy's BPF programs and
+ * polls them: slow requests from the ring buffer as they come and, once an
+ * interval, the latency histogram, the request statistics, the evidence maps
+ * and the run's meta record as cumulative snapshots. Every record leaves
+ * through one struct lw_sink (engine/sink.h): the tracer prints no result
+ * and gives no advice; what it says on stderr is why it cannot trace.
+ */
 #ifndef LW_TRACER_H
 #define LW_TRACER_H
 
-#include "cli/opts.h"
+#include <stdbool.h>
+#include <linux/types.h>
 
-/* Trace o->pid until Ctrl-C, -d, or its exit; print live view and summary.
- * Returns the process exit code (0, or 1 after a one-line error). */
-int lw_trace_run(const struct lw_opts *o);
+#include "cli/opts.h"
+#include "engine/sink.h"
+
+struct lw_tracer;
+
+/* Every name of the --skip list is a tracepoint latwhy uses: 0, or -EINVAL
+ * said on stderr. Loads nothing: a usage check. */
+int lw_tracer_check_skip(const char *list);
+
+/*
+ * Open, probe, load, seed and attach for o->pid (named comm), its records to
+ * go to sink, which must stay valid until lw_tracer_close(). NULL with errno
+ * set, said on stderr, when it cannot.
+ */
+struct lw_tracer *lw_tracer_open(const struct lw_opts *o, const char *comm, struct lw_sink sink);
+
+/* enum lw_meta_flags known once open: the causes that cannot be measured. */
+__u32 lw_tracer_flags(const struct lw_tracer *t);
+
+/*
+ * Poll until Ctrl-C (SIGINT, SIGTERM), o->duration_ns, the target's exit or
+ * a sink's -ECANCELED; then deliver the last snapshots (META included).
+ * 0 or a negative errno.
+ */
+int lw_tracer_run(struct lw_tracer *t);
+
+/* The target was gone at the last snapshot. */
+bool lw_tracer_target_exited(const struct lw_tracer *t);
+
+void lw_tracer_close(struct lw_tracer *t);
 
 #endif /* LW_TRACER_H */

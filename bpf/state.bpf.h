@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * state.bpf.h - what every unit reads: each thread's and each CPU's state,
+ * the settings more than one unit reads, and the maps they share.
+ */
+
+#ifndef LW_STATE_BPF_H
+#define LW_STATE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "latwhy.h"
+
+/* Configuration, set by userspace before load. */
+const volatile __u32 targ_tgid = 0;
+/* Requests are keyed by connection (fd or socket) and a wake-up may open
+ * one; false: uprobe-delimited requests, one call each. */
+const volatile bool req_by_conn = true;
+/* lw_sk_ready is loaded: a request can start when its data arrived. */
+const volatile bool arrival_known = false;
+/* lw_cpu_idle is loaded, and which of its state numbers poll (bit n: state
+ * n); userspace reads them from cpuidle's state names ("POLL"). */
+const volatile bool idle_state_known = false;
+const volatile __u32 idle_poll_states = 0;
+
+/* Set by userspace once every program is attached: a request whose start
+ * was seen by a partly attached set of programs would miss time. */
+volatile bool armed = false;
+
+/*
+ * Written by userspace every 10 s: the listening TCP ports of the target's
+ * network namespace, a bit each (listen_known: some were found). A target's TCP socket on any
+ * other local port is one it connected itself, a gateway's or a proxy's
+ * upstream: what it reads there is a reply to its own request, not one.
+ * connect() never picks a local port a listener holds, so the test is exact.
+ */
+volatile bool listen_known = false;
+__u64 listen_ports[65536 / 64] = {};
+
+/*
+ * Written by userspace every second: the target has more than one thread,
+ * so a request read by one may be answered by another (a thread pool, Go's
+ * goroutines moving between threads after a blocking call). A socket then
+ * keeps its open request's start and reader (struct sock_state), and a send
+ * by another thread ends it there: its latency is measured, its time cannot
+ * be split along one thread's transitions (LW_REQ_HANDOFF).
+ */
+volatile bool handoff_watch = false;
+
+enum lw_tstate {
+	TS_UNKNOWN = 0,
+	TS_RUNNING,
+	TS_RUNNABLE,
+	TS_SLEEPING,
+};
+
+/* A request's start state. Its key, time and longest wait live in arrays of
+ * thread_state, so that finding a slot reads two cache lines, not sixteen. */
+struct req_slot {
+	__u64 snap[LW_B_MAX]; /* the thread's cum[] at slot_ts */
+	__u32 nincomplete;    /* thread_state counters then */
+	__u32 nfreq;
+};
+
+/* The thread's cum[] at a scheduler transition while busy, and the bucket
+ * the time after it went to: a request whose data arrived between two
+ * transitions starts from there (see request_arrival()). */
+struct ckpt {
+	__u64 ts;
+	__u64 cum[LW_B_MAX];
+};
+
+#define LW_CKPTS 4 /* a power of 2 */
+
+struct thread_state {
+	__u64 last_ts; /* last transition or checkpoint */
+	/* CPU counters when the current running slice started */
+	__u64 snap_irq;
+	__u64 snap_softirq;
+	__u64 snap_flost;
+	__u32 snap_intr; /* lw_cpu_state::nirq + nipi, with irq_entry_ns */
+	__u32 state;	 /* enum lw_tstate */
+	/* Time is charged to cum[]: a request is open, or the thread woke up
+	 * and may be about to read one. Cleared when it sleeps with none open. */
+	__u32 busy;
+	__u32 open_mask;   /* slots holding an open request */
+	__u32 depth;	   /* uprobe nesting */
+	__u32 cycle_wake;  /* the busy span began at a wake-up */
+	__u32 cycle_ended; /* a request ended since it began */
+	__u32 nincomplete; /* missed transitions while busy */
+	__u32 nfreq;	   /* run slices with a known clock while busy */
+	__u64 waking_ts;   /* sched_waking: its wake-up began (on_wakeup()) */
+	__u64 cycle_start;
+	__u64 cycle_snap[LW_B_MAX];
+	__u64 cum[LW_B_MAX];
+	__u64 cycle_top_ns; /* longest wait since the busy span began */
+	__u32 cycle_top_pid;
+	__u32 in_compact;
+	__u32 waiter_pid; /* who took the CPU when we were preempted */
+	__u32 waiter_tgid;
+	__u64 compact_start;
+	char waiter_comm[LW_COMM_LEN];
+	/* runqueue wait: the CPU queued on and its IRQ counters then */
+	__u32 wait_cpu;
+	__u32 waiting; /* counted in that CPU's waiters: LW_WAIT_* */
+	__u64 wait_irq;
+	__u64 wait_softirq;
+	__u64 wait_thp;
+	__u32 wait_intr; /* the wait CPU's lw_cpu_state::nirq, with irq_entry_ns */
+	__u32 wait_ksd;	 /* its ksoftirqd's run time, low 32 bits (cpu_ksd_ns()) */
+	/* Slots: used_mask has the open and the closed ones. A closed slot
+	 * keeps when its request ended, for the next request on its conn. */
+	__u32 used_mask;
+	/* of the wake-up wait now going on: the stretch its CPU took to leave
+	 * idle (on_wakeup()), in ns, saturated; 0: none */
+	__u32 wake_idle;
+	__u64 pick_closed; /* slot_pick()'s scratch */
+	__u64 pick_open;
+	/* the last runqueue wait, for a request that arrived during it */
+	__u64 last_wait_end;
+	__u64 last_wait_ns;
+	__u32 last_wait_pid;
+	__u32 ckpt_next;
+	__u32 ckpt_bucket[LW_CKPTS]; /* where the time after ckpts[k].ts went */
+	struct ckpt ckpts[LW_CKPTS];
+	__u64 slot_conn[LW_REQ_SLOTS];	 /* fd, struct sock *, or 0 (uprobe) */
+	__u64 slot_ts[LW_REQ_SLOTS];	 /* open: start; closed: end */
+	__u64 slot_top_ns[LW_REQ_SLOTS]; /* longest single wait since slot_ts */
+	__u32 slot_top_pid[LW_REQ_SLOTS];
+	struct req_slot slots[LW_REQ_SLOTS];
+};
+
+/* thread_state::waiting: how it is counted in its wait CPU's waiters */
+#define LW_WAIT_QUEUED 1 /* a busy thread, runnable there */
+#define LW_WAIT_WAKING 2 /* from sched_waking: not yet known to be busy */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* mmapable arrays start page-aligned: with the value's 64-byte
+	 * alignment every CPU gets its own cache lines */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, LW_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct lw_cpu_state);
+} cpus SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LW_MAX_PREEMPTORS);
+	__type(key, __u32);
+	__type(value, struct lw_preempt_val);
+} preempt_ev SEC(".maps");
+
+static __always_inline struct lw_cpu_state *cpu_state_get(__u32 cpu)
+{
+	return bpf_map_lookup_elem(&cpus, &cpu);
+}
+
+static __always_inline bool is_target(struct task_struct *t)
+{
+	return t->tgid == targ_tgid;
+}
+
+static __always_inline struct thread_state *thread_get(struct task_struct *t)
+{
+	return bpf_task_storage_get(&threads, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+#endif /* LW_STATE_BPF_H */

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The node snapshot a capture carries: the node reader run on it must see
+ * what it saw on the node, so the findings of both are the same, string for
+ * string, on every fixture and on this machine.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "advice/advise.h"
+#include "node/node.h"
+#include "node/snapshot.h"
+
+static void assert_str_same(const char *a, const char *b);
+
+static void assert_strv_equal(const struct lw_strv *a, const struct lw_strv *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++)
+		assert_str_same(a->v[i], b->v[i]);
+}
+
+/* On a live node, interrupt counts move between the reader's read and the
+ * snapshot's ("115 since boot"): those numbers are masked there. */
+static bool live;
+
+static void mask_counts(const char *in, char *out, size_t len)
+{
+	size_t o = 0;
+
+	for (const char *c = in; *c && o + 1 < len; c++) {
+		const char *e = c;
+
+		while (live && *e >= '0' && *e <= '9')
+			e++;
+		if (e > c && !strncmp(e, " since boot", 11)) {
+			out[o++] = '#';
+			c = e - 1;
+			continue;
+		}
+		out[o++] = *c;
+	}
+	out[o] = '\0';
+}
+
+static void assert_str_same(const char *a, const char *b)
+{
+	static char x[8192], y[8192];
+
+	if (!a || !b) {
+		assert_ptr_equal(a, b);
+		return;
+	}
+	mask_counts(a, x, sizeof(x));
+	mask_counts(b, y, sizeof(y));
+	assert_string_equal(x, y);
+}
+
+static void assert_findings_equal(const struct lw_findings *a, const struct lw_findings *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct lw_finding *x = &a->v[i], *y = &b->v[i];
+
+		assert_int_equal(x->cause, y->cause);
+		assert_int_equal(x->severity, y->severity);
+		assert_str_same(x->seen, y->seen);
+		assert_str_same(x->why, y->why);
+		assert_str_same(x->evidence, y->evidence);
+		assert_str_same(x->cost, y->cost);
+		assert_strv_equal(&x->fix, &y->fix);
+		assert_strv_equal(&x->persist, &y->persist);
+		assert_strv_equal(&x->rollback, &y->rollback);
+		assert_strv_equal(&x->verify, &y->verify);
+	}
+}
+
+/* Read root (recording), write the snapshot out, read that: same findings. */
+static void round_trip(const char *root, int pid)
+{
+	char dir[] = "/tmp/lw-snapshot-XXXXXX", cmd[64];
+	struct lw_findings fa = {}, fb = {};
+	struct lw_snapshot s;
+	struct lw_node a, b;
+
+	assert_non_null(mkdtemp(dir));
+	lw_snapshot_begin(&s);
+	assert_int_equal(lw_node_read(&a, root, pid), 0);
+	assert_int_equal(lw_snapshot_end(&s, root), 0);
+	assert_true(s.n > 0);
+	assert_int_equal(lw_snapshot_write(&s, dir), 0);
+	assert_int_equal(lw_node_read(&b, dir, pid), 0);
+	assert_int_equal(lw_advise_node(&a, &fa), 0);
+	assert_int_equal(lw_advise_node(&b, &fb), 0);
+	assert_findings_equal(&fa, &fb);
+	lw_findings_free(&fa);
+	lw_findings_free(&fb);
+	lw_node_free(&a);
+	lw_node_free(&b);
+	lw_snapshot_free(&s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_fixtures(void **state)
+{
+	static const struct {
+		const char *name;
+		int pid;
+	} fx[] = {{"acpi-powersave", 4242}, {"acpi-powersave", 0}, {"intel-hwp", 0},
+		  {"amd-pstate", 0},	    {"vm-nocpufreq", 0},   {"numa-nic", 4242}};
+
+	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+		char root[256];
+
+		snprintf(root, sizeof(root), "tests/fixtures/%s", fx[i].name);
+		round_trip(root, fx[i].pid);
+	}
+}
+
+/* This machine, with this process as the target. */
+static void test_live(void **state)
+{
+	live = true;
+	round_trip("/", getpid());
+	live = false;
+}
+
+/* Nothing recorded outside a begin/end pair, and a file's bytes kept. */
+static void test_entries(void **state)
+{
+	struct lw_snapshot s;
+	struct lw_node n;
+
+	lw_snapshot_begin(&s);
+	assert_int_equal(lw_node_read(&n, "tests/fixtures/vm-nocpufreq", 0), 0);
+	assert_int_equal(lw_snapshot_end(&s, "tests/fixtures/vm-nocpufreq"), 0);
+	lw_node_free(&n);
+	for (size_t i = 0; i < s.n; i++) {
+		assert_true(s.v[i].path[0] == '/');
+		if (!strcmp(s.v[i].path, "/sys/kernel/mm/transparent_hugepage/enabled")) {
+			assert_false(s.v[i].dir);
+			assert_int_equal(s.v[i].len, strlen("always [madvise] never\n"));
+			assert_memory_equal(s.v[i].data, "always [madvise] never\n", s.v[i].len);
+		}
+	}
+	lw_snapshot_free(&s);
+	assert_int_equal(lw_node_read(&n, "tests/fixtures/vm-nocpufreq", 0), 0);
+	lw_node_free(&n);
+	assert_int_equal(s.n, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixtures),
+		cmocka_unit_test(test_live),
+		cmocka_unit_test(test_entries),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

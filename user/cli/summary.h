@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* summary.h - the end of a trace or a report: summary, findings, printed. */
+#ifndef LW_CLI_SUMMARY_H
+#define LW_CLI_SUMMARY_H
+
+#include "engine/engine.h"
+#include "output/render.h"
+
+/* The engine's summary with the findings of the node below root (the live
+ * node "/", or a capture's snapshot) for pid (0: it exited, node-wide only),
+ * printed on out. A node that cannot be read is said, and the summary still
+ * printed. */
+void lw_report_summary(struct lw_engine *e, struct lw_render *out, const char *root, int pid);
+
+#endif /* LW_CLI_SUMMARY_H */

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * snapshot.h - the node's switches as the node reader saw them: every file
+ * and directory it looked at, with its content, so that a capture can carry
+ * them and the same reader can run on them anywhere (lw_snapshot_write).
+ */
+#ifndef LW_SNAPSHOT_H
+#define LW_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A file bigger than this is cut there (a huge process's smaps) and marked. */
+#define LW_SNAP_FILE_MAX (8u << 20)
+
+struct lw_snap_file {
+	char *path;    /* relative to the root read: "sys/kernel/mm/..." */
+	bool dir;      /* a directory that existed (no data) */
+	bool cut;      /* data stops at LW_SNAP_FILE_MAX */
+	bool listed;   /* only seen in its directory's listing: no data kept */
+	unsigned mode; /* permission bits of a file; 0: not known (0644) */
+	char *data;
+	size_t len;
+};
+
+struct lw_snapshot {
+	struct lw_snap_file *v;
+	size_t n, cap;
+};
+
+/* Record the paths every node reader builds from now until lw_snapshot_end()
+ * (one recording at a time; not thread-safe). */
+void lw_snapshot_begin(struct lw_snapshot *s);
+/* Stop recording and read what each recorded path holds below root: files
+ * with their data, directories as such; absent ones are dropped. */
+int lw_snapshot_end(struct lw_snapshot *s, const char *root);
+/* Add one entry (a capture reader rebuilding a snapshot, which then sets
+ * the entry's mode); takes copies. */
+int lw_snapshot_add(struct lw_snapshot *s, const char *path, bool dir, const void *data,
+		    size_t len);
+/* Materialise s as a tree below dir (which must exist): a root the node
+ * readers can take. Returns 0 or -errno. */
+int lw_snapshot_write(const struct lw_snapshot *s, const char *dir);
+void lw_snapshot_free(struct lw_snapshot *s);
+
+#endif /* LW_SNAPSHOT_H */

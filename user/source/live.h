@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * live.h - the live record source's state, shared by its units:
+ *
+ *   tracer.c    lifecycle: open, load, seed, attach, poll, close
+ *   programs.c  which programs this kernel and these options load
+ *   snapshot.c  the BPF maps read into records, once per interval
+ *   control.c   adaptive control of the loaded programs while tracing
+ *
+ * Only source/ includes it; the rest of latwhy sees struct lw_tracer through
+ * source/tracer.h and its records through a sink.
+ */
+#ifndef LW_LIVE_H
+#define LW_LIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "latwhy.h"
+#include "cli/opts.h"
+#include "engine/sink.h"
+#include "source/freq.h"
+#include "source/place.h"
+
+struct latwhy_bpf;
+struct ring_buffer;
+
+/* Adaptive control's own state (control.c). */
+struct lw_control {
+	__u64 ticks;
+	bool sock_send_tried;  /* see control_sock_send() */
+	__u64 backlog_seen_ns; /* lw_netif_rx last stamped (control_backlog()) */
+	bool backlog_lost;     /* lw_netif_recv could not be attached again */
+};
+
+struct lw_tracer {
+	const struct lw_opts *o;
+	struct latwhy_bpf *skel;
+	struct ring_buffer *rb;
+	struct lw_sink sink; /* where every record goes */
+	bool cancelled;	     /* the sink can take no more (-ECANCELED) */
+	struct lw_freq freq;
+	struct lw_control ctl;
+	int nr_cpus;
+	__u32 flags;	       /* enum lw_meta_flags found at probe and since */
+	enum lw_req_mode mode; /* resolved: never LW_REQ_AUTO */
+	__u64 start_ns;
+	__u64 hist_count;	    /* requests counted at the previous tick */
+	__u64 slow_in_tick;	    /* ring-buffer records since the previous tick */
+	__u64 clock_events;	    /* cpu_frequency events, summed at the last snapshot */
+	struct lw_hist_rec *hist;   /* lat_hist summed over CPUs, at the last read */
+	__u64 *hist_buf;	    /* per-CPU values of lat_hist */
+	struct lw_count *count_buf; /* per-CPU values of irq_ev, softirq_ev */
+	bool target_exited;
+	char comm[LW_COMM_LEN];
+	struct lw_place place; /* where latwhy runs, and at which nice value */
+	__u64 dropped_seen;    /* records dropped at the previous tick */
+	__u64 last_tick_ns;    /* when the previous tick ran (tracer_keep_up()) */
+};
+
+/* tracer.c */
+__u64 lw_now_ns(void);
+/* One record to the sink. Its errors are the sink's to count; only
+ * -ECANCELED stops the trace (t->cancelled). */
+void lw_tracer_emit(struct lw_tracer *t, const void *rec, size_t len);
+
+/* programs.c: switch off what this kernel or --skip and --request leave out,
+ * configure .rodata; 0 or a negative errno said on stderr. */
+int lw_tracer_probe(struct lw_tracer *t);
+
+/* snapshot.c */
+/* Read lat_hist into t->hist; returns the requests it counts. */
+__u64 lw_snapshot_hist(struct lw_tracer *t);
+/* The evidence maps (IRQ, SOFTIRQ, PREEMPT, CPU, THP) as records. */
+void lw_snapshot_evidence(struct lw_tracer *t);
+/* The META record; after lw_snapshot_evidence(), whose clock events it uses. */
+void lw_snapshot_meta(struct lw_tracer *t);
+
+/* control.c */
+/* Before attaching: the kernel threads and sockets the programs watch. */
+void lw_control_start(struct lw_tracer *t);
+/* Once per interval, at now: refresh them, attach or detach programs. */
+void lw_control_tick(struct lw_tracer *t, __u64 now);
+/* The slow threshold in force after this interval's histogram (count
+ * requests so far, p99 over them). */
+__u64 lw_control_threshold(struct lw_tracer *t, __u64 count, __u64 p99);
+
+#endif /* LW_LIVE_H */

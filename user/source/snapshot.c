@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * snapshot.c - the BPF maps read into records, once per interval.
+ *
+ * Every map is cumulative since the start, so each record is a snapshot that
+ * replaces the previous one of its key: a sink that missed an interval loses
+ * nothing. The records leave through the tracer's sink (lw_tracer_emit()).
+ */
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "latwhy.h"
+#include "latwhy.skel.h"
+#include "source/live.h"
+
+__u64 lw_snapshot_hist(struct lw_tracer *t)
+{
+	size_t per = bpf_map__value_size(t->skel->maps.lat_hist);
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *b = t->hist->b;
+	__u32 zero = 0;
+	__u64 count = 0;
+
+	memset(b, 0, sizeof(t->hist->b));
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.lat_hist), &zero, t->hist_buf))
+		return 0;
+	for (int c = 0; c < ncpu; c++) {
+		const __u64 *h = (const __u64 *)((const char *)t->hist_buf + c * per);
+
+		for (int i = 0; i < LW_HIST_BUCKETS; i++) {
+			b[i] += h[i];
+			count += h[i];
+		}
+	}
+	return count;
+}
+
+static void emit_irq(struct lw_tracer *t, __u32 irq, __u32 cpu, const struct lw_count *c)
+{
+	struct lw_irq_rec r = {.type = LW_REC_IRQ, .irq = irq, .cpu = cpu, .ns = c->ns};
+
+	r.count = c->count;
+	bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.irq_names), &irq, r.name);
+	r.name[sizeof(r.name) - 1] = '\0';
+	lw_tracer_emit(t, &r, sizeof(r));
+}
+
+/* IRQs below LW_IRQ_FAST: every IRQ seen has a name, so the names map lists
+ * the rows worth reading. The rest are keyed by (irq, cpu) in irq_ev_hi. */
+static void snapshot_irqs(struct lw_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.irq_ev), nfd = bpf_map__fd(t->skel->maps.irq_names);
+	struct lw_irq_key key, *kprev = NULL;
+	__u32 irq, *prev = NULL;
+	struct lw_count c;
+
+	while (!bpf_map_get_next_key(nfd, prev, &irq)) {
+		prev = &irq;
+		if (irq >= LW_IRQ_FAST || bpf_map_lookup_elem(fd, &irq, t->count_buf))
+			continue;
+		for (int cpu = 0; cpu < t->nr_cpus; cpu++)
+			if (t->count_buf[cpu].count || t->count_buf[cpu].ns)
+				emit_irq(t, irq, cpu, &t->count_buf[cpu]);
+	}
+	fd = bpf_map__fd(t->skel->maps.irq_ev_hi);
+	while (!bpf_map_get_next_key(fd, kprev, &key)) {
+		kprev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &c))
+			emit_irq(t, key.irq, key.cpu, &c);
+	}
+}
+
+static void snapshot_softirqs(struct lw_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.softirq_ev);
+
+	for (__u32 vec = 0; vec < LW_SOFTIRQ_ROWS; vec++) {
+		if (bpf_map_lookup_elem(fd, &vec, t->count_buf))
+			continue;
+		for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
+			struct lw_softirq_rec r = {.type = LW_REC_SOFTIRQ, .vec = vec, .cpu = cpu};
+
+			if (!t->count_buf[cpu].count)
+				continue;
+			r.ns = t->count_buf[cpu].ns;
+			r.count = t->count_buf[cpu].count;
+			lw_tracer_emit(t, &r, sizeof(r));
+		}
+	}
+}
+
+static void snapshot_preempt(struct lw_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.preempt_ev);
+	__u32 key, *prev = NULL;
+	struct lw_preempt_val v;
+
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		struct lw_preempt_rec r = {.type = LW_REC_PREEMPT, .pid = key};
+
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue;
+		memcpy(r.comm, v.comm, sizeof(r.comm));
+		r.comm[sizeof(r.comm) - 1] = '\0';
+		r.ns = v.ns;
+		r.count = v.count;
+		r.tgid = v.tgid;
+		lw_tracer_emit(t, &r, sizeof(r));
+	}
+}
+
+static void snapshot_cpus(struct lw_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.cpus);
+
+	t->clock_events = 0;
+	for (int c = 0; c < t->nr_cpus && c < LW_MAX_CPUS; c++) {
+		struct lw_cpu_rec r = {.type = LW_REC_CPU, .cpu = c};
+		struct lw_cpu_state cs;
+		__u32 key = c;
+
+		if (bpf_map_lookup_elem(fd, &key, &cs))
+			continue;
+		r.khz = cs.khz;
+		r.ref_khz = cs.ref_khz;
+		r.events = cs.freq_events;
+		t->clock_events += cs.freq_events;
+		lw_tracer_emit(t, &r, sizeof(r));
+	}
+}
+
+void lw_snapshot_evidence(struct lw_tracer *t)
+{
+	struct lw_thp_rec thp = {.type = LW_REC_THP};
+
+	snapshot_irqs(t);
+	snapshot_softirqs(t);
+	snapshot_preempt(t);
+	snapshot_cpus(t);
+	thp.s = t->skel->bss->thp;
+	lw_tracer_emit(t, &thp, sizeof(thp));
+}
+
+/* Uses the clock-event count of the last snapshot_cpus(). */
+static enum lw_freq_source freq_source(struct lw_tracer *t)
+{
+	if (t->freq.source != LW_FREQ_NONE)
+		return t->freq.source;
+	/* No driver, but clock events arrived (the lab injects them). */
+	return t->clock_events ? LW_FREQ_TRACEPOINT : LW_FREQ_NONE;
+}
+
+void lw_snapshot_meta(struct lw_tracer *t)
+{
+	struct lw_meta_rec m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = LW_REC_META;
+	m.pid = t->o->pid;
+	memcpy(m.comm, t->comm, sizeof(m.comm));
+	m.flags = t->flags | (t->target_exited ? LW_META_TARGET_EXITED : 0);
+	m.freq_source = freq_source(t);
+	m.nr_cpus = t->nr_cpus;
+	m.start_ns = t->start_ns;
+	m.duration_ns = lw_now_ns() - t->start_ns;
+	m.threshold_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
+	m.dropped = t->skel->bss->dropped;
+	m.incomplete = t->skel->bss->incomplete;
+	m.requests = t->hist_count;
+	m.req_mode = t->mode;
+	m.irq_entry_ns = t->skel->rodata->irq_entry_ns;
+	m.untracked = t->skel->bss->untracked;
+	m.handoffs = t->skel->bss->handoffs;
+	m.tracer_tgid = getpid();
+	lw_tracer_emit(t, &m, sizeof(m));
+}
