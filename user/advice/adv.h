@@ -35,7 +35,9 @@ struct adv_text {
 };
 
 struct lw_advisor {
-	enum lw_cause cause; /* of the node findings it makes, and of its trace finding */
+	/* of the findings it makes; several advisors may share a cause, but
+	 * only one of them has its trace step */
+	enum lw_cause cause;
 	/* findings about the node's switches alone; NULL: none */
 	void (*check)(struct adv *a);
 	/* fill a->f, the trace finding of cause (the core leads its evidence with

@@ -184,10 +184,12 @@ static const struct lw_advisor *const advisors[] = {
 
 #define NR_ADVISORS (sizeof(advisors) / sizeof(advisors[0]))
 
-static const struct lw_advisor *advisor_of(enum lw_cause c)
+/* The advisor with the trace step of cause c: a cause may have several
+ * advisors making node findings, one finding per trace. */
+static const struct lw_advisor *trace_advisor(enum lw_cause c)
 {
 	for (size_t i = 0; i < NR_ADVISORS; i++)
-		if (advisors[i]->cause == c)
+		if (advisors[i]->cause == c && advisors[i]->trace)
 			return advisors[i];
 	return NULL;
 }
@@ -235,11 +237,11 @@ int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
 		if (t->share[c] > t->share[top])
 			top = c;
 	for (int c = LW_CAUSE_NONE + 1; c < LW_CAUSE_MAX && !a.err; c++) {
-		const struct lw_advisor *advisor = advisor_of((enum lw_cause)c);
+		const struct lw_advisor *advisor = trace_advisor((enum lw_cause)c);
 		enum lw_severity sev =
 			c == top && t->share[c] >= LW_SHARE_CRIT ? LW_SEV_CRIT : LW_SEV_WARN;
 
-		if (!advisor || !advisor->trace || !trace_due(advisor, n, t, (enum lw_cause)c) ||
+		if (!advisor || !trace_due(advisor, n, t, (enum lw_cause)c) ||
 		    !adv_begin(&a, (enum lw_cause)c, sev))
 			continue;
 		advisor->trace(&a, t, &on);
