@@ -21,7 +21,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmli
 	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
 
 # user/ has one folder per stage of the pipeline (see user/README.md).
-STAGES    := cli source engine node advice output
+STAGES    := cli source engine node advice output capture
 USER_SRCS := $(filter-out user/cli/main.c,$(wildcard $(addprefix user/,$(addsuffix /*.c,$(STAGES)))))
 USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(USER_SRCS))
@@ -102,6 +102,58 @@ bench: deps
 accuracy: deps
 	@$(MAKE) --no-print-directory all
 	@tools/accuracy/run.sh --out tools/accuracy/last-run.txt
+
+# ---- sanitizers and fuzzing (capture reader) ----
+# asan-unit: every unit test built with ASan and UBSan over an instrumented
+# copy of the library; it runs them all and names those that fail.
+# fuzz: libFuzzer on the capture reader, seeded with tests/fuzz/corpus
+# (fuzz-corpus rewrites the seeds with capgen); fuzz-short is the bounded
+# run for test.
+SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+ASAN_OBJS   := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(USER_SRCS))
+ASAN_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRCS))
+FUZZ_SRCS   := $(wildcard user/capture/*.c)
+FUZZ_CORPUS := tests/fuzz/corpus
+FUZZ_RUN     = $(BUILD)/fuzz/fuzz_capture -timeout=10 -rss_limit_mb=1024 \
+	       -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus $(FUZZ_CORPUS)
+
+.PHONY: asan-unit fuzz fuzz-short fuzz-corpus
+
+$(BUILD)/asan/%.o: user/%.c $(USER_HDRS) bpf/latwhy.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(BUILD)/asan/source/tracer.o: $(BUILD)/latwhy.skel.h
+
+$(BUILD)/asan/liblatwhy.a: $(ASAN_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/liblatwhy.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $< $(BUILD)/asan/liblatwhy.a $(LDLIBS) -lcmocka -o $@
+
+asan-unit: $(ASAN_BINS)
+	@bad=""; for t in $(ASAN_BINS); do echo "== $$t"; $$t || bad="$$bad $${t##*/}"; done; \
+	if [ -n "$$bad" ]; then echo "asan-unit: failed:$$bad" >&2; exit 1; fi
+
+$(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c $(FUZZ_SRCS) $(USER_HDRS)
+	@mkdir -p $(@D)/corpus
+	$(CLANG) -g -O1 -fsanitize=fuzzer $(SAN_FLAGS) $(WARN) -D_GNU_SOURCE -Ibpf -Iuser \
+		$< $(FUZZ_SRCS) -lz -o $@
+
+fuzz: $(BUILD)/fuzz/fuzz_capture
+	$(FUZZ_RUN) -max_total_time=300
+
+fuzz-short: $(BUILD)/fuzz/fuzz_capture
+	$(FUZZ_RUN) -max_total_time=20
+
+$(BUILD)/fuzz/capgen: tests/fuzz/capgen.c $(BUILD)/liblatwhy.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(BUILD)/liblatwhy.a $(LDLIBS) -o $@
+
+fuzz-corpus: $(BUILD)/fuzz/capgen
+	@mkdir -p $(FUZZ_CORPUS)
+	$< seeds $(FUZZ_CORPUS)
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)

@@ -550,6 +550,63 @@ static void test_probe_stat(void **state)
 	assert_int_equal(lw_probe_stat(-1, NULL, 0, &st, &threads), -ESRCH);
 }
 
+/*
+ * Queue IRQs told by the drivers' vector names, and software devices by
+ * their sysfs marks: mlx5's "mlx5_compN@pci:BUS" under msi_irqs, a NIC
+ * without MSI named "DEV-rx-N"/"DEV-tx-N" (its bare "DEV" vector is no
+ * queue's), a bridge, a bond and a tap.
+ */
+static void test_nic_queue_names(void **state)
+{
+	const char *pci = "sys/devices/pci0000:00/0000:00:05.0";
+	char dir[64], cmd[2048];
+	struct lw_node n;
+
+	copy_fixture("nic-veth", dir, sizeof(dir));
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && rm -rf ethtool sys/class/net/veth* && mkdir -p %s/msi_irqs "
+		 "%s/net/eth5/queues/rx-0 %s/net/eth5/queues/rx-1 %s/net/eth5/queues/tx-0 "
+		 "%s/net/eth5/queues/tx-1 && for i in 100 101 102; do echo msix >%s/msi_irqs/$i; "
+		 "done && ln -s ../../../0000:00:05.0 %s/net/eth5/device && "
+		 "ln -s ../../devices/pci0000:00/0000:00:05.0/net/eth5 sys/class/net/eth5 && "
+		 "mkdir -p sys/class/net/eth6/device sys/class/net/eth6/queues/rx-0 "
+		 "sys/class/net/eth6/queues/tx-0 sys/class/net/br0/bridge "
+		 "sys/class/net/bond0/bonding sys/class/net/tap0 && "
+		 "echo 0x1003 >sys/class/net/tap0/tun_flags",
+		 dir, pci, pci, pci, pci, pci, pci, pci);
+	assert_int_equal(system(cmd), 0);
+	write_file(dir, "proc/interrupts",
+		   "           CPU0       CPU1\n"
+		   " 100:         5          0  PCI-MSIX-0000:00:05.0 0-edge      "
+		   "mlx5_async0@pci:0000:00:05.0\n"
+		   " 101:        10          0  PCI-MSIX-0000:00:05.0 1-edge      "
+		   "mlx5_comp0@pci:0000:00:05.0\n"
+		   " 102:         0         20  PCI-MSIX-0000:00:05.0 2-edge      "
+		   "mlx5_comp1@pci:0000:00:05.0\n"
+		   "  30:         1          0  IO-APIC  30-fasteoi   eth6\n"
+		   "  31:         7          0  IO-APIC  31-fasteoi   eth6-rx-0\n"
+		   "  32:         0          8  IO-APIC  32-fasteoi   eth6-tx-0\n");
+	assert_int_equal(lw_node_read(&n, dir, 0), 0);
+	assert_int_equal(n.nr_nics, 5);
+	/* sorted: bond0 br0 eth5 eth6 tap0 */
+	assert_int_equal(n.nics[0].kind, LW_NIC_BOND);
+	assert_int_equal(n.nics[1].kind, LW_NIC_BRIDGE);
+	assert_int_equal(n.nics[2].kind, LW_NIC_PHYS);
+	assert_string_equal(n.nics[2].bus, "0000:00:05.0");
+	assert_int_equal(n.nics[2].nr_irqs, 3);
+	assert_int_equal(n.nics[2].rxq[0].irq, 101);
+	assert_int_equal(n.nics[2].rxq[1].irq, 102);
+	assert_int_equal(n.nics[2].txq[1].irq, 102);
+	assert_int_equal(n.nics[3].nr_irqs, 3);
+	assert_int_equal(n.nics[3].rxq[0].irq, 31);
+	assert_int_equal(n.nics[3].txq[0].irq, 32);
+	assert_int_equal(n.nics[4].kind, LW_NIC_TUN);
+	assert_string_equal(lw_nic_kind_name(n.nics[4].kind), "tun/tap");
+	assert_int_equal(irq(&n, 101)->nic, 2);
+	lw_node_free(&n);
+	remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_amd_pstate),
 		cmocka_unit_test(test_vm),
 		cmocka_unit_test(test_numa_nic),
+		cmocka_unit_test(test_nic_queue_names),
 		cmocka_unit_test(test_sample),
 		cmocka_unit_test(test_read_only_affinity),
 		cmocka_unit_test(test_irqbalance_banned),

@@ -146,7 +146,7 @@ static void test_entries(void **state)
 	for (size_t i = 0; i < s.n; i++) {
 		assert_true(s.v[i].path[0] == '/');
 		if (!strcmp(s.v[i].path, "/sys/kernel/mm/transparent_hugepage/enabled")) {
-			assert_false(s.v[i].dir);
+			assert_int_equal(s.v[i].kind, LW_SNAP_FILE);
 			assert_int_equal(s.v[i].len, strlen("always [madvise] never\n"));
 			assert_memory_equal(s.v[i].data, "always [madvise] never\n", s.v[i].len);
 		}

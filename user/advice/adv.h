@@ -54,6 +54,7 @@ extern const struct lw_advisor lw_advisor_idle;
 extern const struct lw_advisor lw_advisor_thp;
 extern const struct lw_advisor lw_advisor_irq;
 extern const struct lw_advisor lw_advisor_quota;
+extern const struct lw_advisor lw_advisor_nic;
 extern const struct lw_advisor lw_advisor_sched;
 
 /* Start a finding in a->f; NULL after an earlier error or on ENOMEM. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/check.h"
+#include "output/nic.h" /* NIC section */
 
 #define TEXT_MAX_IRQS 20
 
@@ -369,6 +370,7 @@ void lw_node_print(FILE *f, const struct lw_node *n)
 	print_thp(f, n);
 	print_irqs(f, n);
 	print_target(f, n);
+	lw_nics_print(f, n); /* output/nic.c */
 }
 
 /* ---- JSON: node ---- */
@@ -622,5 +624,6 @@ void lw_node_json(struct lw_json *j, const struct lw_node *n)
 	json_thp(j, n);
 	json_irqs(j, n);
 	json_target(j, n);
+	lw_nics_json(j, n); /* output/nic.c */
 	lw_json_end_object(j);
 }

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "node/ethtool.h"
+
 /* A CPU set, one bit per CPU, the same width as lw_trace_facts.cpus_mask. */
 #define LW_CPUSET_WORDS	 8
 #define LW_NODE_MAX_CPUS (LW_CPUSET_WORDS * 64)
@@ -145,12 +147,56 @@ struct lw_irq {
 	int nic; /* index into n->nics, -1 none */
 };
 
+/* What kind of network device: decides which of its knobs are this node's. */
+enum lw_nic_kind {
+	LW_NIC_PHYS = 0, /* a device of its own (PCI, platform): every knob here */
+	LW_NIC_VIRTIO,	 /* virtio_net: the host decides the queues behind it */
+	LW_NIC_VETH,	 /* one end of a veth pair: software queues, no IRQs */
+	LW_NIC_BRIDGE,
+	LW_NIC_BOND,
+	LW_NIC_IFB,
+	LW_NIC_TUN,
+	LW_NIC_VIRTUAL, /* another software device */
+};
+
+/* One receive or transmit queue under /sys/class/net/DEV/queues. */
+struct lw_nic_queue {
+	unsigned irq;  /* its interrupt, 0 none found (software queues) */
+	char mask[80]; /* rx: rps_cpus, tx: xps_cpus, as read; "" absent */
+	struct lw_cpuset cpus;
+	long flow_cnt; /* rx: rps_flow_cnt (RFS), -1 absent */
+};
+
+/*
+ * A network device other than lo. The ethtool facts come from the node's
+ * ethtool implementation (ethtool.h); each et_* is 0 or the query's negative
+ * errno (-EOPNOTSUPP: the driver does not say), its struct zero then.
+ */
 struct lw_nic {
 	char name[32];
-	int numa_node; /* -1 unknown */
-	unsigned *irqs;
+	int numa_node;	/* -1 unknown */
+	unsigned *irqs; /* the device's MSI vectors, else IRQs named after it */
 	size_t nr_irqs;
+	enum lw_nic_kind kind;
+	char driver[32]; /* device/driver, else ethtool's driver, "" unknown */
+	char bus[32];	 /* bus address ("0000:81:00.0"), "" none */
+	char virtio[16]; /* virtio-net: its virtio device ("virtio2"), whose IRQs name it */
+	int speed;	 /* Mb/s, -1 unknown or link down */
+	int et_drvinfo, et_channels, et_rss, et_coalesce, et_rings;
+	struct lw_et_drvinfo drvinfo;
+	struct lw_et_channels ch;
+	struct lw_et_rss *rss; /* NULL when et_rss failed */
+	struct lw_et_coalesce co;
+	struct lw_et_rings rings;
+	struct lw_nic_queue *rxq, *txq;
+	size_t nr_rxq, nr_txq;
 };
+
+/* Distinct receive queues the RSS table sends flows to, each queue's share
+ * of the table's entries in weight[] (nr entries, may be NULL). */
+unsigned lw_nic_rss_used(const struct lw_nic *nic, unsigned *weight, size_t nr);
+/* "physical", "virtio-net", "veth", ... */
+const char *lw_nic_kind_name(enum lw_nic_kind k);
 
 /*
  * A receive queue with RPS on: the kernel hands the packets it receives
@@ -217,6 +263,7 @@ struct lw_node {
 	size_t nr_nics;
 	struct lw_rps *rps;
 	size_t nr_rps;
+	long rps_sock_flow_entries; /* RFS's global flow table, -1 absent */
 	/* /proc/softirqs' NET_RX per CPU (nr_cpus entries; NULL when unreadable),
 	 * and over the IRQ sample (NULL when none was taken) */
 	unsigned long long *net_rx, *net_rx_delta;
@@ -234,6 +281,9 @@ struct lw_node {
  * lw_node_free() whatever the result.
  */
 int lw_node_read(struct lw_node *n, const char *root, int pid);
+/* The same with the NIC queries of et: NULL picks the kernel's on the live
+ * node and the recorded ones under a fixture root. */
+int lw_node_read_with(struct lw_node *n, const char *root, int pid, const struct lw_ethtool *et);
 /* Sleep ms, re-read /proc/interrupts and fill each IRQ's delta, and
  * /proc/softirqs' NET_RX's. */
 int lw_node_sample_irqs(struct lw_node *n, unsigned ms);
@@ -263,7 +313,7 @@ unsigned long long lw_net_rx_on(const struct lw_node *n, const struct lw_cpuset 
 /*
  * Whether the IRQ named name is a kernel-managed queue vector whose affinity
  * cannot be changed from user space. Used when the kernel does not say so
- * itself through the file mode; see the comment in node.c.
+ * itself through the file mode; see the comment in irq.c.
  */
 bool lw_irq_is_managed(const char *name);
 

@@ -126,3 +126,13 @@ bool lw_sysfs_exists(const char *root, const char *fmt, ...)
 	va_end(ap);
 	return !err && stat(path, &st) == 0;
 }
+
+bool lw_is_number(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}

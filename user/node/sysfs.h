@@ -28,5 +28,7 @@ void lw_sysfs_set_recorder(void (*fn)(void *ctx, const char *path), void *ctx);
 void lw_rtrim(char *s);
 /* A decimal number, optionally followed by whitespace. */
 int lw_parse_ll(const char *s, long long *v);
+/* A non-empty string of decimal digits (a PID, a CPU or IRQ number). */
+bool lw_is_number(const char *s);
 
 #endif /* LW_SYSFS_H */

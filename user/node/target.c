@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * target.c - the target process: its CPUs, THP use and cgroup CPU quota.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "node/node.h"
+#include "node/read.h"
+#include "node/sysfs.h"
+
+static bool path_exists(const char *root, const char *path)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (lw_sysfs_path(p, sizeof(p), root, "%s", path))
+		return false;
+	return stat(p, &st) == 0;
+}
+
+static int read_status(struct lw_node *n, struct lw_target *t)
+{
+	char path[PATH_MAX];
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/%d/status", t->pid))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char *v = strchr(line, ':');
+
+		if (!v)
+			continue;
+		*v++ = '\0';
+		while (isspace((unsigned char)*v))
+			v++;
+		lw_rtrim(v);
+		if (!strcmp(line, "Name"))
+			snprintf(t->comm, sizeof(t->comm), "%s", v);
+		else if (!strcmp(line, "Cpus_allowed_list"))
+			snprintf(t->cpus_allowed, sizeof(t->cpus_allowed), "%s", v);
+		else if (!strcmp(line, "THP_enabled"))
+			t->thp_enabled = atoi(v);
+	}
+	free(line);
+	fclose(f);
+	if (lw_cpuset_parse_list(&t->cpus, t->cpus_allowed) || lw_cpuset_empty(&t->cpus))
+		t->cpus = n->online;
+	return 0;
+}
+
+/* VMAs madvised MADV_HUGEPAGE ("hg" in VmFlags) and the THP-backed total. */
+static void read_smaps(struct lw_node *n, struct lw_target *t)
+{
+	char path[PATH_MAX];
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/%d/smaps", t->pid))
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	t->madv_regions = 0;
+	while (getline(&line, &cap, f) > 0) {
+		char *save;
+
+		if (!strncmp(line, "VmFlags:", 8)) {
+			for (char *tok = strtok_r(line + 8, " \t\n", &save); tok;
+			     tok = strtok_r(NULL, " \t\n", &save))
+				if (!strcmp(tok, "hg")) {
+					t->madv_regions++;
+					break;
+				}
+		} else if (!strncmp(line, "AnonHugePages:", 14)) {
+			t->anon_huge_kb += strtoull(line + 14, NULL, 10);
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+/* cgroup v2 "0::/path", or the v1 hierarchies holding the cpu and cpuset controllers. */
+static void read_cgroup_paths(struct lw_node *n, struct lw_target *t, char *v1cpu, char *v1cpuset,
+			      size_t len)
+{
+	char path[PATH_MAX], ctls[128];
+	char *line = NULL, *save;
+	size_t cap = 0;
+	FILE *f;
+
+	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/%d/cgroup", t->pid))
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		char *ctl = strchr(line, ':');
+		char *p = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		if (!p)
+			continue;
+		*p++ = '\0';
+		ctl++;
+		lw_rtrim(p);
+		if (!*ctl) {
+			snprintf(t->cgroup, sizeof(t->cgroup), "%s", p);
+			continue;
+		}
+		snprintf(ctls, sizeof(ctls), "%s", ctl);
+		for (char *c = strtok_r(ctl, ",", &save); c; c = strtok_r(NULL, ",", &save))
+			if (!strcmp(c, "cpu"))
+				snprintf(v1cpu, len, "%s:%s", ctls, p);
+			else if (!strcmp(c, "cpuset"))
+				snprintf(v1cpuset, len, "%s", p);
+	}
+	free(line);
+	fclose(f);
+}
+
+static void read_cpu_stat(struct lw_node *n, struct lw_target *t, const char *dir, bool v1)
+{
+	char path[PATH_MAX];
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f;
+
+	if (lw_sysfs_path(path, sizeof(path), n->root, "%s/cpu.stat", dir))
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	t->has_cpu_stat = true;
+	while (getline(&line, &cap, f) > 0) {
+		char key[64];
+		unsigned long long v;
+
+		if (sscanf(line, "%63s %llu", key, &v) != 2)
+			continue;
+		if (!strcmp(key, "nr_periods"))
+			t->nr_periods = v;
+		else if (!strcmp(key, "nr_throttled"))
+			t->nr_throttled = v;
+		else if (!strcmp(key, "throttled_usec"))
+			t->throttled_usec = v;
+		else if (v1 && !strcmp(key, "throttled_time"))
+			t->throttled_usec = v / 1000; /* v1 counts ns */
+	}
+	free(line);
+	fclose(f);
+}
+
+static void read_quota_v2(struct lw_node *n, struct lw_target *t, const char *dir)
+{
+	char q[32];
+	unsigned long long period = 0;
+
+	if (snprintf(t->cpu_max_path, sizeof(t->cpu_max_path), "%s/cpu.max", dir) >=
+	    (int)sizeof(t->cpu_max_path)) {
+		t->cpu_max_path[0] = '\0';
+		return;
+	}
+	if (lw_sysfs_read(n->root, t->cpu_max, sizeof(t->cpu_max), "%s", t->cpu_max_path)) {
+		t->cpu_max_path[0] = '\0';
+		return;
+	}
+	if (sscanf(t->cpu_max, "%31s %llu", q, &period) >= 1) {
+		t->period_us = period;
+		t->quota_us = strcmp(q, "max") ? atoll(q) : -1;
+	}
+}
+
+static void read_quota_v1(struct lw_node *n, struct lw_target *t, const char *dir)
+{
+	if (snprintf(t->cpu_max_path, sizeof(t->cpu_max_path), "%s/cpu.cfs_quota_us", dir) >=
+	    (int)sizeof(t->cpu_max_path)) {
+		t->cpu_max_path[0] = '\0';
+		return;
+	}
+	if (lw_sysfs_read(n->root, t->cpu_max, sizeof(t->cpu_max), "%s", t->cpu_max_path) ||
+	    READ_NUM(n->root, t->quota_us, -1, "%s", t->cpu_max_path)) {
+		t->cpu_max_path[0] = '\0';
+		t->quota_us = -1;
+		return;
+	}
+	READ_NUM(n->root, t->period_us, 0, "%s/cpu.cfs_period_us", dir);
+}
+
+static void read_cgroup(struct lw_node *n, struct lw_target *t)
+{
+	char v1cpu[300] = "", v1cpuset[300] = "", dir[PATH_MAX];
+	const char *base = "/sys/fs/cgroup";
+
+	t->quota_us = -1;
+	read_cgroup_paths(n, t, v1cpu, v1cpuset, sizeof(v1cpu));
+	/* Pure v2 mounts cgroup2 on /sys/fs/cgroup, hybrid setups on .../unified. */
+	if (!path_exists(n->root, "/sys/fs/cgroup/cgroup.controllers"))
+		base = "/sys/fs/cgroup/unified";
+	if (t->cgroup[0] && !v1cpu[0]) {
+		t->cgroup_v = 2;
+		snprintf(dir, sizeof(dir), "%s%s", base, strcmp(t->cgroup, "/") ? t->cgroup : "");
+		read_quota_v2(n, t, dir);
+		read_cpu_stat(n, t, dir, false);
+		lw_sysfs_read(n->root, t->cpuset, sizeof(t->cpuset), "%s/cpuset.cpus.effective",
+			      dir);
+		return;
+	}
+	if (v1cpu[0]) {
+		char *colon = strchr(v1cpu, ':');
+
+		*colon = '\0';
+		t->cgroup_v = 1;
+		snprintf(t->cgroup, sizeof(t->cgroup), "%s", colon + 1);
+		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s%s", v1cpu,
+			 strcmp(colon + 1, "/") ? colon + 1 : "");
+		read_quota_v1(n, t, dir);
+		read_cpu_stat(n, t, dir, true);
+	}
+	if (v1cpuset[0])
+		lw_sysfs_read(n->root, t->cpuset, sizeof(t->cpuset),
+			      "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus",
+			      strcmp(v1cpuset, "/") ? v1cpuset : "");
+}
+
+int lw_node_read_target(struct lw_node *n, int pid)
+{
+	struct lw_target *t = &n->target;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->thp_enabled = -1;
+	t->madv_regions = -1;
+	err = read_status(n, t);
+	if (err)
+		return err;
+	n->has_target = true;
+	read_smaps(n, t);
+	read_cgroup(n, t);
+	return 0;
+}
