@@ -819,6 +819,37 @@ static void test_trace_idle(void **state)
 	ctx_free(&c);
 }
 
+/* Each traced cause over LW_SHARE_FINDING: a complete finding, in cause order. */
+static void test_trace_every_cause(void **state)
+{
+	struct lw_trace_facts t = {
+		.pid = 4242,
+		.slow_requests = 50,
+		.cpus_mask = {0xc},
+		.irqs = {{.irq = 73,
+			  .cpu = 2,
+			  .name = "eth0-TxRx-2",
+			  .ns = 1200000,
+			  .count = 4000}},
+		.nr_irqs = 1,
+		.preempt = {{.pid = 900, .comm = "fluent-bit", .ns = 3000000, .count = 40}},
+		.nr_preempt = 1,
+	};
+	struct ctx c;
+
+	for (int k = LW_CAUSE_NONE + 1; k < LW_CAUSE_MAX; k++)
+		t.share[k] = 0.15;
+	t.share[LW_CAUSE_CPU] = 0.30;
+	trace_on(&c, "acpi-powersave", 4242, &t);
+	assert_shape(&c.fs, "frequency:warn irq:warn thp:warn sched:warn idle:warn cpu:crit");
+	assert_complete(&c.fs);
+	for (size_t i = 0; i < c.fs.n; i++)
+		assert_contains(c.fs.v[i].evidence, "of slow-request time (");
+	/* the target's cgroup has a quota: the trace finding carries its fix */
+	assert_true(c.fs.v[5].fix.n > 0);
+	ctx_free(&c);
+}
+
 /* A frequent preemptor that no slow request waited for longest gets no fix;
  * one that did, does. Without slow-request evidence every one stays. */
 static void test_facts_slow_waits(void **state)
@@ -854,14 +885,14 @@ static void test_facts_slow_waits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_acpi_powersave),	 cmocka_unit_test(test_khugepaged_pace),
-		cmocka_unit_test(test_acpi_no_target),	 cmocka_unit_test(test_intel_hwp),
-		cmocka_unit_test(test_amd_pstate),	 cmocka_unit_test(test_vm),
-		cmocka_unit_test(test_numa_nic),	 cmocka_unit_test(test_thp_prctl),
-		cmocka_unit_test(test_irq_rate),	 cmocka_unit_test(test_trace_acpi),
-		cmocka_unit_test(test_trace_vm),	 cmocka_unit_test(test_trace_minor_irqs),
-		cmocka_unit_test(test_trace_rps),	 cmocka_unit_test(test_trace_idle),
-		cmocka_unit_test(test_facts_slow_waits),
+		cmocka_unit_test(test_acpi_powersave),	  cmocka_unit_test(test_khugepaged_pace),
+		cmocka_unit_test(test_acpi_no_target),	  cmocka_unit_test(test_intel_hwp),
+		cmocka_unit_test(test_amd_pstate),	  cmocka_unit_test(test_vm),
+		cmocka_unit_test(test_numa_nic),	  cmocka_unit_test(test_thp_prctl),
+		cmocka_unit_test(test_irq_rate),	  cmocka_unit_test(test_trace_acpi),
+		cmocka_unit_test(test_trace_vm),	  cmocka_unit_test(test_trace_minor_irqs),
+		cmocka_unit_test(test_trace_rps),	  cmocka_unit_test(test_trace_idle),
+		cmocka_unit_test(test_trace_every_cause), cmocka_unit_test(test_facts_slow_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,7 +18,7 @@
 #include "advice/finding.h"
 #include "node/node.h"
 
-/* Thresholds (why these values: see advise.c). */
+/* Thresholds (why these values: see the advisor that uses each, adv.h). */
 #define LW_DEEP_IDLE_US	 50	/* C-state exit latency that a request feels */
 #define LW_HALT_POLL_NS	 200000 /* the kernel's default guest_halt_poll_ns */
 #define LW_SHARE_FINDING 0.10	/* a trace cause this big gets a finding */
@@ -27,31 +27,36 @@
 #define LW_IRQ_RATE_CRIT 1000	/* IRQs/s on the target's CPUs */
 #define LW_IRQ_BOOT_MIN	 100	/* IRQs since boot worth moving, without a sample */
 
+/* How many IRQs, softirqs and preemptors a trace hands over: the engine's top ones. */
+#define LW_FACT_IRQS	 8
+#define LW_FACT_SOFTIRQS 8
+#define LW_FACT_PREEMPT	 8
+
 /* What a trace measured, handed over by the engine for the live summary. */
 struct lw_trace_facts {
 	int pid;
 	double share[LW_CAUSE_MAX]; /* share of slow-request extra time, 0..1 */
 	unsigned long long cause_ns[LW_CAUSE_MAX];
 	unsigned long long slow_requests;
-	unsigned long long cpus_mask[8]; /* CPUs the target ran on, bit per cpu */
+	unsigned long long cpus_mask[LW_CPUSET_WORDS]; /* CPUs the target ran on, bit per cpu */
 	struct lw_fact_irq {
 		unsigned irq, cpu;
 		char name[32];
 		unsigned long long ns, count;
-	} irqs[8];
+	} irqs[LW_FACT_IRQS];
 	size_t nr_irqs;
 	struct lw_fact_softirq {
 		char vec[16]; /* "NET_RX", "NET_RX_BACKLOG" */
 		unsigned cpu;
 		unsigned long long ns, count;
-	} softirqs[8];
+	} softirqs[LW_FACT_SOFTIRQS];
 	size_t nr_softirqs;
 	struct lw_fact_task {
 		unsigned pid;
 		char comm[16];
 		unsigned long long ns, count;
 		int own; /* a thread of the target itself */
-	} preempt[8];
+	} preempt[LW_FACT_PREEMPT];
 	size_t nr_preempt;
 	unsigned long long idle_wakeups, idle_wake_ns; /* waits for an idle CPU to wake */
 	/* waits for an idle CPU that polled (no C-state): not the exit's */

@@ -29,7 +29,7 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 	f->slow_requests = s->slow_requests;
 	_Static_assert(sizeof(f->cpus_mask) == sizeof(s->cpus_mask), "cpu mask sizes differ");
 	memcpy(f->cpus_mask, s->cpus_mask, sizeof(f->cpus_mask));
-	for (size_t i = 0; i < s->nr_irqs && f->nr_irqs < 8; i++) {
+	for (size_t i = 0; i < s->nr_irqs && f->nr_irqs < LW_FACT_IRQS; i++) {
 		struct lw_fact_irq *q = &f->irqs[f->nr_irqs++];
 
 		q->irq = s->irqs[i].irq;
@@ -38,7 +38,7 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 		q->ns = s->irqs[i].ns;
 		q->count = s->irqs[i].count;
 	}
-	for (size_t i = 0; i < s->nr_softirqs && f->nr_softirqs < 8; i++) {
+	for (size_t i = 0; i < s->nr_softirqs && f->nr_softirqs < LW_FACT_SOFTIRQS; i++) {
 		struct lw_fact_softirq *q = &f->softirqs[f->nr_softirqs++];
 
 		snprintf(q->vec, sizeof(q->vec), "%s", lw_softirq_name(s->softirqs[i].vec));
@@ -46,7 +46,7 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 		q->ns = s->softirqs[i].ns;
 		q->count = s->softirqs[i].count;
 	}
-	for (size_t i = 0; i < s->nr_preempt && f->nr_preempt < 8; i++) {
+	for (size_t i = 0; i < s->nr_preempt && f->nr_preempt < LW_FACT_PREEMPT; i++) {
 		struct lw_fact_task *p;
 
 		/* Only the preemptors that matter get a fix: at least a tenth of

@@ -3,9 +3,9 @@
  * finding.h - a finding: what was seen, why it hurts, and a reviewed fix.
  *
  * Findings come from two places that share this type: the node's switches
- * (node.c readers, judged by advise.c) and what a trace measured (the engine's
- * cause shares). Renderers print them as text or JSON; fixscript.c turns them
- * into an apply/undo/verify script.
+ * (node.c readers, judged by the advisors of adv.h) and what a trace measured
+ * (the engine's cause shares). Renderers print them as text or JSON;
+ * fixscript.c turns them into an apply/undo/verify script.
  */
 #ifndef LW_FINDING_H
 #define LW_FINDING_H

@@ -2,7 +2,7 @@
 /*
  * fixscript.c - write findings as apply / undo / verify shell scripts.
  *
- * Commands come from advise.c in a small grammar (see advise.h). Here they
+ * Commands come from the advisors in a small grammar (see advise.h). Here they
  * are classified: kernel settings, whole files, taskset, notes, and other
  * commands. Values to restore are read under root while writing, not taken
  * from the findings: the undo script restores what was there when the plan
@@ -62,6 +62,90 @@ enum helper {
 	H_EXISTS = 1 << 3, /* lw_exists */
 	H_CPUS = 1 << 4,   /* lw_cpus */
 	H_CLOCK = 1 << 5,  /* lw_clock */
+};
+
+static const struct {
+	enum helper bit;
+	const char *text;
+} helpers[] = {
+	{H_SET, "# Write a kernel setting. Selector files (\"always [madvise] never\") take one\n"
+		"# word; under LATWHY_ROOT (a copy of a tree) the bracket is moved the way the\n"
+		"# kernel would, so a test can compare trees byte for byte.\n"
+		"lw_set() {\n"
+		"\tif [ -n \"$ROOT\" ] && grep -q '\\[' \"$1\"; then\n"
+		"\t\tawk -v w=\"$2\" '{ for (i = 1; i <= NF; i++) { gsub(/[][]/, \"\", $i); "
+		"if ($i == w) $i = \"[\" w \"]\" } print }' \"$1\" >\"$1.latwhy-tmp\"\n"
+		"\t\tcat \"$1.latwhy-tmp\" >\"$1\"\n"
+		"\t\trm -f \"$1.latwhy-tmp\"\n"
+		"\telse\n"
+		"\t\tprintf '%s\\n' \"$2\" >\"$1\"\n"
+		"\tfi\n"
+		"}\n"},
+	{H_RUN, "# Run a command on the live system; under LATWHY_ROOT only say it.\n"
+		"lw_run() {\n"
+		"\tif [ -n \"$ROOT\" ]; then\n"
+		"\t\techo \"latwhy: not run under LATWHY_ROOT: $*\"\n"
+		"\telse\n"
+		"\t\t\"$@\"\n"
+		"\tfi\n"
+		"}\n"},
+	{H_EXPECT, "# A setting's value: the bracketed word of a selector file, else the content.\n"
+		   "lw_get() {\n"
+		   "\tif grep -q '\\[' \"$1\"; then\n"
+		   "\t\tsed -n 's/.*\\[\\([^]]*\\)\\].*/\\1/p' \"$1\"\n"
+		   "\telse\n"
+		   "\t\tcat \"$1\"\n"
+		   "\tfi\n"
+		   "}\n"
+		   "\n"
+		   "lw_expect() {\n"
+		   "\tgot=$(lw_get \"$1\" 2>/dev/null) || got=\"(unreadable)\"\n"
+		   "\tif [ \"$got\" = \"$2\" ]; then\n"
+		   "\t\techo \"ok   $1 = $2\"\n"
+		   "\telse\n"
+		   "\t\techo \"FAIL $1 = $got, want $2\"\n"
+		   "\t\tfail=1\n"
+		   "\tfi\n"
+		   "}\n"},
+	{H_EXISTS, "lw_exists() {\n"
+		   "\tif [ -e \"$1\" ]; then\n"
+		   "\t\techo \"ok   $1 exists\"\n"
+		   "\telse\n"
+		   "\t\techo \"FAIL $1 is missing\"\n"
+		   "\t\tfail=1\n"
+		   "\tfi\n"
+		   "}\n"},
+	{H_CPUS, "lw_cpus() {\n"
+		 "\tgot=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' \"$ROOT/proc/$1/status\" "
+		 "2>/dev/null) || got=\"\"\n"
+		 "\tif [ \"$got\" = \"$2\" ]; then\n"
+		 "\t\techo \"ok   pid $1 runs on CPUs $2\"\n"
+		 "\telse\n"
+		 "\t\techo \"FAIL pid $1 runs on CPUs ${got:-?}, want $2\"\n"
+		 "\t\tfail=1\n"
+		 "\tfi\n"
+		 "}\n"},
+	{H_CLOCK,
+	 "# The governor string proves nothing: thermal and power limits still hold\n"
+	 "# the clock down. After a settle time (LATWHY_SETTLE seconds, default 2),\n"
+	 "# each CPU's clock must be within 90% of its scaling_max_freq; check it\n"
+	 "# under load too (turbostat: Bzy_MHz).\n"
+	 "settled=0\n"
+	 "lw_clock() {\n"
+	 "\tif [ \"$settled\" = 0 ]; then\n"
+	 "\t\tsleep \"${LATWHY_SETTLE:-2}\"\n"
+	 "\t\tsettled=1\n"
+	 "\tfi\n"
+	 "\tcur=$(cat \"$1/scaling_cur_freq\" 2>/dev/null) || cur=0\n"
+	 "\tmax=$(cat \"$1/scaling_max_freq\" 2>/dev/null) || max=0\n"
+	 "\tif [ \"$max\" -gt 0 ] && [ $((cur * 10)) -ge $((max * 9)) ]; then\n"
+	 "\t\techo \"ok   $1: steady clock $((cur / 1000)) MHz of $((max / 1000)) MHz\"\n"
+	 "\telse\n"
+	 "\t\techo \"FAIL $1: clock $((cur / 1000)) MHz of $((max / 1000)) MHz: thermal or "
+	 "power limits?\"\n"
+	 "\t\tfail=1\n"
+	 "\tfi\n"
+	 "}\n"},
 };
 
 struct plan {
@@ -341,38 +425,30 @@ static char *missing_dirs(const char *root, const char *path)
 	return out;
 }
 
-/* Remember what key held before the plan's first change to it. */
-static void record(struct plan *p, const struct cmd *c)
+/* A task's CPU list, from Cpus_allowed_list in its status. */
+static void record_task(struct plan *p, struct record *r, int pid)
 {
-	char key[64], full[PATH_MAX];
-	struct record *r;
+	char full[PATH_MAX], *s, *line;
 	bool exists;
 
-	if (c->kind == CMD_TASKSET)
-		snprintf(key, sizeof(key), "pid:%d", c->pid);
-	if (c->kind != CMD_TASKSET && c->kind != CMD_SET && c->kind != CMD_FILE &&
-	    c->kind != CMD_RM)
-		return;
-	if (rec_find(p, c->kind == CMD_TASKSET ? key : c->path))
-		return;
-	r = rec_new(p, c->kind == CMD_TASKSET ? key : c->path);
-	if (!r)
-		return;
-	if (c->kind == CMD_TASKSET) {
-		char *s, *line;
-
-		snprintf(full, sizeof(full), "%s/proc/%d/status", p->root, c->pid);
-		s = read_all(full, MAX_FILE_BYTES, &exists);
-		line = s ? strstr(s, "Cpus_allowed_list:") : NULL;
-		if (line) {
-			line += strlen("Cpus_allowed_list:");
-			line += strspn(line, " \t");
-			r->old = dupn(line, strcspn(line, "\n"));
-		}
-		free(s);
-		r->existed = r->old != NULL;
-		return;
+	snprintf(full, sizeof(full), "%s/proc/%d/status", p->root, pid);
+	s = read_all(full, MAX_FILE_BYTES, &exists);
+	line = s ? strstr(s, "Cpus_allowed_list:") : NULL;
+	if (line) {
+		line += strlen("Cpus_allowed_list:");
+		line += strspn(line, " \t");
+		r->old = dupn(line, strcspn(line, "\n"));
 	}
+	free(s);
+	r->existed = r->old != NULL;
+}
+
+/* A setting's word, or a file's content and the parents it would need. */
+static void record_path(struct plan *p, struct record *r, const struct cmd *c)
+{
+	char full[PATH_MAX];
+	bool exists;
+
 	snprintf(full, sizeof(full), "%s%s", p->root, c->path);
 	r->is_file = c->kind != CMD_SET;
 	r->old = read_all(full, MAX_FILE_BYTES, &exists);
@@ -383,91 +459,32 @@ static void record(struct plan *p, const struct cmd *c)
 		r->missing_dirs = missing_dirs(p->root, c->path);
 }
 
-/* ---- apply ---- */
+/* Remember what a command's path or task held before the plan's first change to it. */
+static void record(struct plan *p, const struct cmd *c)
+{
+	const char *key = c->path;
+	char task[64];
+	struct record *r;
 
-static const struct {
-	enum helper bit;
-	const char *text;
-} helpers[] = {
-	{H_SET, "# Write a kernel setting. Selector files (\"always [madvise] never\") take one\n"
-		"# word; under LATWHY_ROOT (a copy of a tree) the bracket is moved the way the\n"
-		"# kernel would, so a test can compare trees byte for byte.\n"
-		"lw_set() {\n"
-		"\tif [ -n \"$ROOT\" ] && grep -q '\\[' \"$1\"; then\n"
-		"\t\tawk -v w=\"$2\" '{ for (i = 1; i <= NF; i++) { gsub(/[][]/, \"\", $i); "
-		"if ($i == w) $i = \"[\" w \"]\" } print }' \"$1\" >\"$1.latwhy-tmp\"\n"
-		"\t\tcat \"$1.latwhy-tmp\" >\"$1\"\n"
-		"\t\trm -f \"$1.latwhy-tmp\"\n"
-		"\telse\n"
-		"\t\tprintf '%s\\n' \"$2\" >\"$1\"\n"
-		"\tfi\n"
-		"}\n"},
-	{H_RUN, "# Run a command on the live system; under LATWHY_ROOT only say it.\n"
-		"lw_run() {\n"
-		"\tif [ -n \"$ROOT\" ]; then\n"
-		"\t\techo \"latwhy: not run under LATWHY_ROOT: $*\"\n"
-		"\telse\n"
-		"\t\t\"$@\"\n"
-		"\tfi\n"
-		"}\n"},
-	{H_EXPECT, "# A setting's value: the bracketed word of a selector file, else the content.\n"
-		   "lw_get() {\n"
-		   "\tif grep -q '\\[' \"$1\"; then\n"
-		   "\t\tsed -n 's/.*\\[\\([^]]*\\)\\].*/\\1/p' \"$1\"\n"
-		   "\telse\n"
-		   "\t\tcat \"$1\"\n"
-		   "\tfi\n"
-		   "}\n"
-		   "\n"
-		   "lw_expect() {\n"
-		   "\tgot=$(lw_get \"$1\" 2>/dev/null) || got=\"(unreadable)\"\n"
-		   "\tif [ \"$got\" = \"$2\" ]; then\n"
-		   "\t\techo \"ok   $1 = $2\"\n"
-		   "\telse\n"
-		   "\t\techo \"FAIL $1 = $got, want $2\"\n"
-		   "\t\tfail=1\n"
-		   "\tfi\n"
-		   "}\n"},
-	{H_EXISTS, "lw_exists() {\n"
-		   "\tif [ -e \"$1\" ]; then\n"
-		   "\t\techo \"ok   $1 exists\"\n"
-		   "\telse\n"
-		   "\t\techo \"FAIL $1 is missing\"\n"
-		   "\t\tfail=1\n"
-		   "\tfi\n"
-		   "}\n"},
-	{H_CPUS, "lw_cpus() {\n"
-		 "\tgot=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' \"$ROOT/proc/$1/status\" "
-		 "2>/dev/null) || got=\"\"\n"
-		 "\tif [ \"$got\" = \"$2\" ]; then\n"
-		 "\t\techo \"ok   pid $1 runs on CPUs $2\"\n"
-		 "\telse\n"
-		 "\t\techo \"FAIL pid $1 runs on CPUs ${got:-?}, want $2\"\n"
-		 "\t\tfail=1\n"
-		 "\tfi\n"
-		 "}\n"},
-	{H_CLOCK,
-	 "# The governor string proves nothing: thermal and power limits still hold\n"
-	 "# the clock down. After a settle time (LATWHY_SETTLE seconds, default 2),\n"
-	 "# each CPU's clock must be within 90% of its scaling_max_freq; check it\n"
-	 "# under load too (turbostat: Bzy_MHz).\n"
-	 "settled=0\n"
-	 "lw_clock() {\n"
-	 "\tif [ \"$settled\" = 0 ]; then\n"
-	 "\t\tsleep \"${LATWHY_SETTLE:-2}\"\n"
-	 "\t\tsettled=1\n"
-	 "\tfi\n"
-	 "\tcur=$(cat \"$1/scaling_cur_freq\" 2>/dev/null) || cur=0\n"
-	 "\tmax=$(cat \"$1/scaling_max_freq\" 2>/dev/null) || max=0\n"
-	 "\tif [ \"$max\" -gt 0 ] && [ $((cur * 10)) -ge $((max * 9)) ]; then\n"
-	 "\t\techo \"ok   $1: steady clock $((cur / 1000)) MHz of $((max / 1000)) MHz\"\n"
-	 "\telse\n"
-	 "\t\techo \"FAIL $1: clock $((cur / 1000)) MHz of $((max / 1000)) MHz: thermal or "
-	 "power limits?\"\n"
-	 "\t\tfail=1\n"
-	 "\tfi\n"
-	 "}\n"},
-};
+	if (c->kind != CMD_TASKSET && c->kind != CMD_SET && c->kind != CMD_FILE &&
+	    c->kind != CMD_RM)
+		return;
+	if (c->kind == CMD_TASKSET) {
+		snprintf(task, sizeof(task), "pid:%d", c->pid);
+		key = task;
+	}
+	if (rec_find(p, key))
+		return;
+	r = rec_new(p, key);
+	if (!r)
+		return;
+	if (c->kind == CMD_TASKSET)
+		record_task(p, r, c->pid);
+	else
+		record_path(p, r, c);
+}
+
+/* ---- apply ---- */
 
 static void header(FILE *f, const char *what, const char *verb, const char *path, unsigned used,
 		   bool verify)

@@ -9,7 +9,7 @@
  * rule running ethtool when the device appears (systemd-networkd's .link
  * files take the channel and coalescing values too, but a .link file that
  * matches replaces 99-default.link and its naming policy). RPS masks are
- * kernel settings, persisted by tmpfiles.d as advise.c does.
+ * kernel settings, persisted by tmpfiles.d as irq.c does.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice/adv.h"
 #include "advice/nic.h"
 
 #define ETHTOOL	  "/usr/sbin/ethtool"
@@ -480,3 +481,17 @@ int lw_advise_nic(const struct lw_node *n, struct lw_findings *out)
 		advise_one(&a, &n->nics[i]);
 	return a.err;
 }
+
+/* Its findings build on their own (struct nadv): the table only runs them,
+ * after the other IRQ findings. */
+static void nic_check(struct adv *a)
+{
+	if (!a->err)
+		a->err = lw_advise_nic(a->n, a->out);
+	a->f = NULL; /* lw_advise_nic() may have moved the findings */
+}
+
+const struct lw_advisor lw_advisor_nic = {
+	.cause = LW_CAUSE_IRQ,
+	.check = nic_check,
+};

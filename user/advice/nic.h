@@ -5,7 +5,7 @@
  *
  * Each needs what the driver reports (ethtool.h): on a NIC whose driver
  * did not answer nothing is judged. Queue IRQs on the wrong NUMA node or
- * on the target's CPUs are advise.c's irq findings, which read the same
+ * on the target's CPUs are irq.c's findings, which read the same
  * NICs.
  */
 #ifndef LW_ADVICE_NIC_H
