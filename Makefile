@@ -70,7 +70,7 @@ $(BUILD)/liblatwhy.a: $(USER_OBJS) $(BUILD)/layout.ok
 latwhy: $(BUILD)/cli/main.o $(BUILD)/liblatwhy.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liblatwhy.a | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liblatwhy.a user/cli/main.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) $< $(BUILD)/liblatwhy.a $(LDLIBS) -lcmocka -o $@
 
 $(BUILD)/tools/%: tools/%.c tools/lab.h | $(BUILD)/tools
