@@ -93,6 +93,8 @@ integration: latwhy $(TOOL_BINS) $(BUILD)/tests/uprobe_target
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory asan-unit
+	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory integration
 
 demo: deps
@@ -116,7 +118,8 @@ accuracy: deps
 SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 ASAN_OBJS   := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(USER_SRCS))
 ASAN_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRCS))
-FUZZ_SRCS   := $(wildcard user/capture/*.c)
+# the reader and what its node snapshots need
+FUZZ_SRCS   := $(wildcard user/capture/*.c user/node/*.c)
 FUZZ_CORPUS := tests/fuzz/corpus
 FUZZ_RUN     = $(BUILD)/fuzz/fuzz_capture -timeout=10 -rss_limit_mb=1024 \
 	       -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus $(FUZZ_CORPUS)
@@ -130,7 +133,7 @@ $(BUILD)/asan/%.o: user/%.c $(USER_HDRS) bpf/latwhy.h
 $(BUILD)/asan/source/tracer.o: $(BUILD)/latwhy.skel.h
 
 $(BUILD)/asan/liblatwhy.a: $(ASAN_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(BUILD)/asan/tests/%: tests/unit/%.c $(BUILD)/asan/liblatwhy.a
 	@mkdir -p $(@D)
@@ -140,10 +143,13 @@ asan-unit: $(ASAN_BINS)
 	@bad=""; for t in $(ASAN_BINS); do echo "== $$t"; $$t || bad="$$bad $${t##*/}"; done; \
 	if [ -n "$$bad" ]; then echo "asan-unit: failed:$$bad" >&2; exit 1; fi
 
+# ethtool.c follows the kernel's own link-settings idiom (a struct ending in
+# a flexible array, inside another), which clang flags as an extension
 $(BUILD)/fuzz/fuzz_capture: tests/fuzz/fuzz_capture.c $(FUZZ_SRCS) $(USER_HDRS)
 	@mkdir -p $(@D)/corpus
 	$(CLANG) -g -O1 -fsanitize=fuzzer $(SAN_FLAGS) $(WARN) -D_GNU_SOURCE -Ibpf -Iuser \
-		$< $(FUZZ_SRCS) -lz -o $@
+		-Wno-gnu-variable-sized-type-not-at-end \
+		-DLW_VERSION='"fuzz"' $< $(FUZZ_SRCS) -lz -o $@
 
 fuzz: $(BUILD)/fuzz/fuzz_capture
 	$(FUZZ_RUN) -max_total_time=300
