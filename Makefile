@@ -79,8 +79,9 @@ $(BUILD)/tools/%: tools/%.c tools/lab.h | $(BUILD)/tools
 # drives latwhy's loaded cpu_frequency program with BPF_PROG_TEST_RUN
 $(BUILD)/tools/lw_freqinject: TOOL_LIBS := -lbpf -lelf -lz
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) latwhy
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	@echo "== tests/captures/check.sh"; tests/captures/check.sh
 	@echo "== tests/tools/test_score.py"; python3 tests/tools/test_score.py
 	@echo "== tests/tools/test_lab.sh"; tests/tools/test_lab.sh
 

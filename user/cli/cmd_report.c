@@ -84,18 +84,16 @@ static const char *fact(const struct lw_capture_reader *r, enum lw_capture_kind 
 static void report_damage(const struct lw_capture_reader *r, const char *path)
 {
 	const struct lw_capture_info *in = lw_capture_reader_info(r);
-	char b[32];
 
 	for (size_t i = 0; i < lw_capture_reader_nr_warnings(r); i++)
 		fprintf(stderr, "latwhy: %s: %s\n", path, lw_capture_reader_warning(r, i));
+	/* the reader's warnings name the cut chunk and what it held; the
+	 * summary below says how long the kept part traced */
 	if (in->truncated || !in->has_end)
 		fprintf(stderr,
-			"latwhy: %s: the capture was cut short (no end record%s%s): reporting its "
-			"%llu records, %.1f s; what came after is lost (at most the last second "
-			"before the cut)\n",
-			path, in->truncated ? ", " : "",
-			in->truncated ? lw_fmt_bytes(b, sizeof(b), in->lost_bytes) : "",
-			(unsigned long long)in->records, (in->t_last_ns - in->t_first_ns) / 1e9);
+			"latwhy: %s: the capture was cut short (no end record): reporting its %llu "
+			"records; at most the last flush interval (1 s) before the cut is lost\n",
+			path, (unsigned long long)in->records);
 }
 
 static void header_text(const struct lw_capture_reader *r, const char *path)

@@ -1,0 +1,35 @@
+#!/bin/sh
+# What latwhy report prints of each golden capture (tests/captures/*.lwy,
+# made by make.sh) is pinned: text and JSON, stdout and stderr, exit code.
+# No root, no BPF: the captures are read as any user would.
+#
+#   tests/captures/check.sh            compare (make unit runs it)
+#   tests/captures/check.sh --update   pin the current output
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+DIR=tests/captures
+update=
+[ "${1:-}" = --update ] && update=1
+fails=0 n=0
+for f in "$DIR"/*.lwy; do
+	[ -e "$f" ] || continue
+	base=${f%.lwy}
+	for mode in text json; do
+		out=$base.$mode
+		flag=
+		[ $mode = json ] && flag=--json
+		got=$(./latwhy report $flag "$f" 2>&1; echo "exit $?")
+		n=$((n + 1))
+		if [ -n "$update" ]; then
+			printf '%s\n' "$got" >"$out"
+		elif [ "$got" != "$(cat "$out" 2>/dev/null)" ]; then
+			echo "FAIL $out: latwhy report $flag $f differs:"
+			printf '%s\n' "$got" | diff "$out" - | head -20
+			fails=$((fails + 1))
+		fi
+	done
+done
+[ -n "$update" ] && { echo "check.sh: pinned $n outputs"; exit 0; }
+[ "$n" -gt 0 ] || { echo "check.sh: no capture in $DIR"; exit 1; }
+echo "captures: $((n - fails)) passed, $fails failed"
+[ "$fails" -eq 0 ]
