@@ -16,12 +16,12 @@ VMLINUX_DEPS := vmlinux/vmlinux.h $(VMLINUX)
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuser
-LDLIBS   := -lbpf -lelf -lz -lm
+LDLIBS   := -lbpf -lelf -lz -lm -lmicrohttpd
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmlinux \
 	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
 
 # user/ has one folder per stage of the pipeline (see user/README.md).
-STAGES    := cli source engine node advice output
+STAGES    := cli source engine node advice output export
 USER_SRCS := $(filter-out user/cli/main.c,$(wildcard $(addprefix user/,$(addsuffix /*.c,$(STAGES)))))
 USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(USER_SRCS))

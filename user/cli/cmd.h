@@ -37,5 +37,6 @@ void lw_cmd_usage(FILE *f, const struct lw_cmd *cmds, size_t n);
 /* The commands, one file each: cmd_<name>.c. */
 enum lw_exit lw_cmd_trace(int argc, char **argv);
 enum lw_exit lw_cmd_check(int argc, char **argv);
+enum lw_exit lw_cmd_serve(int argc, char **argv);
 
 #endif /* LW_CMD_H */

@@ -10,6 +10,7 @@
 static const struct lw_cmd cmds[] = {
 	{"trace", "trace a live process: where its slow requests' time goes", lw_cmd_trace},
 	{"check", "judge the node's latency switches (no BPF, no root needed)", lw_cmd_check},
+	{"serve", "trace until stopped, serving the metrics to Prometheus", lw_cmd_serve},
 };
 
 int main(int argc, char **argv)
