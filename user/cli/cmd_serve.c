@@ -78,20 +78,25 @@ static int find_comm(const char *comm)
 	return best;
 }
 
-/* A process named comm, once there; 0 when stopped first. */
-static int wait_comm(const char *comm, const char *why)
+/* A process named comm, once there; 0 when stopped first. exited: why
+ * the last one's trace ended, said with the wait, NULL at the start. */
+static int wait_comm(const char *comm, const char *exited)
 {
+	bool said = false;
 	int pid;
 
 	catch_stop();
 	while (!serve_stop) {
 		pid = find_comm(comm);
-		if (pid)
+		if (pid) {
+			if (exited && !said)
+				fprintf(stderr, "latwhy: %s\n", exited);
 			return pid;
-		if (why) {
-			fprintf(stderr, "latwhy: %s: waiting for a process named %s\n", why, comm);
-			why = NULL;
 		}
+		if (!said)
+			fprintf(stderr, "latwhy: %s: waiting for a process named %s\n",
+				exited ? exited : "none running yet", comm);
+		said = true;
 		nap_ms(SERVE_POLL_MS);
 	}
 	return 0;
@@ -139,8 +144,9 @@ static enum lw_exit serve_loop(struct serve *s)
 	int pid = o->trace.pid, ret;
 
 	if (!pid)
-		pid = wait_comm(o->comm, find_comm(o->comm) ? NULL : "none running yet");
+		pid = wait_comm(o->comm, NULL);
 	while (pid && !serve_stop) {
+		fprintf(stderr, "latwhy: tracing %s (pid %d)\n", s->target, pid);
 		ret = serve_trace(s, pid);
 		if (ret < 0)
 			return LW_EXIT_FAIL;
