@@ -259,6 +259,8 @@ static void test_node_gauges(void **state)
 		snprintf(key, sizeof(key),
 			 "latwhy_cpu_frequency_hertz{cpu=\"%d\",source=\"cpufreq\"}", cpu);
 		assert_true(sample(t, key) == 8e8);
+		snprintf(key, sizeof(key), "latwhy_cpu_frequency_max_hertz{cpu=\"%d\"}", cpu);
+		assert_true(sample(t, key) == 3.7e9);
 	}
 	assert_true(sample(t, "latwhy_thp_enabled_info{mode=\"always\"}") == 1);
 	assert_true(sample(t, "latwhy_thp_defrag_info{mode=\"madvise\"}") == 1);
@@ -283,6 +285,7 @@ static void test_no_frequency(void **state)
 	assert_int_equal(count_lines(t, "latwhy_cpu_frequency_hertz"), 0);
 	assert_int_equal(count_lines(t, "# HELP latwhy_cpu_frequency_hertz"), 0);
 	assert_int_equal(count_lines(t, "latwhy_cpufreq_governor_info"), 0);
+	assert_int_equal(count_lines(t, "latwhy_cpu_frequency_max_hertz"), 0);
 	free(t);
 	lw_export_free(x);
 }

@@ -94,6 +94,21 @@ static void write_frequency(FILE *f, const struct lw_node *n, const struct lw_ex
 	}
 }
 
+/* cpuinfo_max_freq: what the clock gauges compare with (boost included) */
+static void write_frequency_max(FILE *f, const struct lw_node *n)
+{
+	bool head = false;
+
+	for (int i = 0; i < n->nr_cpus; i++) {
+		if (!n->cpus[i].has_freq || !n->cpus[i].hw_max_khz)
+			continue;
+		family_once(f, &head, "latwhy_cpu_frequency_max_hertz", "gauge",
+			    "A CPU's highest clock, cpuinfo_max_freq (boost included).");
+		fprintf(f, "latwhy_cpu_frequency_max_hertz{cpu=\"%d\"} %llu\n", i,
+			n->cpus[i].hw_max_khz * 1000ULL);
+	}
+}
+
 static void write_governors(FILE *f, const struct lw_node *n)
 {
 	bool head = false;
@@ -142,6 +157,7 @@ void lw_export_node_write(struct lw_export *x, FILE *f, const struct lw_export_c
 	node_refresh(x);
 	write_frequency(f, x->node_read ? &x->node : NULL, c);
 	if (x->node_read) {
+		write_frequency_max(f, &x->node);
 		write_governors(f, &x->node);
 		write_thp(f, &x->node);
 		lw_export_family(f, "latwhy_irqbalance_running", "gauge",
