@@ -126,6 +126,12 @@ static int serve_trace(struct serve *s, int pid)
 	t = lw_tracer_open(&o, comm, lw_export_sink(s->x));
 	if (!t)
 		return errno ? -errno : -EINVAL;
+	/* stopped while it loaded: serve's handler took the signal, which the
+	 * tracer's, installed when it runs, would not see */
+	if (serve_stop) {
+		lw_tracer_close(t);
+		return 1;
+	}
 	err = lw_tracer_run(t);
 	exited = lw_tracer_target_exited(t);
 	lw_tracer_close(t);
