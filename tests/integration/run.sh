@@ -1219,6 +1219,7 @@ assert m["latwhy_thp_enabled_info{mode=\"%s\"}" % thp] == 1, thp
 kd = "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag"
 assert m["latwhy_khugepaged_defrag"] == int(open(kd).read()), m["latwhy_khugepaged_defrag"]
 assert any(k.startswith("latwhy_build_info{") for k in m)
+assert m["latwhy_sampling_active"] == 1
 import re
 assert not re.search(r"[{,]pid=", text), "a pid label"
 for fam in set(l.split()[2] for l in text.splitlines() if l.startswith("# TYPE")):
@@ -1295,6 +1296,7 @@ for k, v in p.items():
         assert k in m, "gone after the restart: " + k
         assert m[k] >= v, "%s went back: %s -> %s" % (k, v, m[k])
 assert not [k for k in m if "target=" in k and "target=\"lat_server\"" not in k]
+assert m["latwhy_sampling_active"] == 1
 '
 	if [ -n "$PROM" ]; then
 		serve_prom "$PROM" "$SERVE_REQ" "r and float(r[0]['value'][1]) > $r1 + 100" 40 &&

@@ -219,9 +219,11 @@ static void test_reattach(void **state)
 	lw_export_publish(x);
 	t = render(x);
 	assert_true(sample(t, freq) == 2e9);
+	assert_true(sample(t, "latwhy_sampling_active") == 1);
 	free(t);
 	lw_export_restart(x);
 	t = render(x);
+	assert_true(sample(t, "latwhy_sampling_active") == 0);
 	assert_true(sample(t, "latwhy_requests_total{target=\"srv\"}") == 7);
 	assert_true(sample(t, "latwhy_events_dropped_total") == 5);
 	assert_true(sample(t, freq) == -1); /* the last process's clocks: gone */
@@ -235,6 +237,7 @@ static void test_reattach(void **state)
 	assert_true(sample(t, "latwhy_requests_total{target=\"srv\"}") == 10);
 	assert_true(sample(t, "latwhy_request_duration_seconds_count{target=\"srv\"}") == 10);
 	assert_true(sample(t, "latwhy_events_dropped_total") == 6);
+	assert_true(sample(t, "latwhy_sampling_active") == 1);
 	assert_true(sample(t, "latwhy_slow_requests_total{target=\"srv\",cause=\"idle\"}") == 2);
 	assert_true(sample(t, "latwhy_slow_request_seconds_total{target=\"srv\",cause=\"idle\"}") ==
 		    0.01);

@@ -65,6 +65,7 @@ static int export_record(void *ctx, const void *rec, size_t len)
 
 	if (!record_take(rec, len, &type, sizeof(type)))
 		return 0;
+	x->active = true;
 	switch (type) {
 	case LW_REC_REQUEST:
 		/* the engine counts what it cannot take in */
@@ -147,6 +148,7 @@ void lw_export_publish(struct lw_export *x)
 	for (int b = 0; b < LW_HIST_BUCKETS; b++)
 		c.hist[b] = x->hist_base[b] + x->hist_cur[b];
 	c.dropped = x->dropped_base + x->dropped_cur;
+	c.active = x->active;
 	c.freq_source = x->freq_source;
 	memcpy(c.khz, x->khz, sizeof(c.khz));
 	pthread_mutex_lock(&x->lock);
@@ -162,6 +164,7 @@ void lw_export_restart(struct lw_export *x)
 	memset(x->hist_cur, 0, sizeof(x->hist_cur));
 	x->dropped_base += x->dropped_cur;
 	x->dropped_cur = 0;
+	x->active = false; /* until the next tracer's records */
 	/* the clocks were the last process's: unknown until the next CPU
 	 * records, and published so (absent, not stale) */
 	x->freq_source = LW_FREQ_NONE;

@@ -21,6 +21,7 @@ struct lw_export_counters {
 	__u64 slow_ns[LW_CAUSE_MAX]; /* their time by cause */
 	__u64 hist[LW_HIST_BUCKETS];
 	__u64 dropped;
+	bool active; /* a tracer is attached and delivering */
 	/* the running tracer's clocks (LW_REC_CPU), 0: unknown */
 	__u32 freq_source; /* enum lw_freq_source */
 	__u32 khz[LW_MAX_CPUS];
@@ -34,6 +35,7 @@ struct lw_export {
 	__u64 requests;
 	__u64 hist_base[LW_HIST_BUCKETS], hist_cur[LW_HIST_BUCKETS];
 	__u64 dropped_base, dropped_cur;
+	bool active; /* records came since the last restart */
 	__u32 freq_source;
 	__u32 khz[LW_MAX_CPUS];
 	/* the snapshot, published by the tracing thread */

@@ -121,6 +121,10 @@ static void write_dropped(FILE *f, const struct lw_export_counters *c)
 	lw_export_family(f, "latwhy_events_dropped_total", "counter",
 			 "Records the kernel could not hand to latwhy (ring buffer full).");
 	fprintf(f, "latwhy_events_dropped_total %llu\n", (unsigned long long)c->dropped);
+	lw_export_family(
+		f, "latwhy_sampling_active", "gauge",
+		"1 while a tracer is attached to the target, 0 while serve waits for one.");
+	fprintf(f, "latwhy_sampling_active %d\n", c->active ? 1 : 0);
 }
 
 static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counters *c)
