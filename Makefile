@@ -20,12 +20,12 @@ VERSION  := 0.2.0
 GITREV   := $(shell git rev-parse --short HEAD 2>/dev/null)
 CFLAGS   += $(WARN) -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuser \
 	    -DLW_VERSION='"$(VERSION)$(if $(GITREV),+$(GITREV))"'
-LDLIBS   := -lbpf -lelf -lz -lm
+LDLIBS   := -lbpf -lelf -lz -lm -lmicrohttpd
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmlinux \
 	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
 
 # user/ has one folder per stage of the pipeline (see user/README.md).
-STAGES    := cli source engine node advice output capture
+STAGES    := cli source engine node advice output capture export
 USER_SRCS := $(filter-out user/cli/main.c,$(wildcard $(addprefix user/,$(addsuffix /*.c,$(STAGES)))))
 USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(USER_SRCS))

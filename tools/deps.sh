@@ -3,7 +3,8 @@
 # missing. apt-get update runs at most once.
 set -e
 PKGS="make clang python3 libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config \
-gcc libc6-dev shellcheck procps iproute2 util-linux libclang-rt-14-dev"
+gcc libc6-dev shellcheck procps iproute2 util-linux libclang-rt-14-dev libmicrohttpd-dev \
+prometheus"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1343,6 +1343,225 @@ EOF
 	cleanup
 }
 
+# serve_scrape PORT FILE COND [SECONDS]: GET /metrics into FILE until the
+# python COND holds over m (each sample's value by name and labels).
+serve_scrape() {
+	python3 - "$@" <<'EOF'
+import sys, time, urllib.request
+port, path, cond = sys.argv[1:4]
+end = time.time() + float(sys.argv[4] if len(sys.argv) > 4 else 20)
+while True:
+    try:
+        text = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5).read().decode()
+    except OSError:
+        text = ""
+    m = dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in text.splitlines()
+                                      if l and not l.startswith("#")))
+    ok = bool(text) and eval(cond)
+    if ok or time.time() > end:
+        open(path, "w").write(text)
+        sys.exit(0 if ok else 1)
+    time.sleep(0.5)
+EOF
+}
+
+# serve_check NAME FILE [PREV] PYTHON: asserts over m, FILE's samples by name
+# and labels, and p, PREV's (an earlier scrape; {} without one).
+serve_check() {
+	local name=$1 file=$2 prev=/dev/null msg
+	[ $# -eq 4 ] && { prev=$3; shift; }
+	if msg=$(python3 - "$file" "$prev" 2>&1 <<EOF
+import sys
+def samples(path):
+    return dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in open(path).read().splitlines()
+                                        if l and not l.startswith("#")))
+m, p = samples(sys.argv[1]), samples(sys.argv[2])
+text = open(sys.argv[1]).read()
+$3
+EOF
+	); then
+		pass "$name"
+	else
+		fail "$name" "$(echo "$msg" | tail -1)"
+	fi
+}
+
+# serve_http PORT METHOD PATH: the status latwhy serve answers with.
+serve_http() {
+	python3 - "$@" <<'EOF'
+import sys, urllib.error, urllib.request
+port, method, path = sys.argv[1:4]
+req = urllib.request.Request("http://127.0.0.1:%s%s" % (port, path), method=method,
+                             data=b"x" if method == "POST" else None)
+try:
+    print(urllib.request.urlopen(req, timeout=5).status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+EOF
+}
+
+# serve_prom PORT QUERY COND [SECONDS]: query a Prometheus server until the
+# python COND holds over r (the result vector: [{"metric":..,"value":..}]).
+serve_prom() {
+	python3 - "$@" <<'EOF'
+import json, sys, time, urllib.parse, urllib.request
+port, query, cond = sys.argv[1:4]
+end = time.time() + float(sys.argv[4] if len(sys.argv) > 4 else 40)
+r = None
+while time.time() < end:
+    try:
+        u = "http://127.0.0.1:%s/api/v1/query?query=%s" % (port, urllib.parse.quote(query))
+        r = json.load(urllib.request.urlopen(u, timeout=5))["data"]["result"]
+        if eval(cond):
+            sys.exit(0)
+    except (OSError, ValueError, KeyError):
+        pass
+    time.sleep(1)
+print("%s: %s" % (query, r))
+sys.exit(1)
+EOF
+}
+
+# A real Prometheus on loopback scraping latwhy serve every second: sets PROM
+# (its port) and adds it to PIDS; fails when it does not come up.
+serve_start_prom() {
+	local mport=$1
+	PROM=$(free_port)
+	cat >"$OUT/prom.yml" <<EOF
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: latwhy
+    static_configs:
+      - targets: ["127.0.0.1:$mport"]
+EOF
+	prometheus --config.file="$OUT/prom.yml" --storage.tsdb.path="$OUT/prom" \
+		--web.listen-address="127.0.0.1:$PROM" >"$OUT/prom.log" 2>&1 &
+	PIDS+=("$!")
+	wait_for "$OUT/prom.log" "Server is ready to receive web requests" "$!" 30
+}
+
+SERVE_REQ='latwhy_requests_total{target="lat_server"}'
+
+# The scrape of a serve that traced lat_server: every family, the histogram
+# against the request count, promtool's linter.
+serve_check_first() {
+	local out
+	serve_check serve_metrics "$OUT/metrics1.txt" '
+REQ = "latwhy_requests_total{target=\"lat_server\"}"
+assert m[REQ] > 0, m[REQ]
+causes = ["frequency", "irq", "thp", "sched", "idle", "none"]
+for fam in ("latwhy_slow_requests_total", "latwhy_slow_request_seconds_total"):
+    for c in causes:
+        k = "%s{target=\"lat_server\",cause=\"%s\"}" % (fam, c)
+        assert k in m, k
+assert sum(m["latwhy_slow_requests_total{target=\"lat_server\",cause=\"%s\"}" % c] for c in causes) > 0
+inf = m["latwhy_request_duration_seconds_bucket{target=\"lat_server\",le=\"+Inf\"}"]
+assert inf == m["latwhy_request_duration_seconds_count{target=\"lat_server\"}"]
+# the histogram and the ticks count the same requests, one interval apart at most
+assert abs(inf - m[REQ]) <= 0.2 * m[REQ], (inf, m[REQ])
+bk = [v for k, v in m.items() if k.startswith("latwhy_request_duration_seconds_bucket")]
+assert bk == sorted(bk), "buckets not cumulative"
+for k in ("latwhy_events_dropped_total", "latwhy_irqbalance_running",
+          "latwhy_process_cpu_seconds_total", "latwhy_process_resident_memory_bytes"):
+    assert k in m, k
+thp = open("/sys/kernel/mm/transparent_hugepage/enabled").read().split("[")[1].split("]")[0]
+assert m["latwhy_thp_enabled_info{mode=\"%s\"}" % thp] == 1, thp
+kd = "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag"
+assert m["latwhy_khugepaged_defrag"] == int(open(kd).read()), m["latwhy_khugepaged_defrag"]
+assert any(k.startswith("latwhy_build_info{") for k in m)
+assert m["latwhy_sampling_active"] == 1
+import re
+assert not re.search(r"[{,]pid=", text), "a pid label"
+for fam in set(l.split()[2] for l in text.splitlines() if l.startswith("# TYPE")):
+    assert text.count("# TYPE %s " % fam) == 1 and text.count("# HELP %s " % fam) == 1, fam
+'
+	# promtool's linter on the scrape, and the Prometheus files' own checks
+	if ! command -v promtool >/dev/null; then
+		skip serve_promtool "promtool not installed"
+	elif out=$(tools/prometheus/check.sh "$OUT/metrics1.txt" 2>&1); then
+		pass serve_promtool
+	else
+		fail serve_promtool "$(echo "$out" | grep -A2 FAIL | head -3 | tr '\n' ' ')"
+	fi
+}
+
+# What the endpoint refuses, and a second serve on the same port.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+serve_check_http() {
+	local mport=$1 codes out rc
+	codes="$(serve_http "$mport" GET /) $(serve_http "$mport" GET /nope) $(serve_http "$mport" POST /metrics) $(serve_http "$mport" DELETE /)"
+	[ "$codes" = "200 404 405 405" ] && pass serve_http || fail serve_http "GET / /nope, POST /metrics, DELETE /: $codes"
+	out=$(./latwhy serve --comm lat_server --listen "127.0.0.1:$mport" 2>&1); rc=$?
+	[ $rc -eq 1 ] && [ "$out" = "latwhy: cannot listen on 127.0.0.1:$mport: Address already in use" ] &&
+		pass serve_port_in_use || fail serve_port_in_use "rc=$rc out=$out"
+}
+
+# latwhy serve --comm lat_server: /metrics for Prometheus, its refusals, a
+# port in use, and the server restarted with a new pid: waited for, traced
+# again, every counter going on under the same target. With Prometheus
+# installed, a real one scrapes it through the restart.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_serve() {
+	local mport lpid cpid r1 rc PROM=
+	mport=$(free_port)
+	start_server "$SRV_CPU" || { no_server serve; return; }
+	start_client 60
+	cpid=${PIDS[-1]}
+	./latwhy serve --comm lat_server --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve.err" "serving http" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$SERVE_REQ', 0) > 0 and any(v for k, v in m.items() if k.startswith('latwhy_slow_requests_total'))" 30; then
+		fail serve "nothing traced: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	grep -q "^latwhy: tracing lat_server (pid $SPID)$" "$OUT/serve.err" ||
+		fail serve_target "not the test's server ($SPID): $(cat "$OUT/serve.err")"
+	serve_check_first
+	serve_check_http "$mport"
+	if command -v prometheus >/dev/null; then
+		serve_start_prom "$mport" || fail serve_prometheus "did not start: $(tail -1 "$OUT/prom.log")"
+	fi
+	r1=$(awk -v k="$SERVE_REQ" '$1 == k {print $2}' "$OUT/metrics1.txt")
+	stop_child "$cpid" # the client, then the server: its next one has a new pid
+	stop_child "$SPID"
+	if ! wait_for "$OUT/serve.err" "lat_server (pid $SPID) exited: waiting for a process named lat_server" "$lpid" 10; then
+		fail serve_restart "no word of the exit: $(tail -1 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	start_server "$SRV_CPU" || { no_server serve_restart; return; }
+	start_client 30
+	wait_for "$OUT/serve.err" "tracing lat_server (pid $SPID)" "$lpid" 10 ||
+		fail serve_target "the restarted server ($SPID) not traced: $(tail -1 "$OUT/serve.err")"
+	if ! serve_scrape "$mport" "$OUT/metrics2.txt" "m.get('$SERVE_REQ', 0) > $r1 + 100" 30; then
+		fail serve_restart "the counters did not go on: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	serve_check serve_restart "$OUT/metrics2.txt" "$OUT/metrics1.txt" '
+for k, v in p.items():
+    if k.split("{")[0].endswith(("_total", "_bucket", "_count", "_sum")):
+        assert k in m, "gone after the restart: " + k
+        assert m[k] >= v, "%s went back: %s -> %s" % (k, v, m[k])
+assert not [k for k in m if "target=" in k and "target=\"lat_server\"" not in k]
+assert m["latwhy_sampling_active"] == 1
+'
+	if [ -n "$PROM" ]; then
+		serve_prom "$PROM" "$SERVE_REQ" "r and float(r[0]['value'][1]) > $r1 + 100" 40 &&
+			serve_prom "$PROM" "resets(${SERVE_REQ}[5m])" "r and float(r[0]['value'][1]) == 0" 10 &&
+			serve_prom "$PROM" "latwhy_thp_enabled_info" "r and r[0]['metric']['mode'] == open('/sys/kernel/mm/transparent_hugepage/enabled').read().split('[')[1].split(']')[0]" 10 &&
+			pass serve_prometheus || fail serve_prometheus "$(tail -1 "$OUT/prom.log")"
+	fi
+	kill -TERM "$lpid"
+	wait "$lpid"
+	rc=$?
+	[ $rc -eq 0 ] && pass serve_stop || fail serve_stop "latwhy serve exited $rc on SIGTERM"
+	cleanup
+}
+
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP integration: loading BPF programs needs root (or CAP_BPF+CAP_PERFMON)"
 	exit 0
@@ -1352,7 +1571,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cmd_serve.c - `latwhy serve`: the live tracer feeding the exporter, its
+ * metrics served over HTTP until stopped.
+ *
+ *   tracer (source) -> exporter (sink) <- HTTP thread (scrapes)
+ *
+ * A --comm target that exits is waited for and traced again under the same
+ * target label; the exporter keeps its counters going across the restart.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+#include "cli/serve_opts.h"
+#include "export/export.h"
+#include "export/http.h"
+#include "source/probe.h"
+#include "source/tracer.h"
+
+/* How often a waited-for target is looked for. */
+#define SERVE_POLL_MS 200
+
+static volatile sig_atomic_t serve_stop;
+
+static void on_stop(int sig)
+{
+	serve_stop = 1;
+}
+
+/* Between traces the tracer's handlers are not there: serve's own. */
+static void catch_stop(void)
+{
+	struct sigaction sa = {.sa_handler = on_stop};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+	nanosleep(&ts, NULL);
+}
+
+/* The lowest pid of a live process named comm, latwhy aside; 0 if none. */
+static int find_comm(const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int best = 0, self = getpid();
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char c[LW_COMM_LEN], state;
+		int pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		if (pid == self || (best && pid > best))
+			continue;
+		if (lw_probe_stat(pid, c, sizeof(c), &state, NULL) || strcmp(c, comm))
+			continue;
+		if (state != 'Z' && state != 'X')
+			best = pid;
+	}
+	closedir(d);
+	return best;
+}
+
+/* A process named comm, once there; 0 when stopped first. exited: why
+ * the last one's trace ended, said with the wait, NULL at the start. */
+static int wait_comm(const char *comm, const char *exited)
+{
+	bool said = false;
+	int pid;
+
+	catch_stop();
+	while (!serve_stop) {
+		pid = find_comm(comm);
+		if (pid) {
+			if (exited && !said)
+				fprintf(stderr, "latwhy: %s\n", exited);
+			return pid;
+		}
+		if (!said)
+			fprintf(stderr, "latwhy: %s: waiting for a process named %s\n",
+				exited ? exited : "none running yet", comm);
+		said = true;
+		nap_ms(SERVE_POLL_MS);
+	}
+	return 0;
+}
+
+struct serve {
+	const struct lw_serve_opts *o;
+	char target[LW_COMM_LEN];
+	struct lw_export *x;
+	struct lw_http *h;
+};
+
+/* Trace pid until it exits (0) or serve is stopped (1); -errno, said on
+ * stderr, when it cannot. */
+static int serve_trace(struct serve *s, int pid)
+{
+	struct lw_opts o = s->o->trace;
+	struct lw_tracer *t;
+	char comm[LW_COMM_LEN], state;
+	bool exited;
+	int err;
+
+	o.pid = pid;
+	o.quiet = true;
+	if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
+		return 0; /* gone already */
+	t = lw_tracer_open(&o, comm, lw_export_sink(s->x));
+	if (!t)
+		return errno ? -errno : -EINVAL;
+	/* stopped while it loaded: serve's handler took the signal, which the
+	 * tracer's, installed when it runs, would not see */
+	if (serve_stop) {
+		lw_tracer_close(t);
+		return 1;
+	}
+	err = lw_tracer_run(t);
+	exited = lw_tracer_target_exited(t);
+	lw_tracer_close(t);
+	/* its last snapshots published, and kept as the next run's base */
+	lw_export_restart(s->x);
+	if (err)
+		return err;
+	return exited ? 0 : 1;
+}
+
+/* Trace and re-trace until stopped: LW_EXIT_OK, or LW_EXIT_FAIL. */
+static enum lw_exit serve_loop(struct serve *s)
+{
+	const struct lw_serve_opts *o = s->o;
+	char why[96];
+	int pid = o->trace.pid, ret;
+
+	if (!pid)
+		pid = wait_comm(o->comm, NULL);
+	while (pid && !serve_stop) {
+		fprintf(stderr, "latwhy: tracing %s (pid %d)\n", s->target, pid);
+		ret = serve_trace(s, pid);
+		if (ret < 0)
+			return LW_EXIT_FAIL;
+		if (ret > 0)
+			break;
+		if (o->trace.pid) {
+			fprintf(stderr,
+				"latwhy: target %d exited: serving its last counters until "
+				"stopped\n",
+				pid);
+			catch_stop();
+			while (!serve_stop)
+				nap_ms(SERVE_POLL_MS);
+			break;
+		}
+		snprintf(why, sizeof(why), "%s (pid %d) exited", o->comm, pid);
+		pid = wait_comm(o->comm, why);
+	}
+	return LW_EXIT_OK;
+}
+
+/* The target label, and the checks that come before anything is served. */
+static int serve_prepare(struct serve *s)
+{
+	const struct lw_serve_opts *o = s->o;
+
+	if (lw_probe_privileges())
+		return -EPERM;
+	if (o->trace.pid && lw_probe_target(o->trace.pid, s->target, sizeof(s->target)))
+		return -ESRCH;
+	if (!o->trace.pid)
+		snprintf(s->target, sizeof(s->target), "%s", o->comm);
+	s->x = lw_export_new(s->target, "/");
+	if (!s->x) {
+		fprintf(stderr, "latwhy: out of memory\n");
+		return -ENOMEM;
+	}
+	s->h = lw_http_start(s->x, o->host, o->port);
+	if (!s->h) {
+		fprintf(stderr,
+			strchr(o->host, ':') ? "latwhy: cannot listen on [%s]:%u: %s\n"
+					     : "latwhy: cannot listen on %s:%u: %s\n",
+			o->host, o->port, strerror(errno));
+		return -errno;
+	}
+	fprintf(stderr,
+		strchr(o->host, ':') ? "latwhy: serving http://[%s]:%u/metrics\n"
+				     : "latwhy: serving http://%s:%u/metrics\n",
+		o->host, o->port);
+	return 0;
+}
+
+enum lw_exit lw_cmd_serve(int argc, char **argv)
+{
+	struct lw_serve_opts o;
+	struct serve s = {.o = &o};
+	enum lw_exit ret = LW_EXIT_FAIL;
+	char err[256];
+	int r;
+
+	r = lw_serve_opts_parse(&o, argc, argv, err, sizeof(err));
+	if (r == 1) {
+		lw_serve_usage(stdout);
+		return LW_EXIT_OK;
+	}
+	if (r) {
+		fprintf(stderr, "latwhy: %s (see latwhy serve --help)\n", err);
+		return LW_EXIT_USAGE;
+	}
+	if (lw_tracer_check_skip(o.trace.skip))
+		return LW_EXIT_USAGE;
+	if (!serve_prepare(&s))
+		ret = serve_loop(&s);
+	lw_http_stop(s.h);
+	lw_export_free(s.x);
+	return ret;
+}

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* serve_opts.c - serve takes its own options out, the trace parser the rest. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/serve_opts.h"
+
+#define NO_TARGET "a target is needed: -p PID"
+
+int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port)
+{
+	const char *colon = strrchr(s, ':'), *h = s;
+	size_t hl;
+	char *end;
+	unsigned long v;
+
+	if (!colon || !colon[1])
+		return -EINVAL;
+	hl = colon - s;
+	if (*s == '[') { /* [v6]:port */
+		if (hl < 2 || s[hl - 1] != ']')
+			return -EINVAL;
+		h = s + 1;
+		hl -= 2;
+	}
+	if (!hl) {
+		h = LW_SERVE_HOST;
+		hl = strlen(h);
+	}
+	if (hl >= len)
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(colon + 1, &end, 10);
+	if (errno || *end || !v || v > 65535 || colon[1] == '-' || colon[1] == '+')
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	*port = (unsigned)v;
+	return 0;
+}
+
+/* "--name=value", or "--name value" taking the next argument */
+static const char *long_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t l = strlen(name);
+
+	if (strncmp(argv[*i], name, l))
+		return NULL;
+	if (argv[*i][l] == '=')
+		return argv[*i] + l + 1;
+	if (argv[*i][l] || *i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}
+
+/* One of serve's own options at argv[*i]: 1 taken, 0 not ours, -EINVAL. */
+static int take_own(struct lw_serve_opts *o, int argc, char **argv, int *i, char *err,
+		    size_t errlen)
+{
+	const char *a = argv[*i], *v;
+
+	if (!strncmp(a, "--comm", 6) && (!a[6] || a[6] == '=')) {
+		v = long_value(argc, argv, i, "--comm");
+		if (!v || !*v || strlen(v) >= sizeof(o->comm)) {
+			snprintf(err, errlen, "--comm needs a process name of 1 to %d characters",
+				 LW_COMM_LEN - 1);
+			return -EINVAL;
+		}
+		snprintf(o->comm, sizeof(o->comm), "%s", v);
+		return 1;
+	}
+	if (!strncmp(a, "--listen", 8) && (!a[8] || a[8] == '=')) {
+		v = long_value(argc, argv, i, "--listen");
+		if (!v || lw_parse_listen(v, o->host, sizeof(o->host), &o->port)) {
+			snprintf(err, errlen,
+				 "invalid --listen '%s' (examples: 127.0.0.1:9462, [::1]:9462)",
+				 v ? v : "");
+			return -EINVAL;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* The trace's options: with --comm, its pid is found later, so the parser
+ * gets a stand-in only once it said that a target was missing. */
+static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, size_t errlen)
+{
+	int ret = lw_opts_parse(&o->trace, n, rest, err, errlen);
+
+	if (!o->comm[0])
+		return ret;
+	if (!ret) {
+		snprintf(err, errlen, "-p and --comm are two targets: give one");
+		return -EINVAL;
+	}
+	if (ret < 0 && !strcmp(err, NO_TARGET)) {
+		rest[n] = "--pid=1";
+		ret = lw_opts_parse(&o->trace, n + 1, rest, err, errlen);
+		o->trace.pid = 0;
+	}
+	return ret;
+}
+
+static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
+{
+	if (o->trace.json) {
+		snprintf(err, errlen, "serve exports metrics, not JSON: drop -j");
+		return -EINVAL;
+	}
+	if (o->trace.duration_ns) {
+		snprintf(err, errlen, "serve runs until stopped: drop -d");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+	char **rest = calloc(argc + 2, sizeof(*rest));
+	int n = 0, ret = 0;
+
+	if (!rest) {
+		snprintf(err, errlen, "out of memory");
+		return -EINVAL;
+	}
+	memset(o, 0, sizeof(*o));
+	snprintf(o->host, sizeof(o->host), "%s", LW_SERVE_HOST);
+	o->port = LW_SERVE_PORT;
+	rest[n++] = argv[0];
+	for (int i = 1; i < argc && ret >= 0; i++) {
+		ret = take_own(o, argc, argv, &i, err, errlen);
+		if (!ret)
+			rest[n++] = argv[i];
+	}
+	if (ret >= 0)
+		ret = parse_trace(o, n, rest, err, errlen);
+	free(rest);
+	if (ret == -EINVAL && !strcmp(err, NO_TARGET))
+		snprintf(err, errlen, "a target is needed: -p PID or --comm NAME");
+	if (ret)
+		return ret;
+	return check_trace(o, err, errlen);
+}
+
+void lw_serve_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: latwhy serve (-p PID | --comm NAME) [--listen ADDR:PORT] [trace options]\n"
+		"\n"
+		"Trace a process until stopped and serve its metrics for Prometheus at\n"
+		"http://ADDR:PORT/metrics (see docs/serve.md).\n"
+		"\n"
+		"  -p, --pid PID         the process to trace; serve waits on when it exits\n"
+		"      --comm NAME       the first process named NAME, and after it exits the\n"
+		"                        next one: its series go on under target=NAME\n"
+		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n"
+		"\n"
+		"Every option of latwhy trace but -j and -d applies (see latwhy trace --help).\n");
+}

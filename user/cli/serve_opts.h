@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* serve_opts.h - `latwhy serve`: a target, an address, the trace's options. */
+#ifndef LW_SERVE_OPTS_H
+#define LW_SERVE_OPTS_H
+
+#include <stdio.h>
+#include <stddef.h>
+
+#include <linux/types.h>
+
+#include "latwhy.h" /* LW_COMM_LEN */
+#include "cli/opts.h"
+
+#define LW_SERVE_HOST "127.0.0.1"
+#define LW_SERVE_PORT 9462
+
+struct lw_serve_opts {
+	/* what to trace: -p PID (trace.pid), or --comm NAME (trace.pid 0,
+	 * found at run time and again whenever it exits) */
+	struct lw_opts trace;
+	char comm[LW_COMM_LEN];
+	char host[64]; /* --listen ADDR:PORT, numeric; [v6]:PORT */
+	unsigned port;
+};
+
+/* "127.0.0.1:9462", "[::1]:9462", ":9462" (the default host): 0 or -EINVAL. */
+int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port);
+
+/*
+ * Parse serve's argv: --comm NAME, --listen ADDR:PORT, and the live trace's
+ * options but -j, -d and -q (serve runs until stopped and prints no view).
+ * 0; 1 when help was asked for; -EINVAL with a one-line message in err.
+ */
+int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *err, size_t errlen);
+void lw_serve_usage(FILE *f);
+
+#endif /* LW_SERVE_OPTS_H */

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * export.c - the exporter as a sink: records in, cumulative counters out.
+ *
+ * REQUEST records are the slow requests; an engine of its own attributes
+ * them (lw_request_cause() and the per-cause bucket sums), so a scrape
+ * counts exactly what `latwhy trace` would summarise. TICK records carry
+ * the interval's request count, HIST the in-kernel latency histogram since
+ * the tracer started, META its dropped records, CPU its clocks.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/internal.h"
+
+struct lw_export *lw_export_new(const char *target, const char *node_root)
+{
+	struct lw_export *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	snprintf(x->target, sizeof(x->target), "%s", target);
+	x->node_root = strdup(node_root ? node_root : "/");
+	x->eng = lw_engine_new();
+	if (!x->node_root || !x->eng) {
+		lw_export_free(x);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&x->lock, NULL);
+	pthread_mutex_init(&x->node_lock, NULL);
+	return x;
+}
+
+void lw_export_free(struct lw_export *x)
+{
+	if (!x)
+		return;
+	if (x->node_read)
+		lw_node_free(&x->node);
+	lw_engine_free(x->eng);
+	free(x->node_root);
+	pthread_mutex_destroy(&x->lock);
+	pthread_mutex_destroy(&x->node_lock);
+	free(x);
+}
+
+/* A record of type's struct, copied out when rec holds one whole. */
+static bool record_take(const void *rec, size_t len, void *out, size_t size)
+{
+	if (len < size)
+		return false;
+	memcpy(out, rec, size);
+	return true;
+}
+
+static int export_record(void *ctx, const void *rec, size_t len)
+{
+	struct lw_export *x = ctx;
+	struct lw_tick_rec tick;
+	struct lw_meta_rec meta;
+	struct lw_cpu_rec cpu;
+	__u32 type;
+
+	if (!record_take(rec, len, &type, sizeof(type)))
+		return 0;
+	x->active = true;
+	switch (type) {
+	case LW_REC_REQUEST:
+		/* the engine counts what it cannot take in */
+		lw_engine_feed(x->eng, rec, len);
+		break;
+	case LW_REC_TICK:
+		if (record_take(rec, len, &tick, sizeof(tick)))
+			x->requests += tick.requests;
+		break;
+	case LW_REC_HIST:
+		if (len >= sizeof(struct lw_hist_rec))
+			memcpy(x->hist_cur, ((const struct lw_hist_rec *)rec)->b,
+			       sizeof(x->hist_cur));
+		break;
+	case LW_REC_META:
+		if (record_take(rec, len, &meta, sizeof(meta))) {
+			x->dropped_cur = meta.dropped;
+			x->freq_source = meta.freq_source;
+		}
+		break;
+	case LW_REC_CPU:
+		if (record_take(rec, len, &cpu, sizeof(cpu)) && cpu.cpu < LW_MAX_CPUS)
+			x->khz[cpu.cpu] = cpu.khz;
+		break;
+	}
+	return 0;
+}
+
+static int export_tick(void *ctx, __u64 now_ns)
+{
+	lw_export_publish(ctx);
+	return 0;
+}
+
+struct lw_sink lw_export_sink(struct lw_export *x)
+{
+	return (struct lw_sink){.ctx = x, .record = export_record, .tick = export_tick};
+}
+
+/*
+ * Slow requests and their time by cause, from the engine's summary. "none"
+ * is what no traced cause holds: the requests without one, those answered
+ * by another thread (not split), and the rest of every slow request's time
+ * (its own run and sleep), so the causes' seconds sum to the slow requests'
+ * latency.
+ */
+static void counters_slow(struct lw_export *x, struct lw_export_counters *c)
+{
+	struct lw_summary *s = malloc(sizeof(*s));
+	__u64 traced = 0, none;
+
+	if (!s)
+		return; /* the last published values stand */
+	lw_engine_summarize(x->eng, s);
+	for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
+		c->slow[k] = s->cause[k].requests;
+		if (k != LW_CAUSE_NONE) {
+			c->slow_ns[k] = s->cause[k].ns;
+			traced += s->cause[k].ns;
+		}
+	}
+	c->slow[LW_CAUSE_NONE] += s->handoff_slow;
+	none = s->slow_latency_ns > traced ? s->slow_latency_ns - traced : 0;
+	none += s->handoff_slow_ns;
+	/* a request's traced time may exceed its latency by up to 1%: never
+	 * let the rest go back */
+	if (none > c->slow_ns[LW_CAUSE_NONE])
+		c->slow_ns[LW_CAUSE_NONE] = none;
+	free(s);
+}
+
+/* Built aside, then copied under the lock: a scrape waits for a copy at
+ * most. Only this thread writes pub, so it reads it unlocked. */
+void lw_export_publish(struct lw_export *x)
+{
+	struct lw_export_counters c = x->pub;
+
+	counters_slow(x, &c);
+	c.requests = x->requests;
+	for (int b = 0; b < LW_HIST_BUCKETS; b++)
+		c.hist[b] = x->hist_base[b] + x->hist_cur[b];
+	c.dropped = x->dropped_base + x->dropped_cur;
+	c.active = x->active;
+	c.freq_source = x->freq_source;
+	memcpy(c.khz, x->khz, sizeof(c.khz));
+	pthread_mutex_lock(&x->lock);
+	x->pub = c;
+	pthread_mutex_unlock(&x->lock);
+}
+
+void lw_export_restart(struct lw_export *x)
+{
+	lw_export_publish(x);
+	for (int b = 0; b < LW_HIST_BUCKETS; b++)
+		x->hist_base[b] += x->hist_cur[b];
+	memset(x->hist_cur, 0, sizeof(x->hist_cur));
+	x->dropped_base += x->dropped_cur;
+	x->dropped_cur = 0;
+	x->active = false; /* until the next tracer's records */
+	/* the clocks were the last process's: unknown until the next CPU
+	 * records, and published so (absent, not stale) */
+	x->freq_source = LW_FREQ_NONE;
+	memset(x->khz, 0, sizeof(x->khz));
+	lw_export_publish(x);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * export.h - the Prometheus exporter: a sink that keeps cumulative counters
+ * from the records and renders them in the text exposition format.
+ *
+ * Two threads meet here. The tracing thread feeds records through the sink
+ * and publishes a snapshot of the counters at each tick; the HTTP thread
+ * renders the last published snapshot, plus the node's drift gauges and
+ * latwhy's own health, on each scrape. They share only the snapshot, under
+ * a mutex held for a copy, so a scrape never stalls the tracing loop.
+ *
+ * Counters never go back: a tracer restarted on a new process of the same
+ * target starts its cumulative snapshots (HIST, META) from zero again, and
+ * lw_export_restart() keeps what the last one reached as their offset.
+ */
+#ifndef LW_EXPORT_H
+#define LW_EXPORT_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "engine/sink.h"
+
+/* latwhy_build_info{version}; the build may set it (-DLW_VERSION=...). */
+#ifndef LW_VERSION
+#define LW_VERSION "dev"
+#endif
+
+/* The node's gauges are read again at most this often, on a scrape. */
+#define LW_EXPORT_NODE_NS (10ULL * 1000000000ULL)
+
+struct lw_export;
+
+/*
+ * An exporter for target (the comm: its `target` label), reading the node's
+ * gauges under node_root ("/" on a live node, a fixture tree in tests).
+ * NULL with errno set.
+ */
+struct lw_export *lw_export_new(const char *target, const char *node_root);
+void lw_export_free(struct lw_export *x);
+
+/* The exporter as a sink: record() takes the records, tick() publishes. */
+struct lw_sink lw_export_sink(struct lw_export *x);
+
+/* Make what was taken in so far what a scrape sees. */
+void lw_export_publish(struct lw_export *x);
+
+/*
+ * The source is about to start again from zero (a new process of the
+ * target): publish what the last run delivered, then keep it as the base
+ * its cumulative snapshots add to.
+ */
+void lw_export_restart(struct lw_export *x);
+
+/* The exposition text of the last published snapshot, NUL-terminated, in
+ * *len bytes (the NUL excluded); free() it. NULL with errno set. */
+char *lw_export_render(struct lw_export *x, size_t *len);
+
+/* Histogram bounds: every power of two from 2^LW_EXPORT_LE_MIN ns (1 us) to
+ * 2^LW_EXPORT_LE_MAX ns (34 s), edges of the in-kernel histogram's groups. */
+#define LW_EXPORT_LE_MIN 10
+#define LW_EXPORT_LE_MAX 35
+
+#endif /* LW_EXPORT_H */

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * text.c - the exposition text of a scrape: the published counters, then
+ * the node's gauges and latwhy's own health. Base units (seconds, hertz,
+ * bytes), _total on counters, one HELP and TYPE per family.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/internal.h"
+
+void lw_export_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(f, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+void lw_export_family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* ns as seconds, exactly: no rounding through a double */
+static void write_seconds(FILE *f, __u64 ns)
+{
+	fprintf(f, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000ULL),
+		(unsigned long long)(ns % 1000000000ULL));
+}
+
+static void write_target(FILE *f, const char *name, const char *target)
+{
+	fprintf(f, "%s{target=\"", name);
+	lw_export_label(f, target);
+	fputc('"', f);
+}
+
+static void write_requests(FILE *f, const char *target, const struct lw_export_counters *c)
+{
+	static const char *const slow = "latwhy_slow_requests_total";
+	static const char *const secs = "latwhy_slow_request_seconds_total";
+
+	lw_export_family(f, "latwhy_requests_total", "counter",
+			 "Requests the target completed, slow or not.");
+	write_target(f, "latwhy_requests_total", target);
+	fprintf(f, "} %llu\n", (unsigned long long)c->requests);
+	lw_export_family(f, slow, "counter",
+			 "Slow requests, by the cause that held most of each one's time.");
+	for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
+		write_target(f, slow, target);
+		fprintf(f, ",cause=\"%s\"} %llu\n", lw_cause_name(k),
+			(unsigned long long)c->slow[k]);
+	}
+	lw_export_family(f, secs, "counter",
+			 "Time of the slow requests, by cause; none is their own run and sleep.");
+	for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
+		write_target(f, secs, target);
+		fprintf(f, ",cause=\"%s\"} ", lw_cause_name(k));
+		write_seconds(f, c->slow_ns[k]);
+	}
+}
+
+/* Upper edge of histogram bucket b, ~0 for the last. */
+static __u64 bucket_upper(__u32 b)
+{
+	return b + 1 < LW_HIST_BUCKETS ? lw_hist_lower(b + 1) : ~0ULL;
+}
+
+/* The sum of the latencies, which the histogram only bounds: each bucket's
+ * count at its middle, within 1/16 of the truth. */
+static double hist_sum_seconds(const __u64 *h)
+{
+	double sum = 0;
+
+	for (__u32 b = 0; b < LW_HIST_BUCKETS; b++) {
+		__u64 lo = lw_hist_lower(b), hi = b + 1 < LW_HIST_BUCKETS ? bucket_upper(b) : lo;
+
+		if (h[b])
+			sum += h[b] * ((double)lo + (double)hi) / 2;
+	}
+	return sum / 1e9;
+}
+
+/*
+ * The in-kernel histogram's group edges are powers of two (ns), so a bucket
+ * lies wholly below 2^k ns or wholly above: each `le` bound counts exactly
+ * the requests faster than it.
+ */
+static void write_histogram(FILE *f, const char *target, const struct lw_export_counters *c)
+{
+	__u64 cum = 0;
+	__u32 b = 0;
+
+	lw_export_family(f, "latwhy_request_duration_seconds", "histogram",
+			 "Latency of every request of the target.");
+	for (int k = LW_EXPORT_LE_MIN; k <= LW_EXPORT_LE_MAX; k++) {
+		for (; b < LW_HIST_BUCKETS && bucket_upper(b) <= 1ULL << k; b++)
+			cum += c->hist[b];
+		write_target(f, "latwhy_request_duration_seconds_bucket", target);
+		fprintf(f, ",le=\"%.12g\"} %llu\n", (double)(1ULL << k) / 1e9,
+			(unsigned long long)cum);
+	}
+	for (; b < LW_HIST_BUCKETS; b++)
+		cum += c->hist[b];
+	write_target(f, "latwhy_request_duration_seconds_bucket", target);
+	fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+	write_target(f, "latwhy_request_duration_seconds_sum", target);
+	fprintf(f, "} %.9f\n", hist_sum_seconds(c->hist));
+	write_target(f, "latwhy_request_duration_seconds_count", target);
+	fprintf(f, "} %llu\n", (unsigned long long)cum);
+}
+
+static void write_dropped(FILE *f, const struct lw_export_counters *c)
+{
+	lw_export_family(f, "latwhy_events_dropped_total", "counter",
+			 "Records the kernel could not hand to latwhy (ring buffer full).");
+	fprintf(f, "latwhy_events_dropped_total %llu\n", (unsigned long long)c->dropped);
+	lw_export_family(
+		f, "latwhy_sampling_active", "gauge",
+		"1 while a tracer is attached to the target, 0 while serve waits for one.");
+	fprintf(f, "latwhy_sampling_active %d\n", c->active ? 1 : 0);
+}
+
+static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counters *c)
+{
+	write_requests(f, x->target, c);
+	write_histogram(f, x->target, c);
+	write_dropped(f, c);
+	lw_export_node_write(x, f, c);
+	lw_export_self_write(f);
+	return ferror(f) ? -EIO : 0;
+}
+
+char *lw_export_render(struct lw_export *x, size_t *len)
+{
+	struct lw_export_counters *c = malloc(sizeof(*c));
+	char *buf = NULL;
+	FILE *f = NULL;
+	int err = -ENOMEM;
+
+	if (!c)
+		goto cleanup;
+	pthread_mutex_lock(&x->lock);
+	*c = x->pub;
+	pthread_mutex_unlock(&x->lock);
+	f = open_memstream(&buf, len);
+	if (!f)
+		goto cleanup;
+	err = render_to(x, f, c);
+cleanup:
+	if (f && fclose(f) && !err)
+		err = -ENOMEM;
+	free(c);
+	if (err) {
+		free(buf);
+		errno = -err;
+		return NULL;
+	}
+	return buf;
+}
