@@ -1536,7 +1536,10 @@ test_serve() {
 	start_client 30
 	wait_for "$OUT/serve.err" "tracing lat_server (pid $SPID)" "$lpid" 10 ||
 		fail serve_target "the restarted server ($SPID) not traced: $(tail -1 "$OUT/serve.err")"
-	if ! serve_scrape "$mport" "$OUT/metrics2.txt" "m.get('$SERVE_REQ', 0) > $r1 + 100" 30; then
+	# the old run's last records are published at its end: wait for the new
+	# tracer's (sampling again) before judging the counters
+	if ! serve_scrape "$mport" "$OUT/metrics2.txt" \
+		"m.get('$SERVE_REQ', 0) > $r1 + 100 and m.get('latwhy_sampling_active') == 1" 30; then
 		fail serve_restart "the counters did not go on: $(tail -2 "$OUT/serve.err")"
 		cleanup
 		return
