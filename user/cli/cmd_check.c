@@ -12,7 +12,7 @@
 
 #include "advice/advise.h"
 #include "advice/fixscript.h"
-#include "cli/check.h"
+#include "output/node.h"
 #include "cli/check_opts.h"
 #include "cli/cmd.h"
 #include "output/findings.h"

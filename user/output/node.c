@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * check.c - what `latwhy check` read of the node's switches, as text or JSON.
+ * node.c - what `latwhy check` read of the node's switches, as text or JSON.
  *
  * Only what was read is printed: an unreadable file is absent in text and
  * null in JSON. The findings judged from it are printed by output/findings.h.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/check.h"
+#include "output/node.h"
 #include "output/nic.h" /* NIC section */
 
 #define TEXT_MAX_IRQS 20

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * check.h - the node `latwhy check` read, as text or JSON.
+ * node.h - the node `latwhy check` read, as text or JSON.
  *
  * The findings judged from it go through output/findings.h, the printers the
  * trace summary uses too, so a finding reads the same in both.
  */
-#ifndef LW_CHECK_H
-#define LW_CHECK_H
+#ifndef LW_OUTPUT_NODE_H
+#define LW_OUTPUT_NODE_H
 
 #include <stdio.h>
 
@@ -22,4 +22,4 @@ void lw_node_json(struct lw_json *j, const struct lw_node *n);
  * (over the sample when one was taken): higher = more spread. A drift signal. */
 double lw_node_irq_entropy(const struct lw_node *n);
 
-#endif /* LW_CHECK_H */
+#endif /* LW_OUTPUT_NODE_H */
