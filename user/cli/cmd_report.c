@@ -6,18 +6,17 @@
  * for the node reader), never from the machine report runs on. No root, no
  * BPF.
  */
-#define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "advice/explain.h"
 #include "capture/capture.h"
 #include "cli/cmd.h"
+#include "cli/load.h"
+#include "cli/summary.h"
 #include "engine/engine.h"
 #include "output/fmt.h"
 #include "output/json.h"
@@ -73,37 +72,14 @@ static int report_parse(struct report_opts *o, int argc, char **argv, char *err,
 	return 0;
 }
 
-static const char *fact(const struct lw_capture_reader *r, enum lw_capture_kind k, const char *key)
+static void header_text(const struct lw_loaded *l)
 {
-	const char *v = lw_capture_reader_fact(r, k, key);
-
-	return v && *v ? v : NULL;
-}
-
-/* What the reader had to skip or could not find, one line each. */
-static void report_damage(const struct lw_capture_reader *r, const char *path)
-{
-	const struct lw_capture_info *in = lw_capture_reader_info(r);
-
-	for (size_t i = 0; i < lw_capture_reader_nr_warnings(r); i++)
-		fprintf(stderr, "latwhy: %s: %s\n", path, lw_capture_reader_warning(r, i));
-	/* the reader's warnings name the cut chunk and what it held; the
-	 * summary below says how long the kept part traced */
-	if (in->truncated || !in->has_end)
-		fprintf(stderr,
-			"latwhy: %s: the capture was cut short (no end record): reporting its %llu "
-			"records; at most the last flush interval (1 s) before the cut is lost\n",
-			path, (unsigned long long)in->records);
-}
-
-static void header_text(const struct lw_capture_reader *r, const char *path)
-{
-	const char *host = fact(r, LW_CHUNK_HOST, "hostname");
-	const char *kern = fact(r, LW_CHUNK_HOST, "kernel_release");
-	const char *cpu = fact(r, LW_CHUNK_HOST, "cpu_model");
-	const char *on = fact(r, LW_CHUNK_HOST, "cpus_online");
-	const char *cmd = fact(r, LW_CHUNK_OPTIONS, "command");
-	const struct lw_capture_info *in = lw_capture_reader_info(r);
+	const char *host = lw_load_fact(l, LW_CHUNK_HOST, "hostname");
+	const char *kern = lw_load_fact(l, LW_CHUNK_HOST, "kernel_release");
+	const char *cpu = lw_load_fact(l, LW_CHUNK_HOST, "cpu_model");
+	const char *on = lw_load_fact(l, LW_CHUNK_HOST, "cpus_online");
+	const char *cmd = lw_load_fact(l, LW_CHUNK_OPTIONS, "command");
+	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
 
 	printf("Capture %s: latwhy %s, host %s (kernel %s, %s, CPUs %s)\n", path,
 	       in->latwhy_version[0] ? in->latwhy_version : "?", host ? host : "?",
@@ -112,18 +88,18 @@ static void header_text(const struct lw_capture_reader *r, const char *path)
 		printf("Recorded with: %s\n", cmd);
 }
 
-static void header_json(const struct lw_capture_reader *r, const char *path)
+static void header_json(const struct lw_loaded *l)
 {
 	static const char *const host[] = {"hostname",	  "kernel_release", "cpu_model",
 					   "cpus_online", "numa",	    "boot_id"};
 	static const char *const target[] = {"pid", "comm", "cmdline", "cpus_allowed", "cgroup"};
-	const struct lw_capture_info *in = lw_capture_reader_info(r);
+	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
 	struct lw_json j;
 
 	lw_json_init(&j, stdout, false);
 	lw_json_begin_object(&j);
 	lw_json_kstr(&j, "type", "capture");
-	lw_json_kstr(&j, "file", path);
+	lw_json_kstr(&j, "file", l->path);
 	lw_json_ku64(&j, "format_version", in->format_version);
 	lw_json_ku64(&j, "abi_version", in->abi_version);
 	lw_json_kstr(&j, "latwhy_version", in->latwhy_version);
@@ -133,7 +109,7 @@ static void header_json(const struct lw_capture_reader *r, const char *path)
 	lw_json_key(&j, "host");
 	lw_json_begin_object(&j);
 	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++) {
-		const char *v = fact(r, LW_CHUNK_HOST, host[i]);
+		const char *v = lw_load_fact(l, LW_CHUNK_HOST, host[i]);
 
 		if (v)
 			lw_json_kstr(&j, host[i], v);
@@ -144,7 +120,7 @@ static void header_json(const struct lw_capture_reader *r, const char *path)
 	lw_json_key(&j, "target");
 	lw_json_begin_object(&j);
 	for (size_t i = 0; i < sizeof(target) / sizeof(target[0]); i++) {
-		const char *v = fact(r, LW_CHUNK_TARGET, target[i]);
+		const char *v = lw_load_fact(l, LW_CHUNK_TARGET, target[i]);
 
 		if (v)
 			lw_json_kstr(&j, target[i], v);
@@ -156,86 +132,39 @@ static void header_json(const struct lw_capture_reader *r, const char *path)
 	lw_json_end(&j);
 }
 
-/* Every record into the engine; -errno when the file stopped being
- * readable (what was read stays counted). */
-static int report_feed(struct lw_capture_reader *r, struct lw_engine *e)
+static enum lw_exit report_run(const struct report_opts *o, struct lw_loaded *l)
 {
-	const void *rec;
-	size_t len;
-	int ret;
-
-	while (!(ret = lw_capture_reader_next_record(r, &rec, &len)))
-		lw_engine_feed(e, rec, len); /* a bad record is counted there */
-	return ret < 0 ? ret : 0;
-}
-
-/* The last node snapshot (the end's, as a live summary judges) under a
- * fresh directory; NULL when the capture has none. */
-static char *report_node(const struct lw_capture_reader *r, char *dir)
-{
-	size_t n = lw_capture_reader_nr_nodes(r);
-
-	if (!n || !mkdtemp(dir))
-		return NULL;
-	if (lw_capture_node_extract_at(r, n - 1, dir))
-		return NULL;
-	return dir;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-static enum lw_exit report_run(const struct report_opts *o, struct lw_capture_reader *r)
-{
-	char tmpl[] = "/tmp/latwhy-report.XXXXXX", *root;
-	const struct lw_capture_info *in = lw_capture_reader_info(r);
-	struct lw_findings fs = {};
-	struct lw_engine *e = lw_engine_new();
+	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
 	struct lw_render *out = lw_render_new(stdout, o->json);
-	enum lw_exit ret = LW_EXIT_FAIL;
 	struct lw_summary s;
-	int err;
 
-	if (!e || !out) {
+	if (!out) {
 		fprintf(stderr, "latwhy: out of memory\n");
-		goto cleanup;
+		return LW_EXIT_FAIL;
 	}
-	if (o->json) {
-		header_json(r, o->path);
-		lw_engine_on_request(e, lw_requests_on_request, stdout);
-	} else {
-		header_text(r, o->path);
-	}
-	err = report_feed(r, e);
-	if (err)
-		fprintf(stderr, "latwhy: %s: read failed: %s; reporting what was read\n", o->path,
-			strerror(-err));
-	lw_engine_summarize(e, &s);
-	root = report_node(r, tmpl);
-	if (!root)
-		fprintf(stderr, "latwhy: %s: no node snapshot: no findings\n", o->path);
-	else if ((err = lw_explain(&s, root, (s.flags & LW_META_TARGET_EXITED) ? 0 : s.pid, &fs)))
-		fprintf(stderr, "latwhy: %s: cannot read its node snapshot (%s): no findings\n",
-			o->path, strerror(-err));
-	lw_render_summary(out, &s, &fs);
-	lw_findings_free(&fs);
-	if (root)
-		nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	ret = in->records ? LW_EXIT_OK : LW_EXIT_FAIL;
-	if (!in->records)
-		fprintf(stderr, "latwhy: %s: no records to report\n", o->path);
-cleanup:
+	if (o->json)
+		header_json(l);
+	else
+		header_text(l);
+	lw_load_run(l);
+	lw_engine_summarize(l->e, &s);
+	if (l->root[0])
+		lw_report_summary(l->e, out, l->root,
+				  (s.flags & LW_META_TARGET_EXITED) ? 0 : s.pid);
+	else
+		lw_render_summary(out, &s, NULL);
 	lw_render_free(out);
-	lw_engine_free(e);
-	return ret;
+	if (!in->records) {
+		fprintf(stderr, "latwhy: %s: no records to report\n", o->path);
+		return LW_EXIT_FAIL;
+	}
+	return LW_EXIT_OK;
 }
 
 enum lw_exit lw_cmd_report(int argc, char **argv)
 {
-	struct lw_capture_reader *r;
 	struct report_opts o;
+	struct lw_loaded l;
 	char err[256];
 	enum lw_exit ret;
 	int p;
@@ -249,19 +178,11 @@ enum lw_exit lw_cmd_report(int argc, char **argv)
 		fprintf(stderr, "latwhy: %s (see latwhy report --help)\n", err);
 		return LW_EXIT_USAGE;
 	}
-	r = lw_capture_reader_open(o.path, err, sizeof(err));
-	if (!r) {
-		fprintf(stderr, "latwhy: %s: %s\n", o.path, err);
+	if (lw_load_open(&l, o.path, o.json ? lw_requests_on_request : NULL, stdout)) {
+		lw_load_close(&l);
 		return LW_EXIT_FAIL;
 	}
-	report_damage(r, o.path);
-	if (lw_capture_reader_info(r)->abi_version != LW_ABI_VERSION) {
-		fprintf(stderr, "latwhy: %s: its records are of ABI %u, this latwhy reads %u\n",
-			o.path, lw_capture_reader_info(r)->abi_version, LW_ABI_VERSION);
-		lw_capture_reader_close(r);
-		return LW_EXIT_FAIL;
-	}
-	ret = report_run(&o, r);
-	lw_capture_reader_close(r);
+	ret = report_run(&o, &l);
+	lw_load_close(&l);
 	return ret;
 }

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* load.c - a capture as a source (see load.h), for report and diff. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/load.h"
+#include "node/node.h"
+
+const char *lw_load_fact(const struct lw_loaded *l, enum lw_capture_kind k, const char *key)
+{
+	const char *v = lw_capture_reader_fact(l->r, k, key);
+
+	return v && *v ? v : NULL;
+}
+
+/* What the reader had to skip or could not find, one line each; the
+ * reader's warnings name the cut chunk and what it held. */
+static void load_damage(const struct lw_loaded *l)
+{
+	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
+
+	for (size_t i = 0; i < lw_capture_reader_nr_warnings(l->r); i++)
+		fprintf(stderr, "latwhy: %s: %s\n", l->path, lw_capture_reader_warning(l->r, i));
+	if (in->truncated || !in->has_end)
+		fprintf(stderr,
+			"latwhy: %s: the capture was cut short (no end record): reporting its %llu "
+			"records; at most the last flush interval (1 s) before the cut is lost\n",
+			l->path, (unsigned long long)in->records);
+}
+
+int lw_load_open(struct lw_loaded *l, const char *path, lw_request_fn fn, void *ctx)
+{
+	char err[256];
+	__u32 abi;
+
+	memset(l, 0, sizeof(*l));
+	l->path = path;
+	l->r = lw_capture_reader_open(path, err, sizeof(err));
+	if (!l->r) {
+		fprintf(stderr, "latwhy: %s: %s\n", path, err);
+		return -EINVAL;
+	}
+	load_damage(l);
+	abi = lw_capture_reader_info(l->r)->abi_version;
+	if (abi != LW_ABI_VERSION) {
+		fprintf(stderr, "latwhy: %s: its records are of ABI %u, this latwhy reads %u\n",
+			path, abi, LW_ABI_VERSION);
+		return -EPROTO;
+	}
+	l->e = lw_engine_new();
+	if (!l->e) {
+		fprintf(stderr, "latwhy: out of memory\n");
+		return -ENOMEM;
+	}
+	if (fn)
+		lw_engine_on_request(l->e, fn, ctx);
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* The snapshot's tree, removed (it was made here, with mkdtemp). */
+static void rm_root(struct lw_loaded *l)
+{
+	if (l->root[0])
+		nftw(l->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	l->root[0] = '\0';
+}
+
+void lw_load_run(struct lw_loaded *l)
+{
+	size_t nodes = lw_capture_reader_nr_nodes(l->r);
+	const void *rec;
+	size_t len;
+	int ret;
+
+	while (!(ret = lw_capture_reader_next_record(l->r, &rec, &len)))
+		lw_engine_feed(l->e, rec, len); /* a bad record is counted there */
+	if (ret < 0)
+		fprintf(stderr, "latwhy: %s: read failed: %s; reporting what was read\n", l->path,
+			strerror(-ret));
+	/* the last snapshot: the end's, which a live summary judges */
+	snprintf(l->root, sizeof(l->root), "/tmp/latwhy-node.XXXXXX");
+	if (!nodes || !mkdtemp(l->root)) {
+		l->root[0] = '\0';
+	} else if (lw_capture_node_extract_at(l->r, nodes - 1, l->root)) {
+		rm_root(l);
+	}
+	if (!l->root[0])
+		fprintf(stderr, "latwhy: %s: no node snapshot: no findings\n", l->path);
+}
+
+int lw_load_node(const struct lw_loaded *l, const struct lw_summary *s, struct lw_node *n)
+{
+	int pid = (s->flags & LW_META_TARGET_EXITED) ? 0 : s->pid, err;
+
+	memset(n, 0, sizeof(*n));
+	if (!l->root[0])
+		return -ENOENT;
+	err = lw_node_read(n, l->root, pid);
+	if (err == -ESRCH && pid) { /* no target in it: node-wide facts stand */
+		lw_node_free(n);
+		err = lw_node_read(n, l->root, 0);
+	}
+	return err;
+}
+
+void lw_load_close(struct lw_loaded *l)
+{
+	rm_root(l);
+	lw_engine_free(l->e);
+	lw_capture_reader_close(l->r);
+	memset(l, 0, sizeof(*l));
+}

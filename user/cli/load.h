@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* load.h - a capture as a source: opened, its records through an engine,
+ * its last node snapshot written out as a root for the node reader. */
+#ifndef LW_CLI_LOAD_H
+#define LW_CLI_LOAD_H
+
+#include <stdbool.h>
+
+#include "capture/capture.h"
+#include "engine/engine.h"
+
+struct lw_node;
+
+struct lw_loaded {
+	const char *path;
+	struct lw_capture_reader *r;
+	struct lw_engine *e;
+	char root[40]; /* the node snapshot's tree, "" when none */
+};
+
+/* Open path, say its damage on stderr, check its ABI; one-line error and
+ * -errno when it cannot be read. fn, when not NULL, sees each request the
+ * engine takes in (report --json's lines). */
+int lw_load_open(struct lw_loaded *l, const char *path, lw_request_fn fn, void *ctx);
+/* Feed every record to the engine and write the node snapshot out. A file
+ * that stops being readable is said, and what was read stays. */
+void lw_load_run(struct lw_loaded *l);
+/* The engine's summary and the node of the snapshot (0: read; -errno: no
+ * snapshot, said on stderr). n is freed by the caller. */
+int lw_load_node(const struct lw_loaded *l, const struct lw_summary *s, struct lw_node *n);
+void lw_load_close(struct lw_loaded *l);
+
+/* A capture fact, NULL when absent or empty. */
+const char *lw_load_fact(const struct lw_loaded *l, enum lw_capture_kind k, const char *key);
+
+#endif /* LW_CLI_LOAD_H */
