@@ -81,7 +81,7 @@ static void header_text(const struct lw_loaded *l)
 	const char *cmd = lw_load_fact(l, LW_CHUNK_OPTIONS, "command");
 	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
 
-	printf("Capture %s: latwhy %s, host %s (kernel %s, %s, CPUs %s)\n", path,
+	printf("Capture %s: latwhy %s, host %s (kernel %s, %s, CPUs %s)\n", l->path,
 	       in->latwhy_version[0] ? in->latwhy_version : "?", host ? host : "?",
 	       kern ? kern : "?", cpu ? cpu : "CPU model unknown", on ? on : "?");
 	if (cmd)
