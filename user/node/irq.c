@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
@@ -372,4 +373,38 @@ unsigned long long lw_irq_count_on(const struct lw_node *n, const struct lw_irq 
 	if (sampled)
 		*sampled = q->delta != NULL;
 	return sum;
+}
+
+/* Over the sample when one was taken, else since boot. */
+static const unsigned long long *entropy_counts(const struct lw_irq *q)
+{
+	return q->delta ? q->delta : q->count;
+}
+
+double lw_node_irq_entropy(const struct lw_node *n)
+{
+	unsigned long long sum = 0;
+	double h = 0;
+
+	for (int c = 0; c < n->nr_cpus; c++) {
+		unsigned long long v = 0;
+
+		for (size_t i = 0; i < n->nr_irqs; i++)
+			v += entropy_counts(&n->irqs[i])[c];
+		sum += v;
+	}
+	if (!sum)
+		return 0;
+	for (int c = 0; c < n->nr_cpus; c++) {
+		unsigned long long v = 0;
+		double p;
+
+		for (size_t i = 0; i < n->nr_irqs; i++)
+			v += entropy_counts(&n->irqs[i])[c];
+		if (!v)
+			continue;
+		p = (double)v / sum;
+		h -= p * log2(p);
+	}
+	return h;
 }

@@ -296,6 +296,9 @@ void lw_node_free(struct lw_node *n);
  */
 unsigned lw_idle_poll_states(const char *root);
 
+/* Shannon entropy in bits of the per-CPU distribution of device interrupts
+ * (over the sample when one was taken): higher = more spread. A drift signal. */
+double lw_node_irq_entropy(const struct lw_node *n);
 /* Lookups; NULL when absent. */
 const struct lw_irq *lw_node_irq(const struct lw_node *n, unsigned irq);
 const struct lw_numa_node *lw_node_numa(const struct lw_node *n, int id);

@@ -29,38 +29,6 @@ static unsigned mhz(unsigned khz)
 	return (khz + 500) / 1000;
 }
 
-static const unsigned long long *irq_counts(const struct lw_irq *q)
-{
-	return q->delta ? q->delta : q->count;
-}
-
-double lw_node_irq_entropy(const struct lw_node *n)
-{
-	unsigned long long sum = 0;
-	double h = 0;
-
-	for (int c = 0; c < n->nr_cpus; c++) {
-		unsigned long long v = 0;
-
-		for (size_t i = 0; i < n->nr_irqs; i++)
-			v += irq_counts(&n->irqs[i])[c];
-		sum += v;
-	}
-	if (!sum)
-		return 0;
-	for (int c = 0; c < n->nr_cpus; c++) {
-		unsigned long long v = 0;
-		double p;
-
-		for (size_t i = 0; i < n->nr_irqs; i++)
-			v += irq_counts(&n->irqs[i])[c];
-		if (!v)
-			continue;
-		p = (double)v / sum;
-		h -= p * log2(p);
-	}
-	return h;
-}
 
 /* Lowest scaling_cur_freq over online CPUs, 0 without cpufreq. */
 static unsigned lowest_khz(const struct lw_node *n)

@@ -18,8 +18,4 @@ void lw_node_print(FILE *f, const struct lw_node *n);
 /* What was read as a JSON object (value position). */
 void lw_node_json(struct lw_json *j, const struct lw_node *n);
 
-/* Shannon entropy in bits of the per-CPU distribution of device interrupts
- * (over the sample when one was taken): higher = more spread. A drift signal. */
-double lw_node_irq_entropy(const struct lw_node *n);
-
 #endif /* LW_OUTPUT_NODE_H */
