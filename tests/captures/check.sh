@@ -1,6 +1,7 @@
 #!/bin/sh
 # What latwhy report prints of each golden capture (tests/captures/*.lwy,
-# made by make.sh) is pinned: text and JSON, stdout and stderr, exit code.
+# made by make.sh), and latwhy diff of three pairs, is pinned: text and
+# JSON, stdout and stderr, exit code.
 # No root, no BPF: the captures are read as any user would.
 #
 #   tests/captures/check.sh            compare (make unit runs it)
@@ -24,6 +25,24 @@ for f in "$DIR"/*.lwy; do
 			printf '%s\n' "$got" >"$out"
 		elif [ "$got" != "$(cat "$out" 2>/dev/null)" ]; then
 			echo "FAIL $out: latwhy report $flag $f differs:"
+			printf '%s\n' "$got" | diff "$out" - | head -20
+			fails=$((fails + 1))
+		fi
+	done
+done
+# latwhy diff of pairs that differ in cause and in THP/khugepaged settings
+for pair in thp:sched sched:quiet irq:softirq; do
+	a=$DIR/${pair%:*}.lwy b=$DIR/${pair#*:}.lwy
+	for mode in text json; do
+		out=$DIR/diff-${pair%:*}-${pair#*:}.$mode
+		flag=
+		[ $mode = json ] && flag=--json
+		got=$(./latwhy diff $flag "$a" "$b" 2>&1; echo "exit $?")
+		n=$((n + 1))
+		if [ -n "$update" ]; then
+			printf '%s\n' "$got" >"$out"
+		elif [ "$got" != "$(cat "$out" 2>/dev/null)" ]; then
+			echo "FAIL $out: latwhy diff $flag $a $b differs:"
 			printf '%s\n' "$got" | diff "$out" - | head -20
 			fails=$((fails + 1))
 		fi

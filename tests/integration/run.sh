@@ -597,6 +597,18 @@ test_capture_bad() {
 		fail capture_bad "no file: rc=$rc out=$out"
 		ok=
 	fi
+	out=$(./latwhy diff "$d/text.lwy" 2>&1)
+	rc=$?
+	if [ $rc -ne 2 ] || [ "$out" != "latwhy: diff takes two capture files: latwhy diff A.lwy B.lwy (see latwhy diff --help)" ]; then
+		fail capture_bad "diff of one file: rc=$rc out=$out"
+		ok=
+	fi
+	out=$(./latwhy diff tests/captures/sched.lwy "$d/text.lwy" 2>&1)
+	rc=$?
+	if [ $rc -ne 1 ] || [ "$out" != "latwhy: $d/text.lwy: not a latwhy capture (bad magic)" ]; then
+		fail capture_bad "diff with a bad file: rc=$rc out=$out"
+		ok=
+	fi
 	rm -f "$d/zeros.lwy"
 	[ -n "$ok" ] && pass capture_bad
 }

@@ -39,6 +39,7 @@ enum lw_exit lw_cmd_trace(int argc, char **argv);
 enum lw_exit lw_cmd_check(int argc, char **argv);
 enum lw_exit lw_cmd_record(int argc, char **argv);
 enum lw_exit lw_cmd_report(int argc, char **argv);
+enum lw_exit lw_cmd_diff(int argc, char **argv);
 enum lw_exit lw_cmd_serve(int argc, char **argv);
 
 #endif /* LW_CMD_H */

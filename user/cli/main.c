@@ -12,6 +12,7 @@ static const struct lw_cmd cmds[] = {
 	{"check", "judge the node's latency switches (no BPF, no root needed)", lw_cmd_check},
 	{"record", "capture a live process's records into a file for a ticket", lw_cmd_record},
 	{"report", "read a capture anywhere: summary, evidence, findings (no root)", lw_cmd_report},
+	{"diff", "two captures side by side: what differs, and what explains it", lw_cmd_diff},
 	{"serve", "trace until stopped, serving the metrics to Prometheus", lw_cmd_serve},
 };
 
