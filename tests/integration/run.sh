@@ -708,7 +708,8 @@ test_idle() {
 		skip idle_polled "no polling idle state on CPU $SRV_CPU (cpuidle driver $(
 			cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo absent
 		)): the awake run keeps it busy at SCHED_IDLE instead"
-		chrt -i 0 "$T/lw_hog" -C "$SRV_CPU" -d 5 &
+		# outlives the awake run (latwhy's load included); killed after it
+		chrt -i 0 "$T/lw_hog" -C "$SRV_CPU" -d 30 &
 		hog=$!
 		PIDS+=("$hog")
 	fi
