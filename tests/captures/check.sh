@@ -30,6 +30,22 @@ for f in "$DIR"/*.lwy; do
 		fi
 	done
 done
+# each capture's Trace Event file, checked against the format's rules and
+# against the report's request lines (check_trace_event.py)
+if [ -z "$update" ]; then
+	tmp=$(mktemp -d)
+	for f in "$DIR"/*.lwy; do
+		n=$((n + 1))
+		if ! ./latwhy report --trace-event "$tmp/te.json" "$f" >/dev/null 2>&1 ||
+			! ./latwhy report --json "$f" >"$tmp/rep.json" 2>/dev/null ||
+			! python3 "$DIR/check_trace_event.py" "$tmp/te.json" "$tmp/rep.json" >"$tmp/out"; then
+			echo "FAIL $f --trace-event: $(cat "$tmp/out" 2>/dev/null)"
+			fails=$((fails + 1))
+		fi
+	done
+	rm -rf "$tmp"
+fi
+
 # latwhy diff of pairs that differ in cause and in THP/khugepaged settings
 for pair in thp:sched sched:quiet irq:softirq; do
 	a=$DIR/${pair%:*}.lwy b=$DIR/${pair#*:}.lwy

@@ -75,7 +75,7 @@ static int diff_load(struct diff_input *in, const char *file)
 
 	if (lw_load_open(&in->l, file, NULL, NULL))
 		return -1;
-	lw_load_run(&in->l);
+	lw_load_run(&in->l, NULL);
 	lw_engine_summarize(in->l.e, &in->s);
 	in->has_node = !lw_load_node(&in->l, &in->s, &in->n);
 	if (in->has_node)

@@ -22,10 +22,12 @@
 #include "output/json.h"
 #include "output/render.h"
 #include "output/requests.h"
+#include "output/trace_event.h"
 
 struct report_opts {
 	const char *path;
 	bool json;
+	const char *trace_event; /* --trace-event OUT.json */
 };
 
 static void report_usage(FILE *f)
@@ -36,7 +38,11 @@ static void report_usage(FILE *f)
 		   "live trace would have printed at its end, with the host and target it was\n"
 		   "recorded on. Any user, any machine: no root, no BPF.\n"
 		   "\n"
-		   "  -j, --json   NDJSON: a capture line, the request lines, the summary\n");
+		   "  -j, --json            NDJSON: a capture line, the request lines, the\n"
+		   "                        summary\n"
+		   "      --trace-event OUT the capture in the Trace Event Format (JSON) for\n"
+		   "                        Perfetto or chrome://tracing: a track per thread,\n"
+		   "                        a slice per slow request, clock and IRQ counters\n");
 }
 
 /* 0; 1 for help; -EINVAL with a message in err */
@@ -44,6 +50,7 @@ static int report_parse(struct report_opts *o, int argc, char **argv, char *err,
 {
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, 'j'},
+		{"trace-event", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
@@ -55,6 +62,11 @@ static int report_parse(struct report_opts *o, int argc, char **argv, char *err,
 	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
 		if (c == 'j') {
 			o->json = true;
+		} else if (c == 't') {
+			o->trace_event = optarg;
+		} else if (c == ':') {
+			snprintf(err, len, "%s needs a file name", argv[optind - 1]);
+			return -EINVAL;
 		} else if (c == 'h') {
 			return 1;
 		} else {
@@ -132,33 +144,57 @@ static void header_json(const struct lw_loaded *l)
 	lw_json_end(&j);
 }
 
+/* --trace-event: the sink's file, written whole once every record is in;
+ * a file that cannot be written is one line and a failed run. */
+static int report_trace_event(const struct report_opts *o, struct lw_trace_event *te)
+{
+	FILE *f = fopen(o->trace_event, "we");
+	int err;
+
+	if (!f) {
+		fprintf(stderr, "latwhy: cannot create %s: %s\n", o->trace_event, strerror(errno));
+		return -errno;
+	}
+	err = lw_trace_event_write(te, f);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (err)
+		fprintf(stderr, "latwhy: cannot write %s: %s\n", o->trace_event, strerror(-err));
+	return err;
+}
+
 static enum lw_exit report_run(const struct report_opts *o, struct lw_loaded *l)
 {
 	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
 	struct lw_render *out = lw_render_new(stdout, o->json);
+	struct lw_trace_event *te = o->trace_event ? lw_trace_event_new() : NULL;
+	struct lw_sink te_sink = te ? lw_trace_event_sink(te) : (struct lw_sink){};
+	enum lw_exit ret = LW_EXIT_FAIL;
 	struct lw_summary s;
 
-	if (!out) {
+	if (!out || (o->trace_event && !te)) {
 		fprintf(stderr, "latwhy: out of memory\n");
-		return LW_EXIT_FAIL;
+		goto cleanup;
 	}
 	if (o->json)
 		header_json(l);
 	else
 		header_text(l);
-	lw_load_run(l);
+	lw_load_run(l, te ? &te_sink : NULL);
 	lw_engine_summarize(l->e, &s);
 	if (l->root[0])
 		lw_report_summary(l->e, out, l->root,
 				  (s.flags & LW_META_TARGET_EXITED) ? 0 : s.pid);
 	else
 		lw_render_summary(out, &s, NULL);
-	lw_render_free(out);
-	if (!in->records) {
+	if (!in->records)
 		fprintf(stderr, "latwhy: %s: no records to report\n", o->path);
-		return LW_EXIT_FAIL;
-	}
-	return LW_EXIT_OK;
+	else if (!te || !report_trace_event(o, te))
+		ret = LW_EXIT_OK;
+cleanup:
+	lw_trace_event_free(te);
+	lw_render_free(out);
+	return ret;
 }
 
 enum lw_exit lw_cmd_report(int argc, char **argv)

@@ -74,15 +74,18 @@ static void rm_root(struct lw_loaded *l)
 	l->root[0] = '\0';
 }
 
-void lw_load_run(struct lw_loaded *l)
+void lw_load_run(struct lw_loaded *l, const struct lw_sink *extra)
 {
 	size_t nodes = lw_capture_reader_nr_nodes(l->r);
 	const void *rec;
 	size_t len;
 	int ret;
 
-	while (!(ret = lw_capture_reader_next_record(l->r, &rec, &len)))
+	while (!(ret = lw_capture_reader_next_record(l->r, &rec, &len))) {
 		lw_engine_feed(l->e, rec, len); /* a bad record is counted there */
+		if (extra)
+			lw_sink_record(extra, rec, len);
+	}
 	if (ret < 0)
 		fprintf(stderr, "latwhy: %s: read failed: %s; reporting what was read\n", l->path,
 			strerror(-ret));

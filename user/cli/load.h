@@ -22,9 +22,10 @@ struct lw_loaded {
  * -errno when it cannot be read. fn, when not NULL, sees each request the
  * engine takes in (report --json's lines). */
 int lw_load_open(struct lw_loaded *l, const char *path, lw_request_fn fn, void *ctx);
-/* Feed every record to the engine and write the node snapshot out. A file
- * that stops being readable is said, and what was read stays. */
-void lw_load_run(struct lw_loaded *l);
+/* Feed every record to the engine (and to extra, when not NULL: another
+ * sink of the same records) and write the node snapshot out. A file that
+ * stops being readable is said, and what was read stays. */
+void lw_load_run(struct lw_loaded *l, const struct lw_sink *extra);
 /* The engine's summary and the node of the snapshot (0: read; -errno: no
  * snapshot, said on stderr). n is freed by the caller. */
 int lw_load_node(const struct lw_loaded *l, const struct lw_summary *s, struct lw_node *n);
