@@ -535,7 +535,7 @@ PY
 test_capture_damage() {
 	local f=$OUT/cut.lwy rec out rc mnt=$OUT/small
 	start_server "$SRV_CPU" || { no_server capture_damage; return; }
-	start_client 14
+	start_client 40 # outlives the three recordings; cleanup stops it
 	sleep 0.5
 	./latwhy record -p "$SPID" -d 20s -q -o "$f" 2>"$OUT/rec.err" &
 	rec=$!
@@ -550,10 +550,15 @@ test_capture_damage() {
 	else
 		fail capture_killed "$(tail -1 "$OUT/cut.py")"
 	fi
-	out=$(./latwhy record -p "$SPID" -d 10s -q --max-size 24k -o "$OUT/cap.lwy" 2>&1)
+	# a cap 12 KiB above what a 1 s capture of this node takes (its
+	# header and node snapshots): a few seconds of records
+	local cap
+	cap=$(($(./latwhy record -p "$SPID" -d 1s -q -o "$OUT/base.lwy" >/dev/null 2>&1; stat -c %s "$OUT/base.lwy") / 1024 + 12))
+	out=$(./latwhy record -p "$SPID" -d 30s -q --max-size "${cap}k" -o "$OUT/cap.lwy" 2>&1)
 	rc=$?
-	if [ $rc -ne 0 ] || ! grep -q "^latwhy: $OUT/cap.lwy reached its size cap (--max-size 24.0 KiB): capture stopped after" <<<"$out" ||
-		[ "$(stat -c %s "$OUT/cap.lwy")" -gt 24576 ] || ! ./latwhy report "$OUT/cap.lwy" >/dev/null 2>&1; then
+	if [ $rc -ne 0 ] || ! grep -q "^latwhy: $OUT/cap.lwy reached its size cap (--max-size $cap.0 KiB): capture stopped after" <<<"$out" ||
+		[ "$(stat -c %s "$OUT/cap.lwy")" -gt $((cap * 1024)) ] ||
+		! ./latwhy report "$OUT/cap.lwy" 2>/dev/null | grep -q '^== latwhy: pid [0-9]* (lat_server), '; then
 		fail capture_cap "rc=$rc: $out"
 	else
 		pass capture_cap
@@ -563,7 +568,7 @@ test_capture_damage() {
 		cleanup
 		return
 	fi
-	out=$(./latwhy record -p "$SPID" -d 8s -q --slow 1us -o "$mnt/full.lwy" 2>&1)
+	out=$(./latwhy record -p "$SPID" -d 20s -q --slow 1us -o "$mnt/full.lwy" 2>&1)
 	rc=$?
 	if [ $rc -ne 1 ] || ! grep -q "^latwhy: cannot write $mnt/full.lwy: No space left on device; what was written stays readable$" <<<"$out" ||
 		! ./latwhy report "$mnt/full.lwy" >/dev/null 2>&1; then

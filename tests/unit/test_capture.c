@@ -786,6 +786,41 @@ static void test_size_cap(void **state)
 	lw_capture_reader_close(r);
 }
 
+/* One chunk's worth of records that passes the cap whole: the writer keeps
+ * the largest half, quarter, ... of them that fits, not none. */
+static void test_cap_inside_chunk(void **state)
+{
+	struct lw_capture_opts o = opts();
+	struct lw_capture_writer *w;
+	struct lw_capture_reader *r;
+	unsigned char rec[200];
+	char path[128], err[256];
+	unsigned seed = 7;
+	__u64 written;
+
+	tmp_path(path, sizeof(path), "cap-inside.lwy");
+	o.max_size = 16 << 10;
+	o.flush_bytes = 1 << 20; /* one chunk for everything below */
+	w = lw_capture_writer_open(path, &o);
+	assert_non_null(w);
+	for (int n = 0; n < 400; n++) {
+		for (size_t i = 0; i < sizeof(rec); i++)
+			rec[i] = (unsigned char)rand_r(&seed);
+		lwc_put32(rec, LW_REC_REQUEST);
+		assert_int_equal(lw_capture_writer_append(w, rec, sizeof(rec)), 0);
+	}
+	/* 80 kB of incompressible records: a part of them fits in 16 kB */
+	assert_int_equal(lw_capture_writer_flush(w), -EFBIG);
+	written = lw_capture_writer_records(w);
+	assert_true(written >= 25 && written < 400);
+	assert_int_equal(lw_capture_writer_dropped(w), 400 - written);
+	assert_int_equal(lw_capture_writer_close(w), 0);
+	r = lw_capture_reader_open(path, err, sizeof(err));
+	assert_non_null(r);
+	assert_int_equal(lw_capture_reader_info(r)->records, written);
+	lw_capture_reader_close(r);
+}
+
 /* A disk that fills up: the hook writes what is left of its budget, then
  * fails with ENOSPC, leaving part of a chunk behind. */
 struct disk {
@@ -870,23 +905,15 @@ static void test_writer_args(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_extract),
-		cmocka_unit_test(test_node_fixtures),
-		cmocka_unit_test(test_node_live),
-		cmocka_unit_test(test_truncate_every_byte),
-		cmocka_unit_test(test_flip_each_chunk),
-		cmocka_unit_test(test_resync_garbage),
-		cmocka_unit_test(test_unknown_kind),
-		cmocka_unit_test(test_damage_to_end),
-		cmocka_unit_test(test_versions),
-		cmocka_unit_test(test_bad_magic),
-		cmocka_unit_test(test_foreign_files),
-		cmocka_unit_test(test_sparse_zeros),
-		cmocka_unit_test(test_scan_gives_up),
-		cmocka_unit_test(test_size_cap),
-		cmocka_unit_test(test_enospc),
-		cmocka_unit_test(test_writer_args),
+		cmocka_unit_test(test_cap_inside_chunk), cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_extract),		 cmocka_unit_test(test_node_fixtures),
+		cmocka_unit_test(test_node_live),	 cmocka_unit_test(test_truncate_every_byte),
+		cmocka_unit_test(test_flip_each_chunk),	 cmocka_unit_test(test_resync_garbage),
+		cmocka_unit_test(test_unknown_kind),	 cmocka_unit_test(test_damage_to_end),
+		cmocka_unit_test(test_versions),	 cmocka_unit_test(test_bad_magic),
+		cmocka_unit_test(test_foreign_files),	 cmocka_unit_test(test_sparse_zeros),
+		cmocka_unit_test(test_scan_gives_up),	 cmocka_unit_test(test_size_cap),
+		cmocka_unit_test(test_enospc),		 cmocka_unit_test(test_writer_args),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

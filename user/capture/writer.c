@@ -136,24 +136,48 @@ static int emit_chunk(struct lw_capture_writer *w, __u32 kind, const void *raw, 
 	return 0;
 }
 
+/* Bytes of the first n buffered records. */
+static size_t records_len(const struct lw_capture_writer *w, __u32 n)
+{
+	size_t off = 0;
+
+	while (n--)
+		off += 4 + lwc_get32(w->buf + off);
+	return off;
+}
+
+/* The buffered records as one chunk; when it would pass the size cap, the
+ * largest half, quarter, ... of them that fits, so that a cap met inside a
+ * second's records keeps what it can (a busy second is 100 kB). */
 static int flush_records(struct lw_capture_writer *w)
 {
+	bool was_capped = w->capped;
+	__u32 all = w->count, n = all;
 	int err;
 
 	if (!w->count)
 		return w->err;
-	err = emit_chunk(w, LW_CHUNK_RECORDS, w->buf, w->len, w->count, w->t_first, w->t_last);
-	if (err) {
-		w->dropped += w->count;
-	} else {
-		w->records += w->count;
+	err = emit_chunk(w, LW_CHUNK_RECORDS, w->buf, w->len, n, w->t_first, w->t_last);
+	while (err == -EFBIG && !was_capped && n > 1) {
+		n /= 2;
+		w->capped = false;
+		err = emit_chunk(w, LW_CHUNK_RECORDS, w->buf, records_len(w, n), n, w->t_first,
+				 w->t_last);
+		if (!err)
+			w->capped = true; /* what did not fit stays out */
+	}
+	if (err)
+		n = 0;
+	w->dropped += all - n;
+	if (n) {
+		w->records += n;
 		if (!w->rt_first)
 			w->rt_first = w->t_first;
 		w->rt_last = w->t_last;
 	}
 	w->len = 0;
 	w->count = 0;
-	return err;
+	return err ? err : n < all ? -EFBIG : 0;
 }
 
 static int buf_reserve(struct lw_capture_writer *w, size_t need)
