@@ -15,11 +15,10 @@ VMLINUX_DEPS := vmlinux/vmlinux.h $(VMLINUX)
 
 WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror
 CFLAGS   ?= -O2 -g
-# recorded in captures and build info: the release, and the commit built
+# recorded in captures and build info; a constant, so that an object built
+# before a commit and one built after agree
 VERSION  := 0.2.0
-GITREV   := $(shell git rev-parse --short HEAD 2>/dev/null)
-CFLAGS   += $(WARN) -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuser \
-	    -DLW_VERSION='"$(VERSION)$(if $(GITREV),+$(GITREV))"'
+CFLAGS   += $(WARN) -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuser -DLW_VERSION='"$(VERSION)"'
 LDLIBS   := -lbpf -lelf -lz -lm -lmicrohttpd
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmlinux \
 	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
