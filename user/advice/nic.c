@@ -23,61 +23,20 @@
 #define ETHTOOL	  "/usr/sbin/ethtool"
 #define UDEV_RULE "/etc/udev/rules.d/%d-latwhy-%s-%s.rules"
 
-struct nadv {
-	const struct lw_node *n;
-	struct lw_findings *out;
-	struct lw_finding *f;
-	int err; /* first error, sticky */
-};
-
-static struct lw_finding *begin(struct nadv *a, enum lw_severity s)
-{
-	a->f = a->err ? NULL : lw_findings_add(a->out, LW_CAUSE_IRQ, s);
-	if (!a->f && !a->err)
-		a->err = -ENOMEM;
-	return a->f;
-}
-
-static __attribute__((format(printf, 3, 4))) void add(struct nadv *a, struct lw_strv *v,
-						      const char *fmt, ...)
-{
-	va_list ap;
-
-	if (a->err || !a->f)
-		return;
-	va_start(ap, fmt);
-	if (lw_strv_vadd(v, fmt, ap))
-		a->err = -ENOMEM;
-	va_end(ap);
-}
-
-static __attribute__((format(printf, 3, 4))) void put(struct nadv *a, char **dst, const char *fmt,
-						      ...)
-{
-	va_list ap;
-
-	if (a->err || !a->f)
-		return;
-	va_start(ap, fmt);
-	if (lw_vset(dst, fmt, ap))
-		a->err = -ENOMEM;
-	va_end(ap);
-}
-
 /* The udev rule that re-applies one ethtool setting whenever dev appears,
  * and its removal in the rollback. prio orders rules of one device:
  * channels (70) before the RSS table (71), which names the channels. */
-static void persist_udev(struct nadv *a, const char *dev, int prio, const char *what,
+static void persist_udev(struct adv *a, const char *dev, int prio, const char *what,
 			 const char *args)
 {
-	add(a, &a->f->persist,
-	    "cat > " UDEV_RULE " <<'EOF'\n"
-	    "# latwhy: %s's %s, set again whenever the device appears\n"
-	    "ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"%s\", RUN+=\"" ETHTOOL " %s\"\nEOF",
-	    prio, dev, what, dev, what, dev, args);
-	add(a, &a->f->persist, "udevadm control --reload");
-	add(a, &a->f->rollback, "rm -f " UDEV_RULE, prio, dev, what);
-	add(a, &a->f->rollback, "udevadm control --reload");
+	adv_add(a, &a->f->persist,
+		"cat > " UDEV_RULE " <<'EOF'\n"
+		"# latwhy: %s's %s, set again whenever the device appears\n"
+		"ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"%s\", RUN+=\"" ETHTOOL " %s\"\nEOF",
+		prio, dev, what, dev, what, dev, args);
+	adv_add(a, &a->f->persist, "udevadm control --reload");
+	adv_add(a, &a->f->rollback, "rm -f " UDEV_RULE, prio, dev, what);
+	adv_add(a, &a->f->rollback, "udevadm control --reload");
 }
 
 /* ---- queues ---- */
@@ -159,7 +118,7 @@ static unsigned channels_want(const struct lw_node *n, const struct lw_nic *nic)
 	return cur && cur < want ? want : 0;
 }
 
-static void advise_channels(struct nadv *a, const struct lw_nic *nic)
+static void advise_channels(struct adv *a, const struct lw_nic *nic)
 {
 	struct lw_cpuset serve = lw_nic_serving_cpus(a->n, nic);
 	unsigned cur = lw_nic_active_rx(nic), want = channels_want(a->n, nic);
@@ -168,48 +127,48 @@ static void advise_channels(struct nadv *a, const struct lw_nic *nic)
 	bool table = nic->rss && nic->rss->size;
 	unsigned used, top_q, top_w;
 
-	if (!want || !begin(a, LW_SEV_WARN))
+	if (!want || !adv_begin(a, LW_CAUSE_IRQ, LW_SEV_WARN))
 		return;
-	put(a, &a->f->seen,
-	    "%s (%s) receives on %u of the %u %s channels it could have; %d CPUs could serve "
-	    "them%s",
-	    nic->name, nic->driver[0] ? nic->driver : "?", cur, max_rx(nic), k,
-	    lw_cpuset_count(&serve),
-	    a->n->nr_numa > 1 && nic->numa_node >= 0 ? " on its NUMA node" : "");
+	adv_put(a, &a->f->seen,
+		"%s (%s) receives on %u of the %u %s channels it could have; %d CPUs could serve "
+		"them%s",
+		nic->name, nic->driver[0] ? nic->driver : "?", cur, max_rx(nic), k,
+		lw_cpuset_count(&serve),
+		a->n->nr_numa > 1 && nic->numa_node >= 0 ? " on its NUMA node" : "");
 	if (table && rss_skewed(nic, cur, &used, &top_q, &top_w))
-		put(a, &a->f->seen, "%s; its RSS table sends %.0f%% of the flows to queue %u",
-		    a->f->seen, 100.0 * top_w / nic->rss->size, top_q);
-	put(a, &a->f->why,
-	    "RSS spreads flows only over active queues: all receive interrupts and softirq "
-	    "work land on %u CPU%s (field case 3: one core over 90%%, 16 streams at 6.1-6.8 "
-	    "Gbps instead of 9.4)",
-	    cur, cur == 1 ? "" : "s");
+		adv_put(a, &a->f->seen, "%s; its RSS table sends %.0f%% of the flows to queue %u",
+			a->f->seen, 100.0 * top_w / nic->rss->size, top_q);
+	adv_put(a, &a->f->why,
+		"RSS spreads flows only over active queues: all receive interrupts and softirq "
+		"work land on %u CPU%s (field case 3: one core over 90%%, 16 streams at 6.1-6.8 "
+		"Gbps instead of 9.4)",
+		cur, cur == 1 ? "" : "s");
 	snprintf(args, sizeof(args), "-L %s %s %u", nic->name, k, want);
-	add(a, &a->f->fix, "ethtool %s", args);
+	adv_add(a, &a->f->fix, "ethtool %s", args);
 	if (table)
-		add(a, &a->f->fix, "ethtool -X %s equal %u", nic->name, want);
+		adv_add(a, &a->f->fix, "ethtool -X %s equal %u", nic->name, want);
 	persist_udev(a, nic->name, 70, "channels", args);
 	if (table) {
 		snprintf(args, sizeof(args), "-X %s equal %u", nic->name, want);
 		persist_udev(a, nic->name, 71, "rss", args);
 		rss_weights(nic, wt, sizeof(wt));
 		/* the old table first: fewer channels are refused while it names more */
-		add(a, &a->f->rollback, "ethtool -X %s weight%s", nic->name, wt);
+		adv_add(a, &a->f->rollback, "ethtool -X %s weight%s", nic->name, wt);
 	}
-	add(a, &a->f->rollback, "ethtool -L %s %s %u", nic->name, k, cur);
-	add(a, &a->f->verify, "ethtool -l %s  # Current %s: %u", nic->name, k, want);
-	add(a, &a->f->verify, "grep %s /proc/interrupts  # one IRQ per queue, each busy",
-	    nic->name);
-	put(a, &a->f->cost,
-	    "%u more queue IRQs and rings (memory); the new queues' IRQs need CPUs away from "
-	    "the latency-critical ones (see the irq findings); a driver may drop the link for "
-	    "a moment while it reconfigures",
-	    want - cur);
+	adv_add(a, &a->f->rollback, "ethtool -L %s %s %u", nic->name, k, cur);
+	adv_add(a, &a->f->verify, "ethtool -l %s  # Current %s: %u", nic->name, k, want);
+	adv_add(a, &a->f->verify, "grep %s /proc/interrupts  # one IRQ per queue, each busy",
+		nic->name);
+	adv_put(a, &a->f->cost,
+		"%u more queue IRQs and rings (memory); the new queues' IRQs need CPUs away from "
+		"the latency-critical ones (see the irq findings); a driver may drop the link for "
+		"a moment while it reconfigures",
+		want - cur);
 }
 
 /* ---- RSS ---- */
 
-static void advise_rss(struct nadv *a, const struct lw_nic *nic)
+static void advise_rss(struct adv *a, const struct lw_nic *nic)
 {
 	unsigned active = lw_nic_active_rx(nic), used, top_q, top_w;
 	char args[64], wt[LW_RSS_MAX * 4];
@@ -218,92 +177,95 @@ static void advise_rss(struct nadv *a, const struct lw_nic *nic)
 	if (!nic->rss || !nic->rss->size || active < 2 || channels_want(a->n, nic) ||
 	    !rss_skewed(nic, active, &used, &top_q, &top_w))
 		return;
-	if (!begin(a, LW_SEV_WARN))
+	if (!adv_begin(a, LW_CAUSE_IRQ, LW_SEV_WARN))
 		return;
-	put(a, &a->f->seen,
-	    "%s's RSS table (%u entries) sends flows to %u of its %u receive queues; queue %u "
-	    "holds %u entries (%.0f%% of the flows)",
-	    nic->name, nic->rss->size, used, active, top_q, top_w, 100.0 * top_w / nic->rss->size);
-	put(a, &a->f->why,
-	    "a flow's hash picks its queue through this table: queues it names more often take "
-	    "more flows, and their CPUs saturate while the other queues idle (field case 3)");
+	adv_put(a, &a->f->seen,
+		"%s's RSS table (%u entries) sends flows to %u of its %u receive queues; queue %u "
+		"holds %u entries (%.0f%% of the flows)",
+		nic->name, nic->rss->size, used, active, top_q, top_w,
+		100.0 * top_w / nic->rss->size);
+	adv_put(a, &a->f->why,
+		"a flow's hash picks its queue through this table: queues it names more often take "
+		"more flows, and their CPUs saturate while the other queues idle (field case 3)");
 	snprintf(args, sizeof(args), "-X %s equal %u", nic->name, active);
-	add(a, &a->f->fix, "ethtool %s", args);
+	adv_add(a, &a->f->fix, "ethtool %s", args);
 	persist_udev(a, nic->name, 71, "rss", args);
 	rss_weights(nic, wt, sizeof(wt));
-	add(a, &a->f->rollback, "ethtool -X %s weight%s", nic->name, wt);
-	add(a, &a->f->rollback,
-	    "# the weights give each queue today's share; the entries' order may differ");
-	add(a, &a->f->verify, "ethtool -x %s  # every queue 0-%u in the table", nic->name,
-	    active - 1);
-	add(a, &a->f->verify, "grep %s /proc/interrupts  # interrupts grow on every queue",
-	    nic->name);
-	put(a, &a->f->cost,
-	    "none for the NIC; flows move between queues once, and a flow steered on purpose "
-	    "(ntuple rules, a table set for an application) loses that placement");
+	adv_add(a, &a->f->rollback, "ethtool -X %s weight%s", nic->name, wt);
+	adv_add(a, &a->f->rollback,
+		"# the weights give each queue today's share; the entries' order may differ");
+	adv_add(a, &a->f->verify, "ethtool -x %s  # every queue 0-%u in the table", nic->name,
+		active - 1);
+	adv_add(a, &a->f->verify, "grep %s /proc/interrupts  # interrupts grow on every queue",
+		nic->name);
+	adv_put(a, &a->f->cost,
+		"none for the NIC; flows move between queues once, and a flow steered on purpose "
+		"(ntuple rules, a table set for an application) loses that placement");
 }
 
 /* ---- coalescing ---- */
 
-static void advise_coalesce(struct nadv *a, const struct lw_nic *nic)
+static void advise_coalesce(struct adv *a, const struct lw_nic *nic)
 {
 	const struct lw_et_coalesce *c = &nic->co;
 	char args[64];
 
 	if (c->adaptive_rx || c->rx_usecs < LW_NIC_COALESCE_US)
 		return;
-	if (!begin(a, LW_SEV_INFO))
+	if (!adv_begin(a, LW_CAUSE_IRQ, LW_SEV_INFO))
 		return;
-	put(a, &a->f->seen,
-	    "%s holds a received packet up to %u us%s before it interrupts, adaptive "
-	    "moderation off",
-	    nic->name, c->rx_usecs, c->rx_frames > 1 ? " (or until enough frames)" : "");
-	put(a, &a->f->why,
-	    "a trade-off, not a fault: each request's first packet may wait the whole %u us "
-	    "for its interrupt when traffic is light; under load the same setting saves "
-	    "interrupts",
-	    c->rx_usecs);
-	add(a, &a->f->fix, "ethtool -C %s adaptive-rx on", nic->name);
-	add(a, &a->f->fix,
-	    "# or, where the driver has no adaptive mode: ethtool -C %s rx-usecs 8 (lower "
-	    "latency, more interrupts)",
-	    nic->name);
+	adv_put(a, &a->f->seen,
+		"%s holds a received packet up to %u us%s before it interrupts, adaptive "
+		"moderation off",
+		nic->name, c->rx_usecs, c->rx_frames > 1 ? " (or until enough frames)" : "");
+	adv_put(a, &a->f->why,
+		"a trade-off, not a fault: each request's first packet may wait the whole %u us "
+		"for its interrupt when traffic is light; under load the same setting saves "
+		"interrupts",
+		c->rx_usecs);
+	adv_add(a, &a->f->fix, "ethtool -C %s adaptive-rx on", nic->name);
+	adv_add(a, &a->f->fix,
+		"# or, where the driver has no adaptive mode: ethtool -C %s rx-usecs 8 (lower "
+		"latency, more interrupts)",
+		nic->name);
 	snprintf(args, sizeof(args), "-C %s adaptive-rx on", nic->name);
 	persist_udev(a, nic->name, 72, "coalesce", args);
 	/* rx-frames only when set: drivers without it refuse the parameter */
 	if (c->rx_frames)
-		add(a, &a->f->rollback, "ethtool -C %s adaptive-rx off rx-usecs %u rx-frames %u",
-		    nic->name, c->rx_usecs, c->rx_frames);
+		adv_add(a, &a->f->rollback,
+			"ethtool -C %s adaptive-rx off rx-usecs %u rx-frames %u", nic->name,
+			c->rx_usecs, c->rx_frames);
 	else
-		add(a, &a->f->rollback, "ethtool -C %s adaptive-rx off rx-usecs %u", nic->name,
-		    c->rx_usecs);
-	add(a, &a->f->verify, "ethtool -c %s  # Adaptive RX: on", nic->name);
-	put(a, &a->f->cost,
-	    "more interrupts per second at low and medium load (CPU time on the queues' CPUs); "
-	    "at high packet rates adaptive moderation raises the delay again, to save them");
+		adv_add(a, &a->f->rollback, "ethtool -C %s adaptive-rx off rx-usecs %u", nic->name,
+			c->rx_usecs);
+	adv_add(a, &a->f->verify, "ethtool -c %s  # Adaptive RX: on", nic->name);
+	adv_put(a, &a->f->cost,
+		"more interrupts per second at low and medium load (CPU time on the queues' CPUs); "
+		"at high packet rates adaptive moderation raises the delay again, to save them");
 }
 
 /* Zero coalescing: every frame interrupts. Said, not fixed: for a
  * latency-critical service it may be the right choice. */
-static void note_no_coalesce(struct nadv *a, const struct lw_nic *nic)
+static void note_no_coalesce(struct adv *a, const struct lw_nic *nic)
 {
 	const struct lw_et_coalesce *c = &nic->co;
 
 	if (c->adaptive_rx || c->rx_usecs || c->rx_frames > 1)
 		return;
-	if (!begin(a, LW_SEV_INFO))
+	if (!adv_begin(a, LW_CAUSE_IRQ, LW_SEV_INFO))
 		return;
-	put(a, &a->f->seen, "%s interrupts on every received frame (rx-usecs 0, rx-frames %u)",
-	    nic->name, c->rx_frames);
-	put(a, &a->f->why,
-	    "the lowest receive latency, paid in interrupts: at high packet rates their entry "
-	    "and exit cost (see the interrupts section) takes the queues' CPUs from the "
-	    "application");
-	add(a, &a->f->fix,
-	    "# keep it if the target is latency-critical and the queues' CPUs have room; "
-	    "otherwise: ethtool -C %s adaptive-rx on",
-	    nic->name);
-	add(a, &a->f->verify, "grep %s /proc/interrupts  # the queues' interrupt rates", nic->name);
+	adv_put(a, &a->f->seen, "%s interrupts on every received frame (rx-usecs 0, rx-frames %u)",
+		nic->name, c->rx_frames);
+	adv_put(a, &a->f->why,
+		"the lowest receive latency, paid in interrupts: at high packet rates their entry "
+		"and exit cost (see the interrupts section) takes the queues' CPUs from the "
+		"application");
+	adv_add(a, &a->f->fix,
+		"# keep it if the target is latency-critical and the queues' CPUs have room; "
+		"otherwise: ethtool -C %s adaptive-rx on",
+		nic->name);
+	adv_add(a, &a->f->verify, "grep %s /proc/interrupts  # the queues' interrupt rates",
+		nic->name);
 }
 
 /* ---- one receive queue: RPS ---- */
@@ -318,7 +280,7 @@ static struct lw_cpuset rps_dest(const struct lw_node *n, const struct lw_nic *n
 	return d;
 }
 
-static void advise_one_queue(struct nadv *a, const struct lw_nic *nic)
+static void advise_one_queue(struct adv *a, const struct lw_nic *nic)
 {
 	const struct lw_nic_queue *q = &nic->rxq[0];
 	const struct lw_irq *irq = q->irq ? lw_node_irq(a->n, q->irq) : NULL;
@@ -328,37 +290,37 @@ static void advise_one_queue(struct nadv *a, const struct lw_nic *nic)
 	if (nic->nr_rxq != 1 || max_rx(nic) > 1 || !lw_cpuset_empty(&q->cpus) ||
 	    lw_cpuset_count(&dest) < 2)
 		return;
-	if (!begin(a, LW_SEV_INFO))
+	if (!adv_begin(a, LW_CAUSE_IRQ, LW_SEV_INFO))
 		return;
 	lw_cpuset_format(irq ? &irq->eff : &a->n->online, c, sizeof(c));
-	put(a, &a->f->seen,
-	    "%s has one receive queue and can have no more (maximum 1): its interrupts%s and "
-	    "their NET_RX work run on CPU %s; RPS is off",
-	    nic->name, irq ? "" : " (IRQ not found)", c);
-	put(a, &a->f->why,
-	    "with one queue, every flow's protocol processing runs on the CPU that takes the "
-	    "interrupt; RPS hands it to other CPUs by flow hash, the way RSS would");
+	adv_put(a, &a->f->seen,
+		"%s has one receive queue and can have no more (maximum 1): its interrupts%s and "
+		"their NET_RX work run on CPU %s; RPS is off",
+		nic->name, irq ? "" : " (IRQ not found)", c);
+	adv_put(a, &a->f->why,
+		"with one queue, every flow's protocol processing runs on the CPU that takes the "
+		"interrupt; RPS hands it to other CPUs by flow hash, the way RSS would");
 	lw_cpuset_format_mask(&dest, m, sizeof(m));
-	add(a, &a->f->fix, "echo %s > /sys/class/net/%s/queues/rx-0/rps_cpus", m, nic->name);
+	adv_add(a, &a->f->fix, "echo %s > /sys/class/net/%s/queues/rx-0/rps_cpus", m, nic->name);
 	if (a->n->rps_sock_flow_entries == 0)
-		add(a, &a->f->fix,
-		    "# RFS also steers each flow to the CPU its reader runs on: "
-		    "echo 32768 > /proc/sys/net/core/rps_sock_flow_entries and "
-		    "echo 32768 > /sys/class/net/%s/queues/rx-0/rps_flow_cnt",
-		    nic->name);
-	add(a, &a->f->persist,
-	    "cat > /etc/tmpfiles.d/latwhy-rps-%s.conf <<'EOF'\n"
-	    "w /sys/class/net/%s/queues/rx-0/rps_cpus - - - - %s\nEOF",
-	    nic->name, nic->name, m);
-	add(a, &a->f->rollback, "echo %s > /sys/class/net/%s/queues/rx-0/rps_cpus",
-	    q->mask[0] ? q->mask : "0", nic->name);
-	add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-rps-%s.conf", nic->name);
-	add(a, &a->f->verify, "cat /sys/class/net/%s/queues/rx-0/rps_cpus", nic->name);
-	add(a, &a->f->verify, "grep NET_RX /proc/softirqs  # grows on CPUs %s under load",
-	    lw_cpuset_format(&dest, c, sizeof(c)));
-	put(a, &a->f->cost,
-	    "an inter-processor interrupt per packet batch and the packet's cache lines on "
-	    "another CPU: worth it when the interrupt's CPU saturates, a loss at light load");
+		adv_add(a, &a->f->fix,
+			"# RFS also steers each flow to the CPU its reader runs on: "
+			"echo 32768 > /proc/sys/net/core/rps_sock_flow_entries and "
+			"echo 32768 > /sys/class/net/%s/queues/rx-0/rps_flow_cnt",
+			nic->name);
+	adv_add(a, &a->f->persist,
+		"cat > /etc/tmpfiles.d/latwhy-rps-%s.conf <<'EOF'\n"
+		"w /sys/class/net/%s/queues/rx-0/rps_cpus - - - - %s\nEOF",
+		nic->name, nic->name, m);
+	adv_add(a, &a->f->rollback, "echo %s > /sys/class/net/%s/queues/rx-0/rps_cpus",
+		q->mask[0] ? q->mask : "0", nic->name);
+	adv_add(a, &a->f->rollback, "rm -f /etc/tmpfiles.d/latwhy-rps-%s.conf", nic->name);
+	adv_add(a, &a->f->verify, "cat /sys/class/net/%s/queues/rx-0/rps_cpus", nic->name);
+	adv_add(a, &a->f->verify, "grep NET_RX /proc/softirqs  # grows on CPUs %s under load",
+		lw_cpuset_format(&dest, c, sizeof(c)));
+	adv_put(a, &a->f->cost,
+		"an inter-processor interrupt per packet batch and the packet's cache lines on "
+		"another CPU: worth it when the interrupt's CPU saturates, a loss at light load");
 }
 
 /* ---- measured: receive interrupts over the sample ---- */
@@ -381,7 +343,7 @@ static double irq_rate(const struct lw_node *n, unsigned irq)
  * depends on the table: uneven, the RSS (or channels) finding spreads it;
  * even, the load is a few heavy flows, which no table or RPS mask splits.
  */
-static void advise_rx_skew(struct nadv *a, const struct lw_nic *nic)
+static void advise_rx_skew(struct adv *a, const struct lw_nic *nic)
 {
 	double sum = 0, top = -1, r;
 	unsigned with_irq = 0, top_q = 0, used, tq, tw;
@@ -400,60 +362,63 @@ static void advise_rx_skew(struct nadv *a, const struct lw_nic *nic)
 		}
 	}
 	if (with_irq < 2 || sum < LW_NIC_SKEW_RATE || top < LW_NIC_SKEW_SHARE * sum ||
-	    top * with_irq < 2 * sum || !begin(a, LW_SEV_WARN))
+	    top * with_irq < 2 * sum || !adv_begin(a, LW_CAUSE_IRQ, LW_SEV_WARN))
 		return;
 	lw_cpuset_format(&lw_node_irq(a->n, nic->rxq[top_q].irq)->eff, b, sizeof(b));
-	put(a, &a->f->seen,
-	    "over the %u ms sample %s's rx-%u took %.0f%% of its receive interrupts (%.0f of "
-	    "%.0f/s) on CPU %s; %u other queues shared the rest",
-	    a->n->sample_ms, nic->name, top_q, 100 * top / sum, top, sum, b, with_irq - 1);
-	put(a, &a->f->why,
-	    "that CPU does that share of the NIC's receive work, interrupts and NET_RX, while "
-	    "the other queues' CPUs idle (field case 3: one core over 90%%)");
+	adv_put(a, &a->f->seen,
+		"over the %u ms sample %s's rx-%u took %.0f%% of its receive interrupts (%.0f of "
+		"%.0f/s) on CPU %s; %u other queues shared the rest",
+		a->n->sample_ms, nic->name, top_q, 100 * top / sum, top, sum, b, with_irq - 1);
+	adv_put(a, &a->f->why,
+		"that CPU does that share of the NIC's receive work, interrupts and NET_RX, while "
+		"the other queues' CPUs idle (field case 3: one core over 90%%)");
 	uneven = nic->rss && nic->rss->size &&
 		 rss_skewed(nic, lw_nic_active_rx(nic), &used, &tq, &tw);
 	if (uneven)
-		add(a, &a->f->fix,
-		    "# the RSS table is uneven: the RSS or channels finding spreads it");
+		adv_add(a, &a->f->fix,
+			"# the RSS table is uneven: the RSS or channels finding spreads it");
 	else
-		add(a, &a->f->fix,
-		    "# the RSS table is even (or unknown): the load is a few heavy flows, and a "
-		    "flow always hashes to one queue; more connections spread it, RPS does not "
-		    "split a flow either (see them: ss -tin)");
-	add(a, &a->f->verify, "latwhy check --sample 1000  # %s's queue rates even out", nic->name);
+		adv_add(a, &a->f->fix,
+			"# the RSS table is even (or unknown): the load is a few heavy flows, and "
+			"a "
+			"flow always hashes to one queue; more connections spread it, RPS does not "
+			"split a flow either (see them: ss -tin)");
+	adv_add(a, &a->f->verify, "latwhy check --sample 1000  # %s's queue rates even out",
+		nic->name);
 }
 
 /* ---- virtual NICs ---- */
 
-static void note_virtio(struct nadv *a, const struct lw_nic *nic)
+static void note_virtio(struct adv *a, const struct lw_nic *nic)
 {
-	if (!begin(a, LW_SEV_INFO))
+	if (!adv_begin(a, LW_CAUSE_IRQ, LW_SEV_INFO))
 		return;
-	put(a, &a->f->seen,
-	    "%s is a virtio-net NIC of this guest: %u of %u queue pairs%s, rings %u of %u, link "
-	    "speed %s",
-	    nic->name, lw_nic_active_rx(nic), max_rx(nic),
-	    max_rx(nic) <= 1 ? " (the host offers one)" : "", nic->rings.rx, nic->rings.rx_max,
-	    nic->speed > 0 ? "as the host reports it" : "unknown (virtio reports none)");
-	put(a, &a->f->why,
-	    "its queues, the host threads that serve them (vhost) and the physical NIC under "
-	    "them are the host's: from inside the guest only the guest's side can be tuned");
-	add(a, &a->f->fix,
-	    "# a guest can: use queue pairs up to the host's maximum (ethtool -L %s combined "
-	    "N), move its virtqueue IRQs (not kernel-managed), set RPS/RFS/XPS masks, size "
-	    "the rings up to their maximum",
-	    nic->name);
-	add(a, &a->f->fix,
-	    "# a guest cannot: get more queues than the host offers (QEMU -netdev ...,queues=N "
-	    "with -device virtio-net-pci,mq=on; libvirt <driver queues='N'/>), nor change the "
-	    "host NIC's RSS, coalescing or IRQ placement or the vhost threads' CPUs: ask the "
-	    "host's operator");
-	add(a, &a->f->verify, "ethtool -l %s", nic->name);
+	adv_put(a, &a->f->seen,
+		"%s is a virtio-net NIC of this guest: %u of %u queue pairs%s, rings %u of %u, "
+		"link "
+		"speed %s",
+		nic->name, lw_nic_active_rx(nic), max_rx(nic),
+		max_rx(nic) <= 1 ? " (the host offers one)" : "", nic->rings.rx, nic->rings.rx_max,
+		nic->speed > 0 ? "as the host reports it" : "unknown (virtio reports none)");
+	adv_put(a, &a->f->why,
+		"its queues, the host threads that serve them (vhost) and the physical NIC under "
+		"them are the host's: from inside the guest only the guest's side can be tuned");
+	adv_add(a, &a->f->fix,
+		"# a guest can: use queue pairs up to the host's maximum (ethtool -L %s combined "
+		"N), move its virtqueue IRQs (not kernel-managed), set RPS/RFS/XPS masks, size "
+		"the rings up to their maximum",
+		nic->name);
+	adv_add(a, &a->f->fix,
+		"# a guest cannot: get more queues than the host offers (QEMU -netdev ...,queues=N "
+		"with -device virtio-net-pci,mq=on; libvirt <driver queues='N'/>), nor change the "
+		"host NIC's RSS, coalescing or IRQ placement or the vhost threads' CPUs: ask the "
+		"host's operator");
+	adv_add(a, &a->f->verify, "ethtool -l %s", nic->name);
 }
 
 /* ---- public ---- */
 
-static void advise_one(struct nadv *a, const struct lw_nic *nic)
+static void advise_one(struct adv *a, const struct lw_nic *nic)
 {
 	bool hw = nic->kind == LW_NIC_PHYS || nic->kind == LW_NIC_VIRTIO;
 
@@ -475,14 +440,14 @@ static void advise_one(struct nadv *a, const struct lw_nic *nic)
 
 int lw_advise_nic(const struct lw_node *n, struct lw_findings *out)
 {
-	struct nadv a = {.n = n, .out = out};
+	struct adv a = {.n = n, .out = out};
 
 	for (size_t i = 0; i < n->nr_nics && !a.err; i++)
 		advise_one(&a, &n->nics[i]);
 	return a.err;
 }
 
-/* Its findings build on their own (struct nadv): the table only runs them,
+/* Its findings build on their own (struct adv): the table only runs them,
  * after the other IRQ findings. */
 static void nic_check(struct adv *a)
 {

@@ -309,3 +309,16 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 	}
 	return 0;
 }
+
+const char *lw_opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t l = strlen(name);
+
+	if (strncmp(argv[*i], name, l))
+		return NULL;
+	if (argv[*i][l] == '=')
+		return argv[*i] + l + 1;
+	if (argv[*i][l] || *i + 1 >= argc)
+		return NULL;
+	return argv[++*i];
+}

@@ -45,6 +45,11 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 
 void lw_opts_usage(FILE *f);
 
+/* For commands that take their own options out of argv before the trace's
+ * parser sees the rest: argv[*i] is "--name=value" (the value), or "--name"
+ * with the value next (advancing *i); NULL otherwise. */
+const char *lw_opt_value(int argc, char **argv, int *i, const char *name);
+
 /* name is in the comma-separated list */
 bool lw_list_has(const char *list, const char *name);
 

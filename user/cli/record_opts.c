@@ -43,20 +43,6 @@ int lw_parse_size(const char *s, __u64 *bytes)
 	return 0;
 }
 
-/* "--name=value", or "--name value" taking the next argument */
-static const char *long_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t l = strlen(name);
-
-	if (strncmp(argv[*i], name, l))
-		return NULL;
-	if (argv[*i][l] == '=')
-		return argv[*i] + l + 1;
-	if (argv[*i][l] || *i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
-
 /* One of record's own options at argv[*i]: 1 taken, 0 not ours, -EINVAL. */
 static int take_own(struct lw_record_opts *o, int argc, char **argv, int *i, char *err,
 		    size_t errlen)
@@ -69,7 +55,7 @@ static int take_own(struct lw_record_opts *o, int argc, char **argv, int *i, cha
 	}
 	if (!strcmp(a, "-o") || !strncmp(a, "--output", 8)) {
 		v = a[1] == 'o' ? (*i + 1 < argc ? argv[++*i] : NULL)
-				: long_value(argc, argv, i, "--output");
+				: lw_opt_value(argc, argv, i, "--output");
 		if (!v || !*v) {
 			snprintf(err, errlen, "-o needs a file name");
 			return -EINVAL;
@@ -82,7 +68,7 @@ static int take_own(struct lw_record_opts *o, int argc, char **argv, int *i, cha
 		return 1;
 	}
 	if (!strncmp(a, "--max-size", 10)) {
-		v = long_value(argc, argv, i, "--max-size");
+		v = lw_opt_value(argc, argv, i, "--max-size");
 		if (!v || lw_parse_size(v, &o->max_size)) {
 			snprintf(err, errlen, "invalid --max-size '%s' (examples: 64M, 1G)",
 				 v ? v : "");

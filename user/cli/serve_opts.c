@@ -40,20 +40,6 @@ int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port)
 	return 0;
 }
 
-/* "--name=value", or "--name value" taking the next argument */
-static const char *long_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t l = strlen(name);
-
-	if (strncmp(argv[*i], name, l))
-		return NULL;
-	if (argv[*i][l] == '=')
-		return argv[*i] + l + 1;
-	if (argv[*i][l] || *i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
-
 /* One of serve's own options at argv[*i]: 1 taken, 0 not ours, -EINVAL. */
 static int take_own(struct lw_serve_opts *o, int argc, char **argv, int *i, char *err,
 		    size_t errlen)
@@ -61,7 +47,7 @@ static int take_own(struct lw_serve_opts *o, int argc, char **argv, int *i, char
 	const char *a = argv[*i], *v;
 
 	if (!strncmp(a, "--comm", 6) && (!a[6] || a[6] == '=')) {
-		v = long_value(argc, argv, i, "--comm");
+		v = lw_opt_value(argc, argv, i, "--comm");
 		if (!v || !*v || strlen(v) >= sizeof(o->comm)) {
 			snprintf(err, errlen, "--comm needs a process name of 1 to %d characters",
 				 LW_COMM_LEN - 1);
@@ -71,7 +57,7 @@ static int take_own(struct lw_serve_opts *o, int argc, char **argv, int *i, char
 		return 1;
 	}
 	if (!strncmp(a, "--listen", 8) && (!a[8] || a[8] == '=')) {
-		v = long_value(argc, argv, i, "--listen");
+		v = lw_opt_value(argc, argv, i, "--listen");
 		if (!v || lw_parse_listen(v, o->host, sizeof(o->host), &o->port)) {
 			snprintf(err, errlen,
 				 "invalid --listen '%s' (examples: 127.0.0.1:9462, [::1]:9462)",
