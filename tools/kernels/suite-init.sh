@@ -70,11 +70,19 @@ ip link set lo up
 [ -x "$R$SRC/tests/integration/run.sh" ] || die "$SRC is not in the shared root"
 t0=$(up)
 say "START $t0"
+if [ -n "$RUN" ]; then
+	mkdir -p $R/out
+	grep -q ' /mnt/out ' /proc/mounts && mount --bind /mnt/out $R/out
+	set -- -c "cd \"\$1\" && { $RUN; } 2>&1; echo \$? >/run/suite.rc" suite "$SRC"
+else
+	# shellcheck disable=SC2016 # $@ and $? are the chroot's bash's
+	set -- -c 'cd "$1" && shift && tests/integration/run.sh "$@" 2>&1; echo $? >/run/suite.rc' \
+		suite "$SRC"
+fi
 # stamp each line with the guest's uptime: the host times each test by it
-# shellcheck disable=SC2016,SC2086 # $@ is bash's; TESTS is a list
+# shellcheck disable=SC2086 # TESTS is a list
 chroot $R /usr/bin/env -i PATH="$HOSTPATH" HOME=/root LANG=C.UTF-8 TERM=dumb KEEP="$KEEP" \
-	/bin/bash -c 'cd "$1" && shift && tests/integration/run.sh "$@" 2>&1; echo $? >/run/suite.rc' \
-	suite "$SRC" $TESTS |
+	/bin/bash "$@" $TESTS |
 	while IFS= read -r l; do echo "[$(up)] $l"; done
 t1=$(up)
 say "EXIT $(cat $R/run/suite.rc 2>/dev/null || echo 255) after $(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%d", b - a}') s"

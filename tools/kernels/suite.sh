@@ -20,6 +20,9 @@
 #                    LATWHY_SUITE_TIMEOUT)
 #   --keep           keep the clean copy and the tests' work folders (KEEP=1;
 #                    copied to tools/kernels/out/suite-<kernel>.d)
+#   --run CMD        run the bash command CMD in the copy instead of the
+#                    suite (to look into a failure: the guest as the suite
+#                    sees it; /out is the host's suite-<kernel>.d)
 #   -h, --help       this help
 #
 # Environment: LATWHY_KERNEL_CACHE and LATWHY_QEMU_ACCEL, as for run.sh.
@@ -43,6 +46,7 @@ CPUS=2
 MEM=4G
 KERNEL=""
 KEEP=0
+RUN=""
 TESTS=()
 DEFAULT_TESTS=(cli_errors target_exits sched idle thp)
 # what the guest's init loads to mount the host's root, deepest dependency
@@ -65,6 +69,8 @@ while [ $# -gt 0 ]; do
 	--timeout) [ $# -ge 2 ] || die "--timeout needs seconds"
 		TIMEOUT=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
+	--run) [ $# -ge 2 ] || die "--run needs a command"
+		RUN=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	-*) die "unknown option '$1' (try --help)" ;;
 	*) TESTS+=("$1"); shift ;;
@@ -183,6 +189,7 @@ fi
 	printf 'TESTS=%q\n' "${TESTS[*]}"
 	printf 'HOSTPATH=%q\n' "$PATH"
 	printf 'KEEP=%q\n' "$KEEP"
+	printf 'RUN=%q\n' "$RUN"
 } >"$STAGE/etc/suite.conf"
 install -m 0755 "$HERE/suite-init.sh" "$STAGE/init"
 
@@ -217,6 +224,11 @@ log "$NAME: qemu exited $qrc after ${secs}s"
 stamped() { sed -n 's/^.*\[ *\([0-9][0-9.]*\)\] \(.*\)$/\1 \2/p' "$logf"; }
 
 sed -n 's/.*=== LATWHY SUITE GUEST \(.*\) ===.*/guest: \1/p' "$logf"
+if [ -n "$RUN" ]; then # all it printed
+	stamped | sed 's/^[0-9.]* //'
+	rc=$(sed -n 's/.*=== LATWHY SUITE EXIT \([0-9]*\) .*/\1/p' "$logf")
+	exit "${rc:-1}"
+fi
 # each result with the time since the previous one (or the suite's start)
 t0=$(sed -n 's/.*=== LATWHY SUITE START \([0-9.]*\) ===.*/\1/p' "$logf" | head -n1)
 stamped | awk -v t="${t0:-0}" '$2 ~ /^(PASS|FAIL|SKIP)$/ {
