@@ -207,6 +207,7 @@ log "booting $NAME ($ACCEL, $CPUS vCPUs, $MEM, timeout ${TIMEOUT}s): ${TESTS[*]:
 log "console -> ${logf#"$ROOT"/}"
 start=$(date +%s)
 qrc=0
+# sed -u: the log grows line by line, to follow a long run with tail -f.
 # multidevs=remap: the shared tree spans several host filesystems, whose
 # inode numbers would collide in the guest
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel_args[@]}" \
@@ -214,7 +215,7 @@ timeout -k 10 "$TIMEOUT" qemu-system-x86_64 "${accel_args[@]}" \
 	-kernel "$KERNEL" -initrd "$INITRD" -append "$APPEND" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$outd",mount_tag=hostout,security_model=none \
-	</dev/null 2>&1 | tr -d '\r' >"$logf" || qrc=${PIPESTATUS[0]}
+	</dev/null 2>&1 | sed -u 's/\r//g' >"$logf" || qrc=${PIPESTATUS[0]}
 secs=$(($(date +%s) - start))
 log "$NAME: qemu exited $qrc after ${secs}s"
 [ "$KEEP" -eq 1 ] && log "kept: $SRC, ${outd#"$ROOT"/}"
