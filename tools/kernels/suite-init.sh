@@ -64,6 +64,7 @@ if [ -n "$MODDIR" ] && [ -d "/mnt/host$MODDIR" ]; then
 	mkdir -p "$R/lib/modules/$KVER"
 	mount --bind "/mnt/host$MODDIR" "$R/lib/modules/$KVER"
 	mount --bind "/mnt/host$MODDIR" "/lib/modules/$KVER"
+	ln -sf /bin/busybox /sbin/modprobe # the kernel's path, not /bin's
 fi
 ip link set lo up
 

@@ -245,7 +245,7 @@ elif ! grep -q '=== LATWHY SUITE START' "$logf"; then
 	reason="the guest could not set up its root: $(grep -m1 'suite-init:' "$logf" || echo '?')"
 elif [ -z "$total" ]; then
 	reason="no exit marker (the guest died mid-suite?)"
-elif ! stamped | grep -q ' integration: '; then
+elif ! grep -aq '^\[ *[0-9.]*\] integration: ' "$logf"; then
 	reason="the suite printed no summary line"
 fi
 if [ -n "$reason" ]; then
