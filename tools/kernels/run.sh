@@ -27,7 +27,10 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-CACHE=${LATWHY_KERNEL_CACHE:-/var/cache/latwhy-kernels}
+# shellcheck disable=SC2034 # lib.sh names the program by it
+LIB_PROG=run.sh
+# shellcheck source=tools/kernels/lib.sh
+. "$HERE/lib.sh" # CACHE, log, die, install_host_tools, fetch_kernel, choose_accel
 OUT=$HERE/out
 TIMEOUT=${LATWHY_BOOT_TIMEOUT:-240}
 BUILD=1
@@ -57,38 +60,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-log() { printf 'run.sh: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
-
 [ "$(id -u)" -eq 0 ] || die "must run as root (apt-get, mknod)"
 
 # ---------------------------------------------------------------- packages
-APT_UPDATED=0
-apt_update_once() {
-	[ "$APT_UPDATED" -eq 0 ] || return 0
-	APT_UPDATED=1
-	log "apt-get update"
-	DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
-}
-
-apt_install() {
-	[ $# -gt 0 ] || return 0
-	log "installing $*"
-	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2; then
-		apt_update_once
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
-	fi
-}
-
-need=()
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
-# a static busybox: ldd fails on it ("not a dynamic executable")
-if ! [ -x /bin/busybox ] || ldd /bin/busybox >/dev/null 2>&1; then need+=(busybox-static); fi
-command -v cpio >/dev/null || need+=(cpio)
-command -v gzip >/dev/null || need+=(gzip)
-command -v timeout >/dev/null || need+=(coreutils)
-command -v make >/dev/null || need+=(make)
-apt_install "${need[@]}"
+install_host_tools
 
 # ---------------------------------------------------------------- build
 if [ "$BUILD" -eq 1 ]; then
@@ -106,45 +81,6 @@ done
 
 # ---------------------------------------------------------------- kernels
 mkdir -p "$CACHE/debs" "$OUT"
-
-# Debian kernel package -> $CACHE/<uname -r>/vmlinuz (echoes that path).
-fetch_kernel() {
-	local pkg=$1 kver dir deb tmp
-	kver=${pkg#linux-image-}
-	dir=$CACHE/$kver
-	if [ -s "$dir/vmlinuz" ]; then
-		echo "$dir/vmlinuz"; return 0
-	fi
-	deb=$(find "$CACHE/debs" -maxdepth 1 -name "${pkg}_*_amd64.deb" | sort -V | tail -n1)
-	if [ -z "$deb" ]; then
-		log "downloading $pkg"
-		( cd "$CACHE/debs" && apt-get download "$pkg" >&2 ) ||
-			{ apt_update_once; ( cd "$CACHE/debs" && apt-get download "$pkg" >&2 ); }
-		deb=$(find "$CACHE/debs" -maxdepth 1 -name "${pkg}_*_amd64.deb" | sort -V | tail -n1)
-		[ -n "$deb" ] || die "apt-get download $pkg left no .deb"
-	fi
-	tmp=$(mktemp -d "$CACHE/x.XXXXXX")
-	dpkg-deb -x "$deb" "$tmp"
-	mkdir -p "$dir"
-	# keep only what a boot and a diagnosis need; modules are not used
-	cp "$tmp/boot/vmlinuz-$kver" "$dir/vmlinuz"
-	cp "$tmp/boot/config-$kver" "$dir/config" 2>/dev/null || true
-	cp "$tmp/boot/System.map-$kver" "$dir/System.map" 2>/dev/null || true
-	rm -rf "$tmp"
-	echo "$dir/vmlinuz"
-}
-
-# metapackage -> the versioned image it depends on
-resolve_meta() {
-	local meta=$1 dep
-	dep=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
-	if [ -z "$dep" ]; then
-		apt_update_once
-		dep=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
-	fi
-	[ -n "$dep" ] || die "cannot resolve $meta to a kernel package"
-	echo "$dep"
-}
 
 if [ ${#KERNELS[@]} -eq 0 ]; then
 	if [ -n "${LATWHY_KERNEL_PKGS:-}" ]; then
@@ -267,27 +203,7 @@ INITRD=$OUT/initramfs.cpio.gz
 ( cd "$STAGE" && find . -print0 | cpio --null -o -H newc --quiet ) | gzip -1 >"$INITRD"
 
 # ---------------------------------------------------------------- boot
-ACCEL=${LATWHY_QEMU_ACCEL:-}
-if [ -z "$ACCEL" ]; then
-	# /dev/kvm alone is not enough: some nested hosts expose it without
-	# vmx/svm, and a guest kernel then hangs right after decompression.
-	if [ -r /dev/kvm ] && [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
-		ACCEL=kvm
-	else
-		ACCEL=tcg
-	fi
-fi
-accel_args=()
-if [ "$ACCEL" = kvm ]; then
-	accel_args=(-enable-kvm -cpu host)
-else
-	# Multi-threaded TCG (QEMU 7.2) can leave a vCPU executing a stale
-	# translation of kernel text that another vCPU patched with
-	# text_poke_bp(): both vCPUs then trap forever on an int3 that is no
-	# longer in memory (seen at syscall_trace_enter when latwhy attaches:
-	# soft lockup in latwhy + lat_client). One TCG thread avoids it.
-	accel_args=(-accel "tcg,thread=single")
-fi
+choose_accel
 
 # section NAME LOG: the lines between "=== LATWHY NAME BEGIN ===" and END
 # (markers may follow escape sequences the firmware left on the line)
@@ -301,11 +217,7 @@ for k in "${KERNELS[@]}"; do
 	if ! [ -f "$k" ]; then
 		echo "FAIL $k: no such kernel image"; fails=$((fails + 1)); continue
 	fi
-	name=$(basename "$k")
-	case $name in
-	vmlinuz-*) name=${name#vmlinuz-} ;;
-	vmlinuz|bzImage) name=$(basename "$(dirname "$k")") ;;
-	esac
+	name=$(kernel_name "$k")
 	logf=$OUT/$name.log
 	log "booting $name ($ACCEL, timeout ${TIMEOUT}s) -> ${logf#"$ROOT"/}"
 	start=$(date +%s.%N)
