@@ -322,3 +322,27 @@ const char *lw_opt_value(int argc, char **argv, int *i, const char *name)
 		return NULL;
 	return argv[++*i];
 }
+
+char **lw_opts_rest(int argc, char **argv, lw_opt_take_fn take, void *ctx, int *n, char *err,
+		    size_t errlen)
+{
+	char **rest = calloc(argc + 2, sizeof(*rest));
+	int ret = 0;
+
+	if (!rest) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	*n = 0;
+	rest[(*n)++] = argv[0];
+	for (int i = 1; i < argc && ret >= 0; i++) {
+		ret = take(ctx, argc, argv, &i, err, errlen);
+		if (!ret)
+			rest[(*n)++] = argv[i];
+	}
+	if (ret < 0) {
+		free(rest);
+		return NULL;
+	}
+	return rest;
+}

@@ -50,6 +50,16 @@ void lw_opts_usage(FILE *f);
  * with the value next (advancing *i); NULL otherwise. */
 const char *lw_opt_value(int argc, char **argv, int *i, const char *name);
 
+/* One of a command's own options at argv[*i] (advancing *i past its value):
+ * 1 taken, 0 not its own, -EINVAL with a message in err. */
+typedef int (*lw_opt_take_fn)(void *ctx, int argc, char **argv, int *i, char *err, size_t errlen);
+
+/* argv without the options take() took, argv[0] first, for the trace's
+ * parser: *n entries and room for one more. NULL with err set when take()
+ * refused one or memory ran out; the caller frees the array. */
+char **lw_opts_rest(int argc, char **argv, lw_opt_take_fn take, void *ctx, int *n, char *err,
+		    size_t errlen);
+
 /* name is in the comma-separated list */
 bool lw_list_has(const char *list, const char *name);
 

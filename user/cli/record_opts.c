@@ -44,9 +44,9 @@ int lw_parse_size(const char *s, __u64 *bytes)
 }
 
 /* One of record's own options at argv[*i]: 1 taken, 0 not ours, -EINVAL. */
-static int take_own(struct lw_record_opts *o, int argc, char **argv, int *i, char *err,
-		    size_t errlen)
+static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t errlen)
 {
+	struct lw_record_opts *o = ctx;
 	const char *a = argv[*i], *v;
 
 	if (!strcmp(a, "--force")) {
@@ -81,23 +81,15 @@ static int take_own(struct lw_record_opts *o, int argc, char **argv, int *i, cha
 
 int lw_record_opts_parse(struct lw_record_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	char **rest = calloc(argc + 1, sizeof(*rest));
-	int n = 0, ret = 0;
+	char **rest;
+	int n, ret;
 
-	if (!rest) {
-		snprintf(err, errlen, "out of memory");
-		return -EINVAL;
-	}
 	memset(o, 0, sizeof(*o));
 	o->max_size = LW_RECORD_DEFAULT_MAX;
-	rest[n++] = argv[0];
-	for (int i = 1; i < argc && ret >= 0; i++) {
-		ret = take_own(o, argc, argv, &i, err, errlen);
-		if (!ret)
-			rest[n++] = argv[i];
-	}
-	if (ret >= 0)
-		ret = lw_opts_parse(&o->trace, n, rest, err, errlen);
+	rest = lw_opts_rest(argc, argv, take_own, o, &n, err, errlen);
+	if (!rest)
+		return -EINVAL;
+	ret = lw_opts_parse(&o->trace, n, rest, err, errlen);
 	free(rest);
 	if (ret)
 		return ret;

@@ -41,9 +41,9 @@ int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port)
 }
 
 /* One of serve's own options at argv[*i]: 1 taken, 0 not ours, -EINVAL. */
-static int take_own(struct lw_serve_opts *o, int argc, char **argv, int *i, char *err,
-		    size_t errlen)
+static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t errlen)
 {
+	struct lw_serve_opts *o = ctx;
 	const char *a = argv[*i], *v;
 
 	if (!strncmp(a, "--comm", 6) && (!a[6] || a[6] == '=')) {
@@ -104,24 +104,17 @@ static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
 
 int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	char **rest = calloc(argc + 2, sizeof(*rest));
-	int n = 0, ret = 0;
+	char **rest;
+	int n, ret;
 
-	if (!rest) {
-		snprintf(err, errlen, "out of memory");
-		return -EINVAL;
-	}
 	memset(o, 0, sizeof(*o));
 	snprintf(o->host, sizeof(o->host), "%s", LW_SERVE_HOST);
 	o->port = LW_SERVE_PORT;
-	rest[n++] = argv[0];
-	for (int i = 1; i < argc && ret >= 0; i++) {
-		ret = take_own(o, argc, argv, &i, err, errlen);
-		if (!ret)
-			rest[n++] = argv[i];
-	}
-	if (ret >= 0)
-		ret = parse_trace(o, n, rest, err, errlen);
+	/* room for one more: parse_trace() may add --pid=1 for --comm */
+	rest = lw_opts_rest(argc, argv, take_own, o, &n, err, errlen);
+	if (!rest)
+		return -EINVAL;
+	ret = parse_trace(o, n, rest, err, errlen);
 	free(rest);
 	if (ret == -EINVAL && !strcmp(err, NO_TARGET))
 		snprintf(err, errlen, "a target is needed: -p PID or --comm NAME");
