@@ -594,8 +594,10 @@ static void sec_clock(FILE *f, const struct lw_html *h, const struct html_time *
 	fprintf(f, "<section id=\"clock\">\n<h2>Clock per CPU</h2>\n");
 	if (!h->nr_clk)
 		fprintf(f, "<p class=\"nodata\" id=\"no-freq\">no frequency data</p>\n");
-	else
+	else {
+		fprintf(f, "<p>Each CPU's clock in MHz, where latwhy saw it change.</p>\n");
 		lw_svg_clock(f, h->clk, h->nr_clk, h->ref_khz, t);
+	}
 	fprintf(f, "</section>\n");
 }
 

@@ -158,7 +158,7 @@ void lw_svg_stacked_bins(FILE *f, const char *mark, const __u64 *bins, size_t ns
 	svg_open(f, h, "slow requests per time bin, by cause", attrs);
 	for (int g = 0; g <= 2; g++) {
 		snprintf(b, sizeof(b), "%g", ymax * g / 2);
-		if (g != 1 || ymax >= 2)
+		if (g != 1 || fmod(ymax, 2) == 0) /* whole counts only */
 			y_tick(f, PT + ph * (2 - g) / 2, b);
 	}
 	for (size_t i = 0; i < t->nbins; i++) {
@@ -505,7 +505,7 @@ void lw_svg_clock(FILE *f, const struct html_clock *in, size_t n, __u32 ref_khz,
 	ymax = nice_ceil(max / 1000.0);
 	svg_open(f, h, "clock per CPU over time", NULL);
 	for (int g = 0; g <= 4; g++) {
-		snprintf(b, sizeof(b), "%g MHz", ymax * g / 4);
+		snprintf(b, sizeof(b), "%g", ymax * g / 4);
 		y_tick(f, PT + ph * (4 - g) / 4, b);
 	}
 	if (ref_khz) {
