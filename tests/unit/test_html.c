@@ -183,7 +183,9 @@ static void test_built(void **state)
 	assert_null(strstr(out, " MHz"));
 	assert_int_equal(count(out, "mark clock-cpu"), 0);
 	/* a mark per bin with slow requests, holding them all */
-	assert_non_null(strstr(out, "data-bins=\"40\" data-bin-ns=\"100000000\" data-total=\"4\""));
+	assert_non_null(
+		strstr(out, "data-bins=\"40\" data-bin-ns=\"100000000\" data-t0-ns=\"1000000000\" "
+			    "data-total=\"4\""));
 	assert_int_equal(count(out, "class=\"mark slow-bin\""), 3);
 	assert_non_null(strstr(out, "class=\"mark slow-bin\" data-bin=\"1\" data-count=\"2\""));
 	assert_non_null(strstr(out, "class=\"mark slow-bin\" data-bin=\"15\" data-count=\"1\""));

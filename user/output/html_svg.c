@@ -143,7 +143,7 @@ void lw_svg_stacked_bins(FILE *f, const char *mark, const __u64 *bins, size_t ns
 	const int h = 200;
 	double ph = h - PT - PB, bw = (double)(W - PL - PR) / t->nbins, ymax;
 	__u64 max = 0;
-	char attrs[96], b[32];
+	char attrs[160], b[32];
 
 	for (size_t i = 0; i < t->nbins; i++) {
 		__u64 sum = 0;
@@ -153,8 +153,9 @@ void lw_svg_stacked_bins(FILE *f, const char *mark, const __u64 *bins, size_t ns
 		max = sum > max ? sum : max;
 	}
 	ymax = nice_ceil(max);
-	snprintf(attrs, sizeof(attrs), "data-bins=\"%zu\" data-bin-ns=\"%llu\" data-total=\"%zu\"",
-		 t->nbins, (unsigned long long)t->width, total);
+	snprintf(attrs, sizeof(attrs),
+		 "data-bins=\"%zu\" data-bin-ns=\"%llu\" data-t0-ns=\"%llu\" data-total=\"%zu\"",
+		 t->nbins, (unsigned long long)t->width, (unsigned long long)t->t0, total);
 	svg_open(f, h, "slow requests per time bin, by cause", attrs);
 	for (int g = 0; g <= 2; g++) {
 		snprintf(b, sizeof(b), "%g", ymax * g / 2);
