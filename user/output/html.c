@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,29 +168,30 @@ static int html_record(void *ctx, const void *rec, size_t len)
 		struct lw_thp_rec t;
 		struct lw_cpu_rec c;
 		struct lw_meta_rec m;
-		struct lw_hist_rec hi;
-	} *u = (void *)rec;
+	} u = {};
 
-	/* records are copied where kept; the engine counts what it cannot take */
-	if (len < sizeof(u->type))
+	/* the engine counts what it cannot take */
+	if (len < sizeof(u.type))
 		return 0;
-	if (u->type == LW_REC_REQUEST && len >= sizeof(u->r)) {
-		on_request(h, &u->r);
-	} else if (u->type == LW_REC_TICK && len >= sizeof(u->k)) {
-		h->now = u->k.ts_ns;
-		span(h, u->k.ts_ns, u->k.ts_ns);
-	} else if (u->type == LW_REC_IRQ && len >= sizeof(u->i)) {
-		on_irq(h, false, u->i.irq, u->i.cpu, u->i.name, u->i.ns, u->i.count);
-	} else if (u->type == LW_REC_SOFTIRQ && len >= sizeof(u->q)) {
-		on_irq(h, true, u->q.vec, u->q.cpu, NULL, u->q.ns, u->q.count);
-	} else if (u->type == LW_REC_THP && len >= sizeof(u->t)) {
-		on_thp(h, &u->t.s);
-	} else if (u->type == LW_REC_CPU && len >= sizeof(u->c)) {
-		on_cpu(h, &u->c);
-	} else if (u->type == LW_REC_META && len >= sizeof(u->m)) {
-		on_meta(h, &u->m);
-	} else if (u->type == LW_REC_HIST && len >= sizeof(u->hi)) {
-		memcpy(h->hist, u->hi.b, sizeof(h->hist));
+	memcpy(&u, rec, len < sizeof(u) ? len : sizeof(u)); /* aligned, whatever rec is */
+	if (u.type == LW_REC_REQUEST && len >= sizeof(u.r)) {
+		on_request(h, &u.r);
+	} else if (u.type == LW_REC_TICK && len >= sizeof(u.k)) {
+		h->now = u.k.ts_ns;
+		span(h, u.k.ts_ns, u.k.ts_ns);
+	} else if (u.type == LW_REC_IRQ && len >= sizeof(u.i)) {
+		on_irq(h, false, u.i.irq, u.i.cpu, u.i.name, u.i.ns, u.i.count);
+	} else if (u.type == LW_REC_SOFTIRQ && len >= sizeof(u.q)) {
+		on_irq(h, true, u.q.vec, u.q.cpu, NULL, u.q.ns, u.q.count);
+	} else if (u.type == LW_REC_THP && len >= sizeof(u.t)) {
+		on_thp(h, &u.t.s);
+	} else if (u.type == LW_REC_CPU && len >= sizeof(u.c)) {
+		on_cpu(h, &u.c);
+	} else if (u.type == LW_REC_META && len >= sizeof(u.m)) {
+		on_meta(h, &u.m);
+	} else if (u.type == LW_REC_HIST && len >= sizeof(struct lw_hist_rec)) {
+		memcpy(h->hist, (const char *)rec + offsetof(struct lw_hist_rec, b),
+		       sizeof(h->hist));
 		h->have_hist = true;
 	}
 	return 0;
@@ -290,8 +292,8 @@ static const char css[] =
 	"color:#555}\n"
 	".finding dl{margin:.2em 0;display:grid;grid-template-columns:6em 1fr;gap:.1em .5em}"
 	".finding dt{color:#666}.finding dd{margin:0}\n"
-	"pre{background:#272822;color:#f8f8f2;padding:.5em .7em;overflow-x:auto;"
-	"white-space:pre;font-size:12px;margin:.2em 0}\n"
+	"pre{background:#272822;color:#f8f8f2;padding:.5em .7em;overflow-wrap:anywhere;"
+	"white-space:pre-wrap;font-size:12px;margin:.2em 0}\n"
 	"footer{margin-top:2em;color:#888;font-size:12px}\n";
 
 static const char *const series_name[NR_SERIES] = {
