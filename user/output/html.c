@@ -9,9 +9,7 @@
  * host (comm names, IRQ names, finding text) is escaped.
  */
 #include <errno.h>
-#include <math.h>
 #include <stddef.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
