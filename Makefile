@@ -83,6 +83,7 @@ unit: $(UNIT_BINS) latwhy
 	@echo "== tests/captures/check.sh"; tests/captures/check.sh
 	@echo "== tests/tools/test_score.py"; python3 tests/tools/test_score.py
 	@echo "== tests/tools/test_lab.sh"; tests/tools/test_lab.sh
+	@echo "== tests/tools/test_systemd.sh"; tests/tools/test_systemd.sh
 
 $(BUILD)/tests/uprobe_target: tests/integration/uprobe_target.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) $< -o $@
