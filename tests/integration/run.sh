@@ -1611,7 +1611,7 @@ caps_run() {
 	lpid=$!
 	CAPS_SEEN=
 	# the trace's first line comes after the attach, and the drop
-	wait_for "$OUT/latwhy.err" "^latwhy: tracing pid" "$lpid" 20 && CAPS_SEEN=$(caps_of "$lpid")
+	wait_for "$OUT/latwhy.err" "^latwhy: \(tracing\|recording\) pid" "$lpid" 20 && CAPS_SEEN=$(caps_of "$lpid")
 	wait "$lpid"
 	CAPS_RC=$?
 }
@@ -1626,7 +1626,8 @@ caps_run() {
 # holds none.
 # shellcheck disable=SC2015 # A && B || fail: fail is the else branch
 test_caps() {
-	local pub=$OUT/pub out rc mport lpid tid main http bare=0000000000000000
+	local pub=$OUT/pub out rc mport lpid cpid tid main http r1 bare=0000000000000000
+	local req='latwhy_requests_total{target="lw_caps_srv"}'
 	local perfmon=0000004000000000 two=000000c000000000
 	if ! setpriv --help 2>/dev/null | grep -q -- --ambient-caps; then
 		skip caps "setpriv has no --ambient-caps (util-linux 2.31+)"
@@ -1673,6 +1674,14 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 	fi
 	[ "$CAPS_SEEN" = "$bare $perfmon $perfmon 000000c000200000 $bare 1" ] &&
 		pass caps_uprobe_dropped || fail caps_uprobe_dropped "after attach: $CAPS_SEEN"
+	# record, the same way, into a directory nobody may write
+	mkdir -p "$pub/rec" && chmod 777 "$pub/rec"
+	caps_run caps_record +bpf,+perfmon record -p "$SPID" -d 2s -o "$pub/rec/caps.lwy"
+	out=$(grep -v '^latwhy: recording pid' "$OUT/latwhy.err")
+	[ $CAPS_RC -eq 0 ] && [[ "$out" =~ ^"latwhy: wrote $pub/rec/caps.lwy: "[1-9][0-9]*" requests" ]] &&
+		pass caps_record || fail caps_record "rc=$CAPS_RC: $out"
+	[ "$CAPS_SEEN" = "$bare $perfmon $perfmon $two $bare 1" ] &&
+		pass caps_record_dropped || fail caps_record_dropped "after attach: $CAPS_SEEN"
 	# without them: one line, exit 1 (with one of the two as without)
 	for c in "" +bpf; do
 		if [ -z "$c" ]; then
@@ -1690,12 +1699,9 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 	# server under a name of its own: another lat_server may be running.
 	cleanup
 	cp "$T/lat_server" "$pub/lw_caps_srv"
-	"$pub/lw_caps_srv" -p 0 -c "$SRV_CPU" >"$OUT/server.out" 2>&1 &
-	SPID=$!
-	PIDS+=("$SPID")
-	wait_for "$OUT/server.out" 'port=' "$SPID" 10 || { no_server caps_serve; return; }
-	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
+	caps_server || { no_server caps_serve; return; }
 	start_client 30
+	cpid=${PIDS[-1]}
 	mport=$(free_port)
 	caps_nobody +bpf,+perfmon
 	setpriv "${SETPRIV[@]}" "$pub/latwhy" serve --comm lw_caps_srv --listen "127.0.0.1:$mport" \
@@ -1703,7 +1709,7 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 	lpid=$!
 	PIDS+=("$lpid")
 	if wait_for "$OUT/serve.err" "serving http" "$lpid" 10 &&
-		serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('latwhy_requests_total{target=\"lw_caps_srv\"}', 0) > 0" 30; then
+		serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$req', 0) > 0" 30; then
 		pass caps_serve
 	else
 		fail caps_serve "nothing traced: $(tail -2 "$OUT/serve.err")"
@@ -1716,9 +1722,31 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 	done
 	[ "$main" = "$bare $two $two $two $bare 1" ] && [ "$http" = "$bare $bare $bare $two $bare 1;" ] &&
 		pass caps_serve_dropped || fail caps_serve_dropped "tracing thread: $main; others: $http"
+	# the server restarted: traced again with what was kept
+	r1=$(awk -v k="$req" '$1 == k {print $2}' "$OUT/metrics1.txt")
+	stop_child "$cpid"
+	stop_child "$SPID"
+	caps_server || { no_server caps_retrace; return; }
+	start_client 30
+	if wait_for "$OUT/serve.err" "tracing lw_caps_srv (pid $SPID)" "$lpid" 15 &&
+		serve_scrape "$mport" "$OUT/metrics2.txt" "m.get('$req', 0) > ${r1:-0} + 100" 30; then
+		pass caps_retrace
+	else
+		fail caps_retrace "not traced again: $(tail -2 "$OUT/serve.err")"
+	fi
 	kill -TERM "$lpid" # before its target: a stop that lands mid-retrace is lost
 	wait "$lpid"
 	cleanup
+}
+
+# caps_server: the lab server as $OUT/pub/lw_caps_srv, a name no other test's
+# server has, on the server's CPU; sets SPID and PORT.
+caps_server() {
+	"$OUT/pub/lw_caps_srv" -p 0 -c "$SRV_CPU" >"$OUT/server.out" 2>&1 &
+	SPID=$!
+	PIDS+=("$SPID")
+	wait_for "$OUT/server.out" 'port=' "$SPID" 10 || return 1
+	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
 }
 
 if [ "$(id -u)" != 0 ]; then
