@@ -169,8 +169,7 @@ static bool foreign(int pid)
 	return stat(path, &st) || st.st_uid != geteuid();
 }
 
-/* What the rest of the run uses, of what it holds (eff). */
-static __u64 caps_keep(__u64 eff, int pid, bool uprobe, bool shared)
+__u64 lw_caps_keep(__u64 eff, const struct lw_caps_use *u)
 {
 	/* The node reader, to the end of the run: another user's environ is
 	 * mode 0400 (CAP_DAC_READ_SEARCH), and its smaps and environ pass
@@ -180,9 +179,9 @@ static __u64 caps_keep(__u64 eff, int pid, bool uprobe, bool shared)
 
 	if (!(eff & CAP(CAP_PERFMON)))
 		reader = CAP(CAP_SYS_PTRACE);
-	if (foreign(pid) || (eff & CAP(CAP_DAC_READ_SEARCH)))
+	if (u->foreign || (eff & CAP(CAP_DAC_READ_SEARCH)))
 		keep |= reader;
-	if (shared) /* lw_place_keep_up() */
+	if (u->shared) /* lw_place_keep_up() */
 		keep |= CAP(CAP_SYS_NICE);
 	/* The attached programs run on without any: the maps, the ring buffer
 	 * and the perf counters are read through their fds, and the programs
@@ -194,11 +193,11 @@ static __u64 caps_keep(__u64 eff, int pid, bool uprobe, bool shared)
 	 * uprobes (CAP_SYS_ADMIN, which also stands for CAP_BPF before 5.8),
 	 * the memlock limit before 5.11 (CAP_SYS_RESOURCE) and, for a target
 	 * that may share latwhy's CPUs, its priority (CAP_SYS_NICE). */
-	if (retrace) {
+	if (u->retrace) {
 		keep |= CAP(CAP_BPF) | CAP(CAP_PERFMON) | CAP(CAP_SYS_NICE);
-		if (uprobe || !(eff & CAP(CAP_BPF)))
+		if (u->uprobe || !(eff & CAP(CAP_BPF)))
 			keep |= CAP(CAP_SYS_ADMIN);
-		if (kernel_before(5, 11))
+		if (u->memlock)
 			keep |= CAP(CAP_SYS_RESOURCE);
 	}
 	return keep & eff;
@@ -241,14 +240,25 @@ static int caps_set(__u64 keep)
 
 int lw_caps_drop(int pid, bool uprobe, bool shared)
 {
-	__u64 eff = lw_caps_effective(), keep = caps_keep(eff, pid, uprobe, shared);
+	struct lw_caps_use u = {
+		.foreign = foreign(pid),
+		.uprobe = uprobe,
+		.shared = shared,
+		.retrace = retrace,
+		.memlock = kernel_before(5, 11),
+	};
+	__u64 eff = lw_caps_effective(), keep = lw_caps_keep(eff, &u);
+	int err;
 
 	drop_bounding(eff, keep);
 	/* ambient capabilities only matter across execve(), which latwhy
 	 * does not do: none kept */
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	return caps_set(keep);
+	err = caps_set(keep);
+	if (err) /* tracing goes on, with more than it needs */
+		fprintf(stderr, "latwhy: cannot drop capabilities: %s\n", strerror(-err));
+	return err;
 }
 
 struct bare {

@@ -35,13 +35,26 @@ bool lw_caps_uprobes(void);
  * lw_tracer_open(), so the drop keeps what loading and attaching need. */
 void lw_caps_keep_for_retrace(void);
 
+/* What the rest of a run does that a capability is checked for. */
+struct lw_caps_use {
+	bool foreign; /* the target is another user's (its smaps, at the end) */
+	bool uprobe;  /* traced with uprobes */
+	bool shared;  /* latwhy shares the target's CPUs (its priority) */
+	bool retrace; /* lw_tracer_open() again (serve --comm) */
+	bool memlock; /* before 5.11: maps count against RLIMIT_MEMLOCK */
+};
+
+/* Of eff, what a run that does u must keep once attached. */
+__u64 lw_caps_keep(__u64 eff, const struct lw_caps_use *u);
+
 /*
  * After the attach: keep only what the rest of the run uses, in every set
  * (effective, permitted, inheritable, ambient, and the bounding set where
  * CAP_SETPCAP allows) of the calling thread, and set no_new_privs. pid: the
  * target (another user's needs CAP_PERFMON to read its smaps at the end);
  * uprobe: it was traced with uprobes; shared: latwhy runs on the target's
- * CPUs and may raise its priority (CAP_SYS_NICE). 0 or -errno.
+ * CPUs and may raise its priority (CAP_SYS_NICE). 0 or -errno, said on
+ * stderr (the trace goes on).
  */
 int lw_caps_drop(int pid, bool uprobe, bool shared);
 
