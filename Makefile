@@ -78,11 +78,17 @@ $(BUILD)/tools/%: tools/%.c tools/lab.h | $(BUILD)/tools
 # drives latwhy's loaded cpu_frequency program with BPF_PROG_TEST_RUN
 $(BUILD)/tools/lw_freqinject: TOOL_LIBS := -lbpf -lelf -lz
 
-unit: $(UNIT_BINS) latwhy
+unit: $(UNIT_BINS) latwhy $(BUILD)/tests/lw_http_serve
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	@echo "== tests/captures/check.sh"; tests/captures/check.sh
 	@echo "== tests/tools/test_score.py"; python3 tests/tools/test_score.py
 	@echo "== tests/tools/test_lab.sh"; tests/tools/test_lab.sh
+	@echo "== tests/tools/test_systemd.sh"; tests/tools/test_systemd.sh
+	@echo "== tests/tools/test_http.py"; python3 tests/tools/test_http.py $(BUILD)/tests/lw_http_serve
+
+# serve's HTTP endpoint without a tracer, for tests/tools/test_http.py
+$(BUILD)/tests/lw_http_serve: tests/tools/lw_http_serve.c $(BUILD)/liblatwhy.a | $(BUILD)/tests
+	$(CC) $(CFLAGS) -pthread $< $(BUILD)/liblatwhy.a $(LDLIBS) -o $@
 
 # the HTML report of each golden capture in headless Chromium (Debian's
 # python3-selenium is in /usr/bin's python3, whatever python3 comes first);
