@@ -1,8 +1,10 @@
 #!/bin/bash
 # Record the golden captures report is tested on (root, BPF, about a minute):
 # one per injected cause, one of a quiet server (this VM has no frequency
-# data), and one cut short. Then pins what report prints of each
-# (tests/captures/check.sh --update).
+# data), one with a low clock fed to the recorder's own lw_cpu_freq program
+# (freq: lw_freqinject, as the accuracy lab's freq scenario), and one cut
+# short. Then pins what report prints of each (tests/captures/check.sh
+# --update).
 #
 #   tests/captures/make.sh [NAME ...]     default: all
 set -u
@@ -14,14 +16,43 @@ T=build/tools
 DIR=tests/captures
 SRV_CPU=$(($(nproc) - 1))
 CLI_CPU=0
+FREQ_REF_MHZ=3700 # the freq capture's reference clock: 800 MHz of 3700, powersave's (field notes)
 WORK=$(mktemp -d /tmp/latwhy-captures.XXXXXX)
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait; rm -rf "$WORK"' EXIT
 
-# capture NAME CAUSE: server, client, the injector for CAUSE (- for none),
-# 4 s recorded into DIR/NAME.lwy
+# rec_freq_prog PID: the id of the lw_cpu_freq program latwhy PID holds open
+# (its fds' fdinfo), not merely the newest one: other latwhy runs may be
+# loaded on this machine too.
+rec_freq_prog() {
+	local f id
+	for f in /proc/"$1"/fdinfo/*; do
+		id=$(sed -n 's/^prog_id:[[:space:]]*//p' "$f" 2>/dev/null)
+		[ -n "$id" ] || continue
+		bpftool prog show id "$id" 2>/dev/null | grep -q ' name lw_cpu_freq ' && echo "$id" && return 0
+	done
+	return 1
+}
+
+# feed_clock PID: once latwhy PID records, the client's CPU at full clock
+# (the --ref-mhz reference), the server's at full clock and 200 ms later at
+# 800 MHz for the rest of the capture: a clock per CPU. No cpufreq driver
+# here: the events go to that latwhy's own program.
+feed_clock() {
+	local id ref=$((FREQ_REF_MHZ * 1000))
+	wait_for "$WORK/record.err" '^latwhy: recording pid' "$1" 20 || return 1
+	id=$(rec_freq_prog "$1") || { echo "make.sh: latwhy $1 holds no lw_cpu_freq program" >&2; return 1; }
+	{ "$T/lw_freqinject" -I "$id" "$CLI_CPU" "$ref" &&
+		"$T/lw_freqinject" -I "$id" -i 200 "$SRV_CPU" "$ref" 800000; } >"$WORK/freq.log" 2>&1 ||
+		{ echo "make.sh: lw_freqinject failed: $(tail -1 "$WORK/freq.log")" >&2; return 1; }
+}
+
+# capture NAME CAUSE [RECORD OPTION ...]: server, client, the injector for
+# CAUSE (- for none; freq: feed_clock), REC_DUR (default 4s) recorded into
+# DIR/NAME.lwy
 capture() {
-	local name=$1 cause=$2 srv port
+	local name=$1 cause=$2 srv port rec
+	shift 2
 	"$T/lat_server" -p 0 -c "$SRV_CPU" >"$WORK/server.out" 2>&1 &
 	srv=$!
 	PIDS+=("$srv")
@@ -29,14 +60,21 @@ capture() {
 	port=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$WORK/server.out")
 	"$T/lat_client" -p "$port" -c 1 -C "$CLI_CPU" -d 60 -q >/dev/null 2>&1 &
 	PIDS+=("$!")
-	if [ "$cause" != - ]; then
+	if [ "$cause" != - ] && [ "$cause" != freq ]; then
 		tools/inject.sh "$cause" "$SRV_CPU" 30 >"$WORK/inject.out" 2>&1 &
 		PIDS+=("$!")
 		wait_for "$WORK/inject.out" '^inject.sh: ' "$!" 90 || { echo "make.sh: $cause injector failed" >&2; return 1; }
 	fi
 	sleep 1
 	rm -f "$DIR/$name.lwy"
-	./latwhy record -p "$srv" -d 4s -q -o "$DIR/$name.lwy" || return 1
+	./latwhy record -p "$srv" -d "${REC_DUR:-4s}" -q "$@" -o "$DIR/$name.lwy" 2>"$WORK/record.err" &
+	rec=$!
+	PIDS+=("$rec")
+	if [ "$cause" = freq ]; then
+		feed_clock "$rec" || return 1
+	fi
+	wait "$rec" || { cat "$WORK/record.err" >&2; return 1; }
+	cat "$WORK/record.err" >&2
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	PIDS=()
@@ -44,10 +82,18 @@ capture() {
 }
 
 NAMES=("$@")
-[ ${#NAMES[@]} -eq 0 ] && NAMES=(quiet sched irq softirq thp cut)
+[ ${#NAMES[@]} -eq 0 ] && NAMES=(quiet sched irq softirq thp freq cut)
 for n in "${NAMES[@]}"; do
 	case $n in
 	quiet) capture quiet - ;;
+	# every request slow (--slow below the server's ~200 us of work), so
+	# the clock's share of their running time is what the report weighs;
+	# 2 s, as each of them is a record
+	freq)
+		REC_DUR=2s capture freq freq --ref-mhz "$FREQ_REF_MHZ" --slow 100us &&
+			{ ./latwhy report "$DIR/freq.lwy" 2>/dev/null | grep -q '^Verdict: frequency' ||
+				{ echo "make.sh: $DIR/freq.lwy: the verdict is not frequency (other load on CPU $SRV_CPU?): run it again" >&2; false; }; }
+		;;
 	cut) # the sched capture cut inside a RECORDS chunk, as a kill -9 leaves one
 		head -c $(($(stat -c %s "$DIR/sched.lwy") * 55 / 100)) "$DIR/sched.lwy" >"$DIR/cut.lwy" ;;
 	*) capture "$n" "$n" ;;
