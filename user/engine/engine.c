@@ -7,6 +7,7 @@
  * while bounding memory on a long continuous run.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,8 @@ struct lw_engine {
 	__u64 first_tick_ts;
 	struct lw_meta_rec meta;
 	bool have_meta;
+	__u32 target_pid; /* lw_engine_set_target(): until a META record */
+	char target_comm[LW_COMM_LEN];
 	__u64 hist[LW_HIST_BUCKETS]; /* latest LW_REC_HIST */
 	__u64 hist_count;
 	bool have_hist;
@@ -60,6 +63,12 @@ struct lw_engine *lw_engine_new(void)
 	}
 	e->tick.threshold_ns = LW_THRESH_UNKNOWN;
 	return e;
+}
+
+void lw_engine_set_target(struct lw_engine *e, __u32 pid, const char *comm)
+{
+	e->target_pid = pid;
+	snprintf(e->target_comm, sizeof(e->target_comm), "%s", comm ? comm : "");
 }
 
 void lw_engine_free(struct lw_engine *e)
@@ -432,8 +441,11 @@ bool lw_summary_is_tracer(const struct lw_summary *s, __u32 pid, __u32 tgid)
 
 static void summarize_meta(const struct lw_engine *e, struct lw_summary *s)
 {
-	if (!e->have_meta)
+	if (!e->have_meta) {
+		s->pid = e->target_pid;
+		memcpy(s->comm, e->target_comm, sizeof(s->comm));
 		return;
+	}
 	s->pid = e->meta.pid;
 	memcpy(s->comm, e->meta.comm, sizeof(s->comm));
 	s->flags = e->meta.flags;

@@ -94,6 +94,11 @@ struct lw_summary {
 struct lw_engine *lw_engine_new(void);
 void lw_engine_free(struct lw_engine *e);
 
+/* Who the records are of, for the summary until a META record says so: a
+ * capture capped or cut before its first periodic snapshot holds none, but
+ * its TARGET facts name the process. comm may be NULL. */
+void lw_engine_set_target(struct lw_engine *e, __u32 pid, const char *comm);
+
 /*
  * Feed one record. Evidence records (IRQ, SOFTIRQ, PREEMPT, THP, CPU, HIST)
  * are cumulative snapshots and replace the previous value for their key.
