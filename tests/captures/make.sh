@@ -25,13 +25,10 @@ trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait; rm -rf "$WORK
 # (its fds' fdinfo), not merely the newest one: other latwhy runs may be
 # loaded on this machine too.
 rec_freq_prog() {
-	local f id
-	for f in /proc/"$1"/fdinfo/*; do
-		id=$(sed -n 's/^prog_id:[[:space:]]*//p' "$f" 2>/dev/null)
-		[ -n "$id" ] || continue
-		bpftool prog show id "$id" 2>/dev/null | grep -q ' name lw_cpu_freq ' && echo "$id" && return 0
-	done
-	return 1
+	local held loaded
+	held=$(awk '/^prog_id:/ { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u)
+	loaded=$(bpftool prog show name lw_cpu_freq 2>/dev/null | sed -n 's/^\([0-9]*\): .*/\1/p' | sort -u)
+	comm -12 <(echo "$held") <(echo "$loaded") | grep -m1 .
 }
 
 # feed_clock PID: once latwhy PID records, the client's CPU at full clock
@@ -70,8 +67,10 @@ capture() {
 	./latwhy record -p "$srv" -d "${REC_DUR:-4s}" -q "$@" -o "$DIR/$name.lwy" 2>"$WORK/record.err" &
 	rec=$!
 	PIDS+=("$rec")
+	# make.sh's own forks run on the client's CPU, not the server's: the
+	# report would name them among the server's preemptors
 	if [ "$cause" = freq ]; then
-		feed_clock "$rec" || return 1
+		(taskset -pc "$CLI_CPU" "$BASHPID" >/dev/null && feed_clock "$rec") || return 1
 	fi
 	wait "$rec" || { cat "$WORK/record.err" >&2; return 1; }
 	cat "$WORK/record.err" >&2
