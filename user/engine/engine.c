@@ -408,16 +408,17 @@ static void summarize_freq(const struct lw_engine *e, struct lw_summary *s)
 	bool any_cpu_in_mask = false;
 
 	/* Clocks of the CPUs slow requests ran on; all CPUs only when there
-	 * were no slow requests at all. */
+	 * were no slow requests at all. cpu_khz has every CPU's. */
 	for (size_t i = 0; i < LW_MAX_CPUS / 64; i++)
 		if (s->cpus_mask[i])
 			any_cpu_in_mask = true;
 	for (__u32 c = 0; c < e->max_cpu_seen; c++) {
 		const struct lw_cpu_rec *r = &e->cpus[c];
 
-		if (any_cpu_in_mask && !(s->cpus_mask[c / 64] & (1ULL << (c % 64))))
-			continue;
 		if (!r->khz || !r->ref_khz)
+			continue;
+		s->cpu_khz[c] = r->khz;
+		if (any_cpu_in_mask && !(s->cpus_mask[c / 64] & (1ULL << (c % 64))))
 			continue;
 		s->freq_measured = true;
 		if (!s->freq_min_khz || r->khz < s->freq_min_khz)
@@ -427,8 +428,11 @@ static void summarize_freq(const struct lw_engine *e, struct lw_summary *s)
 		if (r->ref_khz > s->ref_khz)
 			s->ref_khz = r->ref_khz;
 	}
-	if (s->freq_source == LW_FREQ_NONE)
+	s->nr_cpu_khz = e->max_cpu_seen;
+	if (s->freq_source == LW_FREQ_NONE) {
 		s->freq_measured = false;
+		memset(s->cpu_khz, 0, sizeof(s->cpu_khz));
+	}
 }
 
 /* Only latwhy's main thread runs while it traces (the interrupt-cost probe's

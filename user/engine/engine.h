@@ -76,6 +76,10 @@ struct lw_summary {
 	bool freq_measured; /* a clock and a reference were known */
 	__u32 irq_entry_ns; /* one interrupt's entry and exit, measured at start; 0: not */
 	__u32 freq_min_khz, freq_max_khz, ref_khz; /* over CPUs the target used */
+	/* each CPU's last clock, where a clock and a reference were known (all
+	 * CPUs, not only the target's); 0: no clock; nr_cpu_khz: CPUs seen */
+	__u32 cpu_khz[LW_MAX_CPUS];
+	__u32 nr_cpu_khz;
 	/* evidence, largest first */
 	struct lw_irq_rec irqs[LW_TOP];
 	size_t nr_irqs;
