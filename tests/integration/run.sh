@@ -1081,8 +1081,7 @@ test_backlog_idle() {
 	busy=$(recv_links)
 	wait "$lw"
 	if [ "$idle" != 0 ] || [ "$busy" != 1 ]; then
-		fail backlog_idle "lw_netif_recv links: $idle after 13 s without a client (want 0)," \
-			"$busy with one (want 1)"
+		fail backlog_idle "lw_netif_recv links: $idle after 13 s without a client (want 0), $busy with one (want 1)"
 		cleanup
 		return
 	fi

@@ -425,6 +425,33 @@ static void text_irq_entry(FILE *f, const struct lw_summary *s)
 		lw_fmt_ns(c, sizeof(c), s->irq_entry_ns));
 }
 
+/* Each CPU's last clock, runs of CPUs at the same clock as one range; CPUs
+ * without a clock are left out, not shown as 0. */
+static void text_cpu_clocks(FILE *f, const struct lw_summary *s)
+{
+	const char *sep = "";
+	__u32 n = s->nr_cpu_khz < LW_MAX_CPUS ? s->nr_cpu_khz : LW_MAX_CPUS;
+
+	if (!s->freq_measured)
+		return;
+	fprintf(f, "  clock per CPU, last reading:");
+	for (__u32 c = 0; c < n; c++) {
+		__u32 end = c;
+
+		if (!s->cpu_khz[c])
+			continue;
+		while (end + 1 < n && s->cpu_khz[end + 1] == s->cpu_khz[c])
+			end++;
+		if (end == c)
+			fprintf(f, "%s cpu %u %u MHz", sep, c, s->cpu_khz[c] / 1000);
+		else
+			fprintf(f, "%s cpus %u-%u %u MHz", sep, c, end, s->cpu_khz[c] / 1000);
+		sep = ",";
+		c = end;
+	}
+	fprintf(f, "\n");
+}
+
 static void text_evidence(FILE *f, const struct lw_summary *s)
 {
 	char d[32], clock[96];
@@ -496,6 +523,7 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 		lw_fmt_ns(d, sizeof(d), s->thp.compact_ns));
 	fmt_clock(clock, sizeof(clock), s);
 	fprintf(f, "  clock: %s\n", clock);
+	text_cpu_clocks(f, s);
 	fprintf(f, "  CPUs the slow requests ran on: ");
 	print_cpu_list(f, s->cpus_mask);
 	fprintf(f, "\n");
