@@ -64,6 +64,8 @@ __u64 lw_now_ns(void);
 /* One record to the sink. Its errors are the sink's to count; only
  * -ECANCELED stops the trace (t->cancelled). */
 void lw_tracer_emit(struct lw_tracer *t, const void *rec, size_t len);
+/* A process of target slot into the BPF filter, live: 0 or -errno. */
+int lw_tracer_add_tgid(struct lw_tracer *t, __u32 tgid, __u32 slot);
 
 /* programs.c: switch off what this kernel or --skip and --request leave out,
  * configure .rodata; 0 or a negative errno said on stderr. */

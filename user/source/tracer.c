@@ -101,6 +101,18 @@ static int tracer_seed_cpus(struct lw_tracer *t)
 	return 0;
 }
 
+int lw_tracer_add_tgid(struct lw_tracer *t, __u32 tgid, __u32 slot)
+{
+	__u32 bit = tgid % LW_TGID_BITS;
+
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.targ_tgids), &tgid, &slot, BPF_ANY))
+		return -errno;
+	/* after the entry: the BPF side looks up only a tgid whose bit is set */
+	__atomic_fetch_or(&t->skel->bss->targ_tgid_bits[bit / 64], 1ULL << (bit % 64),
+			  __ATOMIC_RELEASE);
+	return 0;
+}
+
 static int tracer_attach(struct lw_tracer *t)
 {
 	int err;
@@ -266,14 +278,19 @@ static int tracer_load(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot open BPF object: %s\n", strerror(-err));
 		return err;
 	}
-	t->skel->rodata->targ_tgid = t->o->pid;
 	err = lw_tracer_probe(t);
 	if (err)
 		return err;
 	err = latwhy_bpf__load(t->skel);
-	if (err)
+	if (err) {
 		fprintf(stderr,
 			"latwhy: cannot load BPF programs: %s (run with -v for the verifier log)\n",
+			strerror(-err));
+		return err;
+	}
+	err = lw_tracer_add_tgid(t, t->o->pid, 0);
+	if (err)
+		fprintf(stderr, "latwhy: cannot add the target to the BPF maps: %s\n",
 			strerror(-err));
 	return err;
 }
