@@ -16,6 +16,7 @@ use_all_cpus
 T=build/tools
 OUT=$(mktemp -d /tmp/latwhy-it.XXXXXX)
 PIDS=()
+CGDIRS=()
 FAILS=0
 PASSES=0
 SKIPS=0
@@ -32,6 +33,10 @@ cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	PIDS=()
+	for p in "${CGDIRS[@]}"; do # a test's cgroups, empty now
+		rmdir "$p" 2>/dev/null
+	done
+	CGDIRS=()
 	unquiet_cpu # a no-op unless a test quieted its CPU or set knobs (awake_cpus)
 	if [ -n "${NETNS:-}" ]; then # and its veth pair with it
 		ip netns del "$NETNS" 2>/dev/null
@@ -136,7 +141,7 @@ test_cli_errors() {
 	[ $rc -eq 2 ] && [ "$out" = "latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)" ] ||
 		{ fail cli_bad_duration "rc=$rc out=$out"; return; }
 	out=$(./latwhy -d 1s 2>&1); rc=$?
-	[ $rc -eq 2 ] && [ "$out" = "latwhy: a target is needed: -p PID (see latwhy --help)" ] ||
+	[ $rc -eq 2 ] && [ "$out" = "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME (see latwhy --help)" ] ||
 		{ fail cli_no_pid "rc=$rc out=$out"; return; }
 	out=$(./latwhy -p 1 --bogus 2>&1); rc=$?
 	[ $rc -eq 2 ] && [ "$out" = "latwhy: unknown option '--bogus' (see latwhy --help)" ] ||
@@ -1580,6 +1585,96 @@ assert m["latwhy_sampling_active"] == 1
 	wait "$lpid"
 	rc=$?
 	[ $rc -eq 0 ] && pass serve_stop || fail serve_stop "latwhy serve exited $rc on SIGTERM"
+	cleanup
+}
+
+# cgroup v2's mount point, wherever it is (this VM: hybrid, v1 controllers
+# and v2 at /sys/fs/cgroup/unified): the mount of the hierarchy's root.
+cgroup2_root() {
+	awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	     $(i + 1) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo
+}
+
+# cgroup_make NAME: a cgroup of the test's below the v2 root (removed by
+# cleanup once empty); its path in CG.
+cgroup_make() {
+	CG=$CGROOT/$1
+	mkdir "$CG" || return 1
+	CGDIRS+=("$CG")
+}
+
+# latwhy --cgroup /NAME: the lab server moved into a cgroup of the test's;
+# its requests are counted as with -p (the same server, one run after the
+# other); then serve --cgroup through the server's restart into the cgroup
+# made again (a new id, as systemd does): the counters go on, one label.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_cgroup() {
+	local name cpid lpid mport r1 rc CG
+	CGROOT=$(cgroup2_root)
+	[ -n "$CGROOT" ] || { skip cgroup "no cgroup v2 file system mounted"; return; }
+	name=latwhy-it-$$
+	cgroup_make "$name" || { fail cgroup "cannot make $CGROOT/$name"; return; }
+	start_server "$SRV_CPU" || { no_server cgroup; return; }
+	echo "$SPID" >"$CG/cgroup.procs"
+	start_client 30
+	cpid=${PIDS[-1]}
+	./latwhy -p "$SPID" -d 2s -q -j >"$OUT/trace_p.json" 2>"$OUT/trace_p.err"
+	./latwhy --cgroup "/$name" -d 2s -q -j >"$OUT/trace.json" 2>"$OUT/trace.err"
+	rc=$?
+	grep -q "^latwhy: tracing cgroup /$name (1 process), slow = " "$OUT/trace.err" ||
+		fail cgroup_header "$(head -1 "$OUT/trace.err")"
+	[ $rc -eq 0 ] && check cgroup "
+p = [json.loads(l) for l in open('$OUT/trace_p.json') if '\"summary\"' in l][0]
+assert summ['requests'] > 0, summ['requests']
+# the same server traced for as long: the same order as -p's
+assert 0.5 * p['requests'] <= summ['requests'] <= 2 * p['requests'], (summ['requests'], p['requests'])
+assert summ['pid'] == $SPID, summ['pid']
+" || fail cgroup "latwhy exited $rc: $(tail -1 "$OUT/trace.err")"
+
+	mport=$(free_port)
+	./latwhy serve --cgroup "/$name" --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	local req="latwhy_requests_total{target=\"/$name\"}"
+	if ! wait_for "$OUT/serve.err" "serving http" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$req', 0) > 0" 30; then
+		fail cgroup_serve "nothing traced: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	grep -q "^latwhy: tracing cgroup /$name (1 process)$" "$OUT/serve.err" ||
+		fail cgroup_serve "$(cat "$OUT/serve.err")"
+	r1=$(awk -v k="$req" '$1 == k {print $2}' "$OUT/metrics1.txt")
+	stop_child "$cpid"
+	stop_child "$SPID"
+	rmdir "$CG" # made again below: a new cgroup, a new id
+	if ! wait_for "$OUT/serve.err" "cgroup /$name is gone: waiting for it to come back" "$lpid" 10; then
+		fail cgroup_restart "no word of the removal: $(tail -1 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	mkdir "$CG"
+	start_server "$SRV_CPU" || { no_server cgroup_restart; return; }
+	echo "$SPID" >"$CG/cgroup.procs"
+	start_client 30
+	wait_for "$OUT/serve.err" "cgroup /$name is back: traced again" "$lpid" 10 ||
+		fail cgroup_restart "not followed: $(tail -1 "$OUT/serve.err")"
+	if ! serve_scrape "$mport" "$OUT/metrics2.txt" "m.get('$req', 0) > $r1 + 100" 30; then
+		fail cgroup_restart "the counters did not go on: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	serve_check cgroup_restart "$OUT/metrics2.txt" "$OUT/metrics1.txt" '
+for k, v in p.items():
+    if k.split("{")[0].endswith(("_total", "_bucket", "_count", "_sum")):
+        assert k in m, "gone after the restart: " + k
+        assert m[k] >= v, "%s went back: %s -> %s" % (k, v, m[k])
+assert not [k for k in m if "target=" in k and "target=\"/'"$name"'\"" not in k]
+'
+	kill -TERM "$lpid"
+	wait "$lpid"
+	rc=$?
+	[ $rc -eq 0 ] && pass cgroup_serve_stop || fail cgroup_serve_stop "latwhy serve exited $rc on SIGTERM"
 	cleanup
 }
 

@@ -493,9 +493,9 @@ static void test_serve_opts(void **state)
 	assert_string_equal(o.comm, "srv");
 	assert_int_equal(o.port, 1);
 	assert_int_equal(parse(&o, err, NULL), -EINVAL);
-	assert_string_equal(err, "a target is needed: -p PID or --comm NAME");
+	assert_string_equal(err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
 	assert_int_equal(parse(&o, err, "-p", "1", "--comm", "x", NULL), -EINVAL);
-	assert_string_equal(err, "-p and --comm are two targets: give one");
+	assert_string_equal(err, "--comm and another target: serve traces one at a time");
 	assert_int_equal(parse(&o, err, "--comm", "x", "-j", NULL), -EINVAL);
 	assert_string_equal(err, "serve exports metrics, not JSON: drop -j");
 	assert_int_equal(parse(&o, err, "--comm", "x", "-d", "5s", NULL), -EINVAL);

@@ -104,7 +104,7 @@ static int wait_comm(const char *comm, const char *exited)
 
 struct serve {
 	const struct lw_serve_opts *o;
-	char target[LW_COMM_LEN];
+	char target[LW_TARGET_NAME];
 	struct lw_export *x;
 	struct lw_http *h;
 };
@@ -142,6 +142,28 @@ static int serve_trace(struct serve *s, int pid)
 	return exited ? 0 : 1;
 }
 
+/* A cgroup or unit (or targets a tracer follows itself): one trace until
+ * stopped; the tracer puts a cgroup's new id into its filter and says
+ * what it waits for. */
+static enum lw_exit serve_targets(struct serve *s)
+{
+	struct lw_opts o = s->o->trace;
+	struct lw_tracer *t;
+	char who[1024];
+	int err;
+
+	o.quiet = true;
+	t = lw_tracer_open(&o, "", lw_export_sink(s->x));
+	if (!t)
+		return LW_EXIT_FAIL;
+	lw_tracer_describe(t, who, sizeof(who));
+	fprintf(stderr, "latwhy: tracing %s\n", who);
+	err = serve_stop ? 0 : lw_tracer_run(t);
+	lw_tracer_close(t);
+	lw_export_restart(s->x);
+	return err ? LW_EXIT_FAIL : LW_EXIT_OK;
+}
+
 /* Trace and re-trace until stopped: LW_EXIT_OK, or LW_EXIT_FAIL. */
 static enum lw_exit serve_loop(struct serve *s)
 {
@@ -149,6 +171,8 @@ static enum lw_exit serve_loop(struct serve *s)
 	char why[96];
 	int pid = o->trace.pid, ret;
 
+	if (!pid && !o->comm[0])
+		return serve_targets(s);
 	if (!pid)
 		pid = wait_comm(o->comm, NULL);
 	while (pid && !serve_stop) {
@@ -184,7 +208,8 @@ static int serve_prepare(struct serve *s)
 	if (o->trace.pid && lw_probe_target(o->trace.pid, s->target, sizeof(s->target)))
 		return -ESRCH;
 	if (!o->trace.pid)
-		snprintf(s->target, sizeof(s->target), "%s", o->comm);
+		snprintf(s->target, sizeof(s->target), "%s",
+			 o->comm[0] ? o->comm : o->trace.targets[0].name);
 	s->x = lw_export_new(s->target, "/");
 	if (!s->x) {
 		fprintf(stderr, "latwhy: out of memory\n");

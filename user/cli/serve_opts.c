@@ -6,7 +6,7 @@
 
 #include "cli/serve_opts.h"
 
-#define NO_TARGET "a target is needed: -p PID"
+#define NO_TARGET LW_NO_TARGET
 
 int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port)
 {
@@ -78,7 +78,7 @@ static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, s
 	if (!o->comm[0])
 		return ret;
 	if (!ret) {
-		snprintf(err, errlen, "-p and --comm are two targets: give one");
+		snprintf(err, errlen, "--comm and another target: serve traces one at a time");
 		return -EINVAL;
 	}
 	if (ret < 0 && !strcmp(err, NO_TARGET)) {
@@ -91,6 +91,11 @@ static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, s
 
 static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
 {
+	/* one exporter label: several targets need per-target series */
+	if (o->trace.ntargets > 1) {
+		snprintf(err, errlen, "serve traces one target at a time");
+		return -EINVAL;
+	}
 	if (o->trace.json) {
 		snprintf(err, errlen, "serve exports metrics, not JSON: drop -j");
 		return -EINVAL;
@@ -116,8 +121,6 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 		return -EINVAL;
 	ret = parse_trace(o, n, rest, err, errlen);
 	free(rest);
-	if (ret == -EINVAL && !strcmp(err, NO_TARGET))
-		snprintf(err, errlen, "a target is needed: -p PID or --comm NAME");
 	if (ret)
 		return ret;
 	return check_trace(o, err, errlen);
@@ -126,7 +129,8 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 void lw_serve_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: latwhy serve (-p PID | --comm NAME) [--listen ADDR:PORT] [trace options]\n"
+		"Usage: latwhy serve (-p PID | --comm NAME | --cgroup PATH | --unit NAME)\n"
+		"                    [--listen ADDR:PORT] [trace options]\n"
 		"\n"
 		"Trace a process until stopped and serve its metrics for Prometheus at\n"
 		"http://ADDR:PORT/metrics (see docs/serve.md).\n"
@@ -134,6 +138,10 @@ void lw_serve_usage(FILE *f)
 		"  -p, --pid PID         the process to trace; serve waits on when it exits\n"
 		"      --comm NAME       the first process named NAME, and after it exits the\n"
 		"                        next one: its series go on under target=NAME\n"
+		"      --cgroup PATH     every process of a cgroup v2 (PATH below its root),\n"
+		"                        waited for, followed when it is made again:\n"
+		"                        target=PATH\n"
+		"      --unit NAME       a systemd unit's cgroup, the same way: target=NAME\n"
 		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n"
 		"\n"
 		"Every option of latwhy trace but -j and -d applies (see latwhy trace --help).\n");

@@ -28,7 +28,7 @@ struct lw_export_counters {
 };
 
 struct lw_export {
-	char target[64];
+	char target[512]; /* unit, cgroup path or comm */
 	char *node_root;
 	/* tracing thread only */
 	struct lw_engine *eng; /* the slow requests' attribution */

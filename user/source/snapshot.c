@@ -14,6 +14,7 @@
 #include "latwhy.h"
 #include "latwhy.skel.h"
 #include "source/live.h"
+#include "source/probe.h"
 
 __u64 lw_snapshot_hist(struct lw_tracer *t)
 {
@@ -161,6 +162,15 @@ void lw_snapshot_meta(struct lw_tracer *t)
 	m.type = LW_REC_META;
 	m.pid = t->o->pid;
 	memcpy(m.comm, t->comm, sizeof(m.comm));
+	/* no single -p process: the first of the targets' (the engine's
+	 * evidence calls its threads "its own"), named */
+	if (!m.pid && t->npids) {
+		char state;
+
+		m.pid = t->pids[0];
+		if (lw_probe_stat(m.pid, m.comm, sizeof(m.comm), &state, NULL))
+			memset(m.comm, 0, sizeof(m.comm));
+	}
 	m.flags = t->flags | (t->target_exited ? LW_META_TARGET_EXITED : 0);
 	m.freq_source = freq_source(t);
 	m.nr_cpus = t->nr_cpus;

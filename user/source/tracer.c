@@ -113,6 +113,13 @@ int lw_tracer_add_tgid(struct lw_tracer *t, __u32 tgid, __u32 slot)
 	return 0;
 }
 
+/* One -p process: its uprobe only; else in every process, which the BPF
+ * filter sorts (a target's processes come and go). */
+static int uprobe_pid(const struct lw_tracer *t)
+{
+	return t->o->pid ? t->o->pid : -1;
+}
+
 static int tracer_attach(struct lw_tracer *t)
 {
 	int err;
@@ -132,12 +139,12 @@ static int tracer_attach(struct lw_tracer *t)
 		/* Return probe first: a call in flight when the entry probe
 		 * lands would otherwise leave its nesting depth at 1 forever. */
 		t->skel->links.lw_req_return = bpf_program__attach_uprobe_opts(
-			t->skel->progs.lw_req_return, t->o->pid, t->o->uprobe_bin, 0, &uo);
+			t->skel->progs.lw_req_return, uprobe_pid(t), t->o->uprobe_bin, 0, &uo);
 		if (!t->skel->links.lw_req_return)
 			goto uprobe_err;
 		uo.retprobe = false;
 		t->skel->links.lw_req_entry = bpf_program__attach_uprobe_opts(
-			t->skel->progs.lw_req_entry, t->o->pid, t->o->uprobe_bin, 0, &uo);
+			t->skel->progs.lw_req_entry, uprobe_pid(t), t->o->uprobe_bin, 0, &uo);
 		if (!t->skel->links.lw_req_entry)
 			goto uprobe_err;
 	}
@@ -157,7 +164,9 @@ static void tracer_place(struct lw_tracer *t)
 	char tc[256], sc[256];
 	int err;
 
-	err = lw_place_self(t->o->pid, p);
+	if (!t->npids)
+		return; /* waited for: nothing to keep off yet */
+	err = lw_place_self(t->pids, t->npids, p);
 	if (err) {
 		fprintf(stderr, "latwhy: cannot keep off the target's CPUs: %s\n", strerror(-err));
 		return;
@@ -288,17 +297,17 @@ static int tracer_load(struct lw_tracer *t)
 			strerror(-err));
 		return err;
 	}
-	err = lw_tracer_add_tgid(t, t->o->pid, 0);
-	if (err)
-		fprintf(stderr, "latwhy: cannot add the target to the BPF maps: %s\n",
-			strerror(-err));
-	return err;
+	return lw_targets_refresh(t, true);
 }
 
 static int tracer_open(struct lw_tracer *t)
 {
 	int err;
 
+	err = lw_targets_init(t);
+	if (err)
+		return err;
+	lw_targets_refresh(t, false);
 	tracer_place(t);
 	err = tracer_load(t);
 	if (err)
@@ -367,6 +376,16 @@ struct lw_tracer *lw_tracer_open(const struct lw_opts *o, const char *comm, stru
 __u32 lw_tracer_flags(const struct lw_tracer *t)
 {
 	return t->flags;
+}
+
+void lw_tracer_describe(const struct lw_tracer *t, char *buf, size_t len)
+{
+	lw_targets_describe(t, buf, len);
+}
+
+int lw_tracer_first_pid(const struct lw_tracer *t)
+{
+	return t && t->npids ? t->pids[0] : 0;
 }
 
 bool lw_tracer_target_exited(const struct lw_tracer *t)

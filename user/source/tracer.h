@@ -41,6 +41,14 @@ __u32 lw_tracer_flags(const struct lw_tracer *t);
  */
 int lw_tracer_run(struct lw_tracer *t);
 
+/* What is traced, for a header: "pid 42 (srv)", "cgroup /a (3 processes)",
+ * several joined by ", ". */
+void lw_tracer_describe(const struct lw_tracer *t, char *buf, size_t len);
+
+/* The first of the targets' processes now (the node's facts of it); 0 when
+ * there is none. */
+int lw_tracer_first_pid(const struct lw_tracer *t);
+
 /* The target was gone at the last snapshot. */
 bool lw_tracer_target_exited(const struct lw_tracer *t);
 
