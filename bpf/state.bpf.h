@@ -212,6 +212,22 @@ static __always_inline bool is_target(struct task_struct *t)
 	return cg && bpf_map_lookup_elem(&targ_cgroups, &cg);
 }
 
+/* current's target slot, -1 for none; off the hot path (a request's end). */
+static __always_inline int target_slot_cur(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *slot;
+	__u64 cg;
+
+	slot = bpf_map_lookup_elem(&targ_tgids, &tgid);
+	if (slot)
+		return *slot;
+	if (!targ_ncgroups)
+		return -1;
+	cg = bpf_get_current_cgroup_id();
+	slot = bpf_map_lookup_elem(&targ_cgroups, &cg);
+	return slot ? (int)*slot : -1;
+}
+
 /* t is current: the helper reads its cgroup under RCU. */
 static __always_inline bool is_target_cur(struct task_struct *t)
 {

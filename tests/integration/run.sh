@@ -1604,8 +1604,8 @@ cgroup_make() {
 }
 
 # latwhy --cgroup /NAME: the lab server moved into a cgroup of the test's;
-# its requests are counted as with -p (the same server, one run after the
-# other); then serve --cgroup through the server's restart into the cgroup
+# every request it answers is counted, as the -p tests count them (against
+# the client's replies in latwhy's window); then serve --cgroup through the server's restart into the cgroup
 # made again (a new id, as systemd does): the counters go on, one label.
 # shellcheck disable=SC2015 # A && B || fail: fail is the else branch
 test_cgroup() {
@@ -1616,18 +1616,23 @@ test_cgroup() {
 	cgroup_make "$name" || { fail cgroup "cannot make $CGROOT/$name"; return; }
 	start_server "$SRV_CPU" || { no_server cgroup; return; }
 	echo "$SPID" >"$CG/cgroup.procs"
+	start_client 5 -t "$OUT/lat.t"
+	cpid=${PIDS[-1]}
+	sleep 0.5
+	# every request a record (--slow 1us): latwhy's count against the
+	# client's replies in the same window, as with -p (test_gateway)
+	./latwhy --cgroup "/$name" -d 3s -q -j --slow 1us >"$OUT/trace.json" 2>"$OUT/trace.err"
+	rc=$?
+	wait_for "$OUT/client.out" 'p50_us=' "$cpid" # its replies written
 	start_client 30
 	cpid=${PIDS[-1]}
-	./latwhy -p "$SPID" -d 2s -q -j >"$OUT/trace_p.json" 2>"$OUT/trace_p.err"
-	./latwhy --cgroup "/$name" -d 2s -q -j >"$OUT/trace.json" 2>"$OUT/trace.err"
-	rc=$?
 	grep -q "^latwhy: tracing cgroup /$name (1 process), slow = " "$OUT/trace.err" ||
 		fail cgroup_header "$(head -1 "$OUT/trace.err")"
 	[ $rc -eq 0 ] && check cgroup "
-p = [json.loads(l) for l in open('$OUT/trace_p.json') if '\"summary\"' in l][0]
 assert summ['requests'] > 0, summ['requests']
-# the same server traced for as long: the same order as -p's
-assert 0.5 * p['requests'] <= summ['requests'] <= 2 * p['requests'], (summ['requests'], p['requests'])
+assert summ['dropped'] == 0, summ['dropped']
+lw, cl = window_counts('$OUT/lat.t')
+assert abs(lw - cl) <= 0.002 * cl + 3, 'latwhy: %d requests ended in its window, the client: %d replies' % (lw, cl)
 assert summ['pid'] == $SPID, summ['pid']
 " || fail cgroup "latwhy exited $rc: $(tail -1 "$OUT/trace.err")"
 
@@ -1675,7 +1680,45 @@ assert not [k for k in m if "target=" in k and "target=\"/'"$name"'\"" not in k]
 	wait "$lpid"
 	rc=$?
 	[ $rc -eq 0 ] && pass cgroup_serve_stop || fail cgroup_serve_stop "latwhy serve exited $rc on SIGTERM"
+	cgroup_two "$name"
 	cleanup
+}
+
+# serve --cgroup /NAME --cgroup /NAME-b: a server in each, a series each.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+cgroup_two() {
+	local a=$1 b=$1-b mport lpid CG
+	CG=$CGROOT/$a
+	cgroup_make "$b" || { fail cgroup_two "cannot make $CGROOT/$b"; return; }
+	start_server "$SRV_CPU" || { no_server cgroup_two; return; }
+	echo "$SPID" >"$CG/cgroup.procs"
+	start_client 30
+	mport=$(free_port)
+	./latwhy serve --cgroup "/$a" --cgroup "/$b" --listen "127.0.0.1:$mport" \
+		>"$OUT/serve2.out" 2>"$OUT/serve2.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	wait_for "$OUT/serve2.err" "serving http" "$lpid" 10 || { fail cgroup_two "$(tail -1 "$OUT/serve2.err")"; return; }
+	start_server "$SRV_CPU" || { no_server cgroup_two; return; }
+	echo "$SPID" >"$CGROOT/$b/cgroup.procs"
+	start_client 30
+	if ! serve_scrape "$mport" "$OUT/metrics3.txt" \
+		"m.get('latwhy_requests_total{target=\"/$a\"}', 0) > 0 and m.get('latwhy_requests_total{target=\"/$b\"}', 0) > 0" 30; then
+		fail cgroup_two "not two series: $(grep '^latwhy_requests_total' "$OUT/metrics3.txt" | tr '\n' ' ') $(tail -1 "$OUT/serve2.err")"
+		return
+	fi
+	serve_check cgroup_two "$OUT/metrics3.txt" '
+labels = set(k.split("target=\"")[1].split("\"")[0] for k in m if "target=" in k)
+assert labels == {"/'"$a"'", "/'"$b"'"}, labels
+for t in labels:
+    k = "latwhy_request_duration_seconds_bucket{target=\"%s\",le=\"+Inf\"}" % t
+    assert m[k] == m["latwhy_request_duration_seconds_count{target=\"%s\"}" % t], t
+    assert m["latwhy_requests_total{target=\"%s\"}" % t] == m[k], t
+    assert all("latwhy_slow_requests_total{target=\"%s\",cause=\"%s\"}" % (t, c) in m
+               for c in ("frequency", "irq", "thp", "sched", "idle", "none")), t
+for fam in set(l.split()[2] for l in text.splitlines() if l.startswith("# TYPE")):
+    assert text.count("# TYPE %s " % fam) == 1, fam
+'
 }
 
 if [ "$(id -u)" != 0 ]; then

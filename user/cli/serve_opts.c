@@ -78,8 +78,20 @@ static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, s
 	if (!o->comm[0])
 		return ret;
 	if (!ret) {
-		snprintf(err, errlen, "--comm and another target: serve traces one at a time");
-		return -EINVAL;
+		/* with others: one target more, followed by the tracer itself */
+		struct lw_opts *t = &o->trace;
+
+		if (t->ntargets == LW_MAX_TARGETS) {
+			snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
+			return -EINVAL;
+		}
+		t->targets[t->ntargets].kind = LW_TARGET_COMM;
+		t->targets[t->ntargets].pid = 0;
+		snprintf(t->targets[t->ntargets].name, sizeof(t->targets[0].name), "%s", o->comm);
+		t->ntargets++;
+		t->pid = 0;
+		o->comm[0] = '\0';
+		return 0;
 	}
 	if (ret < 0 && !strcmp(err, NO_TARGET)) {
 		rest[n] = "--pid=1";
@@ -91,11 +103,6 @@ static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, s
 
 static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
 {
-	/* one exporter label: several targets need per-target series */
-	if (o->trace.ntargets > 1) {
-		snprintf(err, errlen, "serve traces one target at a time");
-		return -EINVAL;
-	}
 	if (o->trace.json) {
 		snprintf(err, errlen, "serve exports metrics, not JSON: drop -j");
 		return -EINVAL;

@@ -53,6 +53,7 @@ struct lw_tracer {
 	int ntg;
 	char cg_mount[LW_PATH_MAX]; /* cgroup v2's mount point, "" for "/" */
 	int pids[LW_MAX_TGIDS];	    /* every target's processes, first seen first */
+	int pid_slot[LW_MAX_TGIDS]; /* the slot of the target each is of */
 	int npids;
 	struct latwhy_bpf *skel;
 	struct ring_buffer *rb;

@@ -292,6 +292,8 @@ int lw_targets_refresh(struct lw_tracer *t, bool apply)
 			alive = true;
 		}
 		for (int k = before; k < t->npids; k++)
+			t->pid_slot[k] = g->slot;
+		for (int k = before; k < t->npids; k++)
 			slot_of[k] = g->opt->kind == LW_TARGET_PID || g->opt->kind == LW_TARGET_COMM
 					     ? (int)g->slot
 					     : -1;
@@ -342,4 +344,24 @@ int lw_targets_init(struct lw_tracer *t)
 	if (!strcmp(t->cg_mount, "/"))
 		t->cg_mount[0] = '\0';
 	return 0;
+}
+
+int lw_tracer_targets(const struct lw_tracer *t)
+{
+	return t->ntg;
+}
+
+void lw_tracer_target_label(const struct lw_tracer *t, int slot, char *buf, size_t len)
+{
+	const struct lw_target_live *g = &t->tg[slot];
+
+	snprintf(buf, len, "%s", g->opt->kind == LW_TARGET_PID ? g->comm : g->opt->name);
+}
+
+int lw_tracer_target_of(const struct lw_tracer *t, __u32 tgid)
+{
+	for (int i = 0; i < t->npids; i++)
+		if ((__u32)t->pids[i] == tgid)
+			return t->pid_slot[i];
+	return -1;
 }

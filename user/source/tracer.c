@@ -297,6 +297,8 @@ static int tracer_load(struct lw_tracer *t)
 			strerror(-err));
 		return err;
 	}
+	/* a histogram per target only when there are several to tell apart */
+	t->skel->bss->targ_split = t->ntg > 1;
 	return lw_targets_refresh(t, true);
 }
 
