@@ -1626,6 +1626,13 @@ test_cgroup() {
 	wait_for "$OUT/client.out" 'p50_us=' "$cpid" # its replies written
 	start_client 30
 	cpid=${PIDS[-1]}
+	# a capture of the cgroup: the report names it, as the live trace did
+	if ./latwhy record --cgroup "/$name" -o "$OUT/cg.lwy" -d 1s 2>"$OUT/record.err" &&
+		./latwhy report "$OUT/cg.lwy" 2>&1 | grep -q "^== latwhy: cgroup /$name, [0-9.]* s traced ==$"; then
+		pass cgroup_record
+	else
+		fail cgroup_record "$(tail -1 "$OUT/record.err")"
+	fi
 	grep -q "^latwhy: tracing cgroup /$name (1 process), slow = " "$OUT/trace.err" ||
 		fail cgroup_header "$(head -1 "$OUT/trace.err")"
 	[ $rc -eq 0 ] && check cgroup "
