@@ -8,12 +8,18 @@
 
 void lw_report_summary(struct lw_engine *e, struct lw_render *out, const char *root, int pid)
 {
+	lw_report_summary_pids(e, out, root, pid ? &pid : NULL, pid ? 1 : 0);
+}
+
+void lw_report_summary_pids(struct lw_engine *e, struct lw_render *out, const char *root,
+			    const int *pids, int npids)
+{
 	struct lw_findings fs = {};
 	struct lw_summary s;
 	int err;
 
 	lw_engine_summarize(e, &s);
-	err = lw_explain(&s, root, pid, &fs);
+	err = lw_explain_pids(&s, root, pids, npids, &fs);
 	if (err)
 		fprintf(stderr, "latwhy: cannot read the node's settings (%s): no findings\n",
 			strerror(-err));

@@ -11,5 +11,8 @@
  * printed on out. A node that cannot be read is said, and the summary still
  * printed. */
 void lw_report_summary(struct lw_engine *e, struct lw_render *out, const char *root, int pid);
+/* The same for a target of npids processes (advice/explain.h). */
+void lw_report_summary_pids(struct lw_engine *e, struct lw_render *out, const char *root,
+			    const int *pids, int npids);
 
 #endif /* LW_CLI_SUMMARY_H */

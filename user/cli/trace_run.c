@@ -84,17 +84,21 @@ static int run_wire(struct run *r)
 /* The run's end: the engine's summary, the node's findings on it, printed. */
 static void run_report(struct run *r)
 {
-	int pid = r->o->pid ? r->o->pid : lw_tracer_first_pid(r->t);
+	static int pids[LW_MAX_TGIDS];
+	char label[1024];
+	int n;
 
-	/* several processes: the summary names the targets as they are now,
-	 * the node's facts are of the first process */
-	if (!r->o->pid) {
-		char label[1024];
-
-		lw_tracer_describe(r->t, label, sizeof(label));
-		lw_render_set_target(r->out, label);
+	if (r->o->pid) {
+		lw_report_summary(r->eng, r->out, "/",
+				  lw_tracer_target_exited(r->t) ? 0 : r->o->pid);
+		return;
 	}
-	lw_report_summary(r->eng, r->out, "/", lw_tracer_target_exited(r->t) ? 0 : pid);
+	/* several processes: the summary names the targets as they are now;
+	 * the node's facts are the first process's, the CPUs all of theirs */
+	lw_tracer_describe(r->t, label, sizeof(label));
+	lw_render_set_target(r->out, label);
+	n = lw_tracer_pids(r->t, pids, LW_MAX_TGIDS);
+	lw_report_summary_pids(r->eng, r->out, "/", pids, n);
 }
 
 enum lw_run_status lw_trace_run(const struct lw_opts *o)

@@ -385,6 +385,14 @@ void lw_tracer_describe(const struct lw_tracer *t, char *buf, size_t len)
 	lw_targets_describe(t, buf, len);
 }
 
+int lw_tracer_pids(const struct lw_tracer *t, int *pids, int max)
+{
+	int n = t->npids < max ? t->npids : max;
+
+	memcpy(pids, t->pids, n * sizeof(*pids));
+	return n;
+}
+
 int lw_tracer_first_pid(const struct lw_tracer *t)
 {
 	return t && t->npids ? t->pids[0] : 0;

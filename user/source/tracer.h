@@ -45,6 +45,10 @@ int lw_tracer_run(struct lw_tracer *t);
  * several joined by ", ". */
 void lw_tracer_describe(const struct lw_tracer *t, char *buf, size_t len);
 
+/* The targets' processes at the last refresh, up to max into pids: how
+ * many were stored. */
+int lw_tracer_pids(const struct lw_tracer *t, int *pids, int max);
+
 /* The first of the targets' processes now (the node's facts of it); 0 when
  * there is none. */
 int lw_tracer_first_pid(const struct lw_tracer *t);
