@@ -214,7 +214,7 @@ static enum lw_exit serve_targets(struct serve *s)
 {
 	struct lw_opts o = s->o->trace;
 	struct lw_sink sink = {.ctx = s, .record = serve_record, .tick = serve_tick};
-	bool split = o.ntargets > 1;
+	bool split = o.ntargets > 1, exited;
 	char who[1024];
 	int err;
 
@@ -230,14 +230,26 @@ static enum lw_exit serve_targets(struct serve *s)
 	fprintf(stderr, "latwhy: tracing %s\n", who);
 	if (!err && !serve_stop)
 		err = lw_tracer_run(s->t);
-	if (split)
+	if (split && s->hist && s->sum)
 		serve_tick(s, 0); /* the last histograms, then published */
+	exited = lw_tracer_target_exited(s->t);
 	lw_tracer_close(s->t);
 	s->t = NULL;
 	lw_export_restart(s->x);
 	free(s->hist);
 	free(s->sum);
-	return err ? LW_EXIT_FAIL : LW_EXIT_OK;
+	if (err)
+		return LW_EXIT_FAIL;
+	/* stopped (the tracer took the signal), or every target, all -p
+	 * processes, exited */
+	if (exited && !serve_stop) {
+		fprintf(stderr, "latwhy: every target exited: serving their last counters until "
+				"stopped\n");
+		catch_stop();
+		while (!serve_stop)
+			nap_ms(SERVE_POLL_MS);
+	}
+	return LW_EXIT_OK;
 }
 
 /* Trace and re-trace until stopped: LW_EXIT_OK, or LW_EXIT_FAIL. */
