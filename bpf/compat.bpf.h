@@ -68,13 +68,15 @@ struct kernfs_node___pre55 {
 
 static __always_inline __u64 lw_task_cgroup_id(struct task_struct *t)
 {
-	struct kernfs_node *kn = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn);
+	/* t is a tp_btf argument: direct loads (the verifier makes them
+	 * faulting-safe), no helper call on the context-switch path */
+	struct kernfs_node *kn = t->cgroups->dfl_cgrp->kn;
 
 	if (!kn)
 		return 0;
 	if (bpf_core_type_exists(union kernfs_node_id___pre55))
-		return BPF_CORE_READ((struct kernfs_node___pre55 *)kn, id.id);
-	return BPF_CORE_READ(kn, id);
+		return ((struct kernfs_node___pre55 *)kn)->id.id;
+	return kn->id;
 }
 
 /*
