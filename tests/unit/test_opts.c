@@ -381,6 +381,16 @@ static void test_parse_targets(void **state)
 	assert_int_equal(o.pid, 0);
 	assert_int_equal(parse(&o, ARGC(a3), a3), 0);
 	assert_int_equal(o.pid, 7);
+	/* the targets as a capture records them */
+	{
+		char buf[256];
+
+		assert_int_equal(parse(&o, ARGC(a2), a2), 0);
+		lw_opts_targets(&o, buf, sizeof(buf));
+		assert_string_equal(buf, "pid 1, pid 2, comm x, cgroup /a/b, unit nginx.service");
+		lw_opts_targets(&o, buf, 12);
+		assert_string_equal(buf, "pid 1, pid ");
+	}
 
 	assert_int_equal(parse(&o, ARGC(b1), b1), -EINVAL);
 	assert_string_equal(err, "invalid --cgroup 'latwhy-test': a path below the cgroup v2 "
