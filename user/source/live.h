@@ -41,6 +41,7 @@ struct lw_target_live {
 	char comm[LW_COMM_LEN];	  /* -p: its name */
 	char rel[LW_TARGET_NAME]; /* cgroup, unit: path below the v2 mount; "" not known */
 	const char *how;	  /* unit: how rel was found */
+	bool searched;		  /* unit: found in the tree, not from systemd */
 	__u64 cgid;		  /* its id in targ_cgroups; 0: none */
 	int nprocs;		  /* its processes at the last refresh */
 	bool seen;		  /* it existed once */

@@ -71,7 +71,8 @@ static int unit_resolve(struct lw_tracer *t, struct lw_target_live *g)
 {
 	int err;
 
-	if (systemd_reachable()) {
+	g->searched = !systemd_reachable();
+	if (!g->searched) {
 		g->how = "asked systemd";
 		return unit_from_systemd(g->opt->name, g->rel, sizeof(g->rel));
 	}
@@ -174,7 +175,7 @@ static __u64 cgroup_now(struct lw_tracer *t, struct lw_target_live *g)
 	}
 	snprintf(path, sizeof(path), "%s%s", t->cg_mount, g->rel);
 	if (lw_cgroup_id(path, &id)) {
-		if (g->opt->kind == LW_TARGET_UNIT && g->how[0] == 'n')
+		if (g->opt->kind == LW_TARGET_UNIT && g->searched)
 			g->rel[0] = '\0'; /* searched: it may come back elsewhere */
 		return 0;
 	}
