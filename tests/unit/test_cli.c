@@ -189,18 +189,39 @@ static void test_default_command(void **state)
 	char *a5[] = {"latwhy", "trace", "-d", "1s", NULL};
 
 	assert_usage_error(ARGC(a0), a0,
-			   "latwhy: a target is needed: -p PID (see latwhy --help)\n");
+			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
+			   "--unit NAME (see latwhy --help)\n");
 	assert_usage_error(
 		ARGC(a1), a1,
 		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)\n");
 	assert_usage_error(ARGC(a2), a2,
-			   "latwhy: a target is needed: -p PID (see latwhy --help)\n");
+			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
+			   "--unit NAME (see latwhy --help)\n");
 	assert_usage_error(ARGC(a3), a3, "latwhy: unknown option '--bogus' (see latwhy --help)\n");
 	assert_usage_error(
 		ARGC(a4), a4,
 		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)\n");
 	assert_usage_error(ARGC(a5), a5,
-			   "latwhy: a target is needed: -p PID (see latwhy --help)\n");
+			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
+			   "--unit NAME (see latwhy --help)\n");
+	{
+		char *b1[] = {"latwhy", "--cgroup", "a/b", NULL};
+		char *b2[] = {"latwhy", "record", "--unit", "nginx", "-o", "/tmp/x.lwy", NULL};
+		char *b3[] = {"latwhy", "serve", "--cgroup", "/a/../b", NULL};
+
+		assert_usage_error(
+			ARGC(b1), b1,
+			"latwhy: invalid --cgroup 'a/b': a path below the cgroup v2 root, "
+			"such as /system.slice/nginx.service (see latwhy --help)\n");
+		assert_usage_error(
+			ARGC(b2), b2,
+			"latwhy: invalid --unit 'nginx': a unit name such as nginx.service "
+			"(see latwhy record --help)\n");
+		assert_usage_error(ARGC(b3), b3,
+				   "latwhy: invalid --cgroup '/a/../b': a path below the cgroup v2 "
+				   "root, such as /system.slice/nginx.service (see latwhy serve "
+				   "--help)\n");
+	}
 }
 
 static void test_check_errors(void **state)

@@ -105,10 +105,75 @@ static int wait_comm(const char *comm, const char *exited)
 
 struct serve {
 	const struct lw_serve_opts *o;
-	char target[LW_COMM_LEN];
+	char target[LW_TARGET_NAME];
 	struct lw_export *x;
 	struct lw_http *h;
+	/* several targets: the tracer, each slot's series, a histogram */
+	struct lw_tracer *t;
+	struct lw_sink xs; /* the exporter's own sink */
+	int series_of[LW_MAX_TARGETS];
+	__u64 *hist, *sum;
 };
+
+static int serve_classify(void *ctx, __u32 tgid)
+{
+	struct serve *s = ctx;
+	int slot = lw_tracer_target_of(s->t, tgid);
+
+	return slot < 0 ? -1 : s->series_of[slot];
+}
+
+static int serve_record(void *ctx, const void *rec, size_t len)
+{
+	struct serve *s = ctx;
+
+	return lw_sink_record(&s->xs, rec, len);
+}
+
+/* Each series' histogram from the kernel's per-slot ones (targets of one
+ * label summed), then the exporter's tick. */
+static int serve_tick(void *ctx, __u64 now_ns)
+{
+	struct serve *s = ctx;
+	int n = lw_tracer_targets(s->t);
+
+	for (int series = 0; series < n; series++) {
+		bool any = false;
+
+		memset(s->sum, 0, LW_HIST_BUCKETS * sizeof(*s->sum));
+		for (int slot = 0; slot < n; slot++) {
+			if (s->series_of[slot] != series ||
+			    lw_tracer_target_hist(s->t, slot, s->hist))
+				continue;
+			for (int b = 0; b < LW_HIST_BUCKETS; b++)
+				s->sum[b] += s->hist[b];
+			any = true;
+		}
+		if (any)
+			lw_export_series_hist(s->x, series, s->sum);
+	}
+	return lw_sink_tick(&s->xs, now_ns);
+}
+
+/* Several targets: a series each (one for those of the same label), the
+ * records routed through serve's sink. 0 or -errno. */
+static int serve_series(struct serve *s)
+{
+	char label[LW_TARGET_NAME];
+
+	s->hist = calloc(LW_HIST_BUCKETS, sizeof(*s->hist));
+	s->sum = calloc(LW_HIST_BUCKETS, sizeof(*s->sum));
+	if (!s->hist || !s->sum)
+		return -ENOMEM;
+	for (int slot = 0; slot < lw_tracer_targets(s->t); slot++) {
+		lw_tracer_target_label(s->t, slot, label, sizeof(label));
+		s->series_of[slot] = lw_export_add_series(s->x, label);
+		if (s->series_of[slot] < 0)
+			return s->series_of[slot];
+	}
+	lw_export_set_classify(s->x, serve_classify, s);
+	return 0;
+}
 
 /* Trace pid until it exits (0) or serve is stopped (1); -errno, said on
  * stderr, when it cannot. */
@@ -143,6 +208,51 @@ static int serve_trace(struct serve *s, int pid)
 	return exited ? 0 : 1;
 }
 
+/* A cgroup or unit (or targets a tracer follows itself): one trace until
+ * stopped; the tracer puts a cgroup's new id into its filter and says
+ * what it waits for. */
+static enum lw_exit serve_targets(struct serve *s)
+{
+	struct lw_opts o = s->o->trace;
+	struct lw_sink sink = {.ctx = s, .record = serve_record, .tick = serve_tick};
+	bool split = o.ntargets > 1, exited;
+	char who[1024];
+	int err;
+
+	o.quiet = true;
+	s->xs = lw_export_sink(s->x);
+	s->t = lw_tracer_open(&o, "", split ? sink : s->xs);
+	if (!s->t)
+		return LW_EXIT_FAIL;
+	err = split ? serve_series(s) : 0;
+	if (err)
+		fprintf(stderr, "latwhy: cannot make a series per target: %s\n", strerror(-err));
+	lw_tracer_describe(s->t, who, sizeof(who));
+	fprintf(stderr, "latwhy: tracing %s\n", who);
+	if (!err && !serve_stop)
+		err = lw_tracer_run(s->t);
+	if (split && s->hist && s->sum)
+		serve_tick(s, 0); /* the last histograms, then published */
+	exited = lw_tracer_target_exited(s->t);
+	lw_tracer_close(s->t);
+	s->t = NULL;
+	lw_export_restart(s->x);
+	free(s->hist);
+	free(s->sum);
+	if (err)
+		return LW_EXIT_FAIL;
+	/* stopped (the tracer took the signal), or every target, all -p
+	 * processes, exited */
+	if (exited && !serve_stop) {
+		fprintf(stderr, "latwhy: every target exited: serving their last counters until "
+				"stopped\n");
+		catch_stop();
+		while (!serve_stop)
+			nap_ms(SERVE_POLL_MS);
+	}
+	return LW_EXIT_OK;
+}
+
 /* Trace and re-trace until stopped: LW_EXIT_OK, or LW_EXIT_FAIL. */
 static enum lw_exit serve_loop(struct serve *s)
 {
@@ -150,6 +260,8 @@ static enum lw_exit serve_loop(struct serve *s)
 	char why[96];
 	int pid = o->trace.pid, ret;
 
+	if (!pid && !o->comm[0])
+		return serve_targets(s);
 	if (!pid)
 		pid = wait_comm(o->comm, NULL);
 	while (pid && !serve_stop) {
@@ -191,8 +303,13 @@ static int serve_prepare(struct serve *s)
 		return -EPERM;
 	if (o->trace.pid && lw_probe_target(o->trace.pid, s->target, sizeof(s->target)))
 		return -ESRCH;
-	if (!o->trace.pid)
+	if (!o->trace.pid && o->comm[0])
 		snprintf(s->target, sizeof(s->target), "%s", o->comm);
+	else if (!o->trace.pid && o->trace.targets[0].kind == LW_TARGET_PID &&
+		 lw_probe_target(o->trace.targets[0].pid, s->target, sizeof(s->target)))
+		return -ESRCH;
+	else if (!o->trace.pid && o->trace.targets[0].kind != LW_TARGET_PID)
+		snprintf(s->target, sizeof(s->target), "%s", o->trace.targets[0].name);
 	s->x = lw_export_new(s->target, "/");
 	if (!s->x) {
 		fprintf(stderr, "latwhy: out of memory\n");

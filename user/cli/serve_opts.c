@@ -6,7 +6,7 @@
 
 #include "cli/serve_opts.h"
 
-#define NO_TARGET "a target is needed: -p PID"
+#define NO_TARGET LW_NO_TARGET
 
 int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port)
 {
@@ -78,8 +78,20 @@ static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, s
 	if (!o->comm[0])
 		return ret;
 	if (!ret) {
-		snprintf(err, errlen, "-p and --comm are two targets: give one");
-		return -EINVAL;
+		/* with others: one target more, followed by the tracer itself */
+		struct lw_opts *t = &o->trace;
+
+		if (t->ntargets == LW_MAX_TARGETS) {
+			snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
+			return -EINVAL;
+		}
+		t->targets[t->ntargets].kind = LW_TARGET_COMM;
+		t->targets[t->ntargets].pid = 0;
+		snprintf(t->targets[t->ntargets].name, sizeof(t->targets[0].name), "%s", o->comm);
+		t->ntargets++;
+		t->pid = 0;
+		o->comm[0] = '\0';
+		return 0;
 	}
 	if (ret < 0 && !strcmp(err, NO_TARGET)) {
 		rest[n] = "--pid=1";
@@ -116,8 +128,6 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 		return -EINVAL;
 	ret = parse_trace(o, n, rest, err, errlen);
 	free(rest);
-	if (ret == -EINVAL && !strcmp(err, NO_TARGET))
-		snprintf(err, errlen, "a target is needed: -p PID or --comm NAME");
 	if (ret)
 		return ret;
 	return check_trace(o, err, errlen);
@@ -126,7 +136,8 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 void lw_serve_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: latwhy serve (-p PID | --comm NAME) [--listen ADDR:PORT] [trace options]\n"
+		"Usage: latwhy serve (-p PID | --comm NAME | --cgroup PATH | --unit NAME)\n"
+		"                    [--listen ADDR:PORT] [trace options]\n"
 		"\n"
 		"Trace a process until stopped and serve its metrics for Prometheus at\n"
 		"http://ADDR:PORT/metrics (see docs/serve.md).\n"
@@ -134,6 +145,10 @@ void lw_serve_usage(FILE *f)
 		"  -p, --pid PID         the process to trace; serve waits on when it exits\n"
 		"      --comm NAME       the first process named NAME, and after it exits the\n"
 		"                        next one: its series go on under target=NAME\n"
+		"      --cgroup PATH     every process of a cgroup v2 (PATH below its root),\n"
+		"                        waited for, followed when it is made again:\n"
+		"                        target=PATH\n"
+		"      --unit NAME       a systemd unit's cgroup, the same way: target=NAME\n"
 		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n"
 		"\n"
 		"Every option of latwhy trace but -j and -d applies (see latwhy trace --help).\n");

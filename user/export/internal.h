@@ -14,12 +14,18 @@
 #include "node/node.h"
 #include "export/export.h"
 
-/* What a scrape sees: everything cumulative since the exporter began. */
-struct lw_export_counters {
+/* One target's series: what a scrape sees of it. */
+struct lw_export_series_counters {
 	__u64 requests;
 	__u64 slow[LW_CAUSE_MAX];    /* slow requests by cause */
 	__u64 slow_ns[LW_CAUSE_MAX]; /* their time by cause */
 	__u64 hist[LW_HIST_BUCKETS];
+};
+
+/* What a scrape sees: everything cumulative since the exporter began. */
+struct lw_export_counters {
+	struct lw_export_series_counters s[LW_MAX_TARGETS];
+	int nseries;
 	__u64 dropped;
 	bool active; /* a tracer is attached and delivering */
 	/* the running tracer's clocks (LW_REC_CPU), 0: unknown */
@@ -27,13 +33,24 @@ struct lw_export_counters {
 	__u32 khz[LW_MAX_CPUS];
 };
 
-struct lw_export {
-	char target[64];
-	char *node_root;
-	/* tracing thread only */
-	struct lw_engine *eng; /* the slow requests' attribution */
+/* A target's series on the tracing thread. Series 0 alone: the whole
+ * trace is its (TICK, HIST); several (lw_export_add_series()): each has its
+ * slow requests by process (the classifier) and its histogram from
+ * lw_export_series_hist(), its requests counted from that. */
+struct lw_export_series {
+	char label[512];       /* unit, cgroup path or comm */
+	struct lw_engine *eng; /* its slow requests' attribution */
 	__u64 requests;
 	__u64 hist_base[LW_HIST_BUCKETS], hist_cur[LW_HIST_BUCKETS];
+};
+
+struct lw_export {
+	char *node_root;
+	/* tracing thread only */
+	struct lw_export_series ser[LW_MAX_TARGETS];
+	int nser;
+	int (*classify)(void *ctx, __u32 tgid); /* a series, or -1 */
+	void *classify_ctx;
 	__u64 dropped_base, dropped_cur;
 	bool active; /* records came since the last restart */
 	__u32 freq_source;
