@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/serve_capture.h"
 #include "cli/serve_opts.h"
 #include "export/export.h"
 #include "export/http.h"
@@ -107,6 +108,7 @@ struct serve {
 	char target[LW_COMM_LEN];
 	struct lw_export *x;
 	struct lw_http *h;
+	struct lw_serve_capture cap; /* --capture-dir: the window */
 };
 
 /* Trace pid until it exits (0) or serve is stopped (1); -errno, said on
@@ -123,7 +125,8 @@ static int serve_trace(struct serve *s, int pid)
 	o.quiet = true;
 	if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
 		return 0; /* gone already */
-	t = lw_tracer_open(&o, comm, lw_export_sink(s->x));
+	lw_serve_capture_restart(&s->cap, pid);
+	t = lw_tracer_open(&o, comm, lw_serve_capture_sink(&s->cap, s->x));
 	if (!t)
 		return errno ? -errno : -EINVAL;
 	/* stopped while it loaded: serve's handler took the signal, which the
@@ -224,8 +227,10 @@ enum lw_exit lw_cmd_serve(int argc, char **argv)
 	}
 	if (lw_tracer_check_skip(o.trace.skip))
 		return LW_EXIT_USAGE;
-	if (!serve_prepare(&s))
+	if (!serve_prepare(&s) &&
+	    !lw_serve_capture_start(&s.cap, &o.capture, &o.trace, s.x, s.target, argc, argv))
 		ret = serve_loop(&s);
+	lw_serve_capture_stop(&s.cap);
 	lw_http_stop(s.h);
 	lw_export_free(s.x);
 	return ret;

@@ -45,7 +45,10 @@ static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t 
 {
 	struct lw_serve_opts *o = ctx;
 	const char *a = argv[*i], *v;
+	int r = lw_serve_capture_take(&o->capture, argc, argv, i, err, errlen);
 
+	if (r)
+		return r;
 	if (!strncmp(a, "--comm", 6) && (!a[6] || a[6] == '=')) {
 		v = lw_opt_value(argc, argv, i, "--comm");
 		if (!v || !*v || strlen(v) >= sizeof(o->comm)) {
@@ -99,7 +102,7 @@ static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "serve runs until stopped: drop -d");
 		return -EINVAL;
 	}
-	return 0;
+	return lw_serve_capture_check(&o->capture, err, errlen);
 }
 
 int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *err, size_t errlen)
@@ -134,7 +137,9 @@ void lw_serve_usage(FILE *f)
 		"  -p, --pid PID         the process to trace; serve waits on when it exits\n"
 		"      --comm NAME       the first process named NAME, and after it exits the\n"
 		"                        next one: its series go on under target=NAME\n"
-		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n"
+		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n");
+	lw_serve_capture_usage(f);
+	fprintf(f,
 		"\n"
 		"Every option of latwhy trace but -j and -d applies (see latwhy trace --help).\n");
 }

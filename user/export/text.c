@@ -132,6 +132,7 @@ static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counte
 	write_requests(f, x->target, c);
 	write_histogram(f, x->target, c);
 	write_dropped(f, c);
+	lw_export_captures_write(x, f);
 	lw_export_node_write(x, f, c);
 	lw_export_self_write(f);
 	return ferror(f) ? -EIO : 0;
