@@ -205,12 +205,13 @@ static int hs_record(void *ctx, const void *rec, size_t len)
 	}
 	v = h->open;
 	if (type == LW_REC_META && len >= sizeof(struct lw_meta_rec)) {
-		const struct lw_meta_rec *m = rec;
+		struct lw_meta_rec m;
 
+		memcpy(&m, rec, sizeof(m));
 		if (!h->run_start_ns)
-			h->run_start_ns = m->start_ns;
+			h->run_start_ns = m.start_ns;
 		if (!v->start_ns)
-			v->start_ns = m->start_ns;
+			v->start_ns = m.start_ns;
 	}
 	if (type == LW_REC_REQUEST && len >= sizeof(struct lw_request)) {
 		/* one interval alone over the bound: its later requests are
@@ -222,7 +223,10 @@ static int hs_record(void *ctx, const void *rec, size_t len)
 				return 0;
 			}
 		}
-		tally_request(v, rec);
+		struct lw_request r;
+
+		memcpy(&r, rec, sizeof(r));
+		tally_request(v, &r);
 	}
 	return buf_put(&v->buf, &v->len, &v->cap, rec, len);
 }
@@ -451,19 +455,25 @@ static bool delta(__u32 type, void *rec, const void *base)
 static int job_snapshots(struct hs_job *job, size_t *cap, const struct hs_interval *latest,
 			 const struct hs_interval *base)
 {
-	unsigned char tmp[LW_CAPTURE_MAX_RECORD];
+	/* the records sit after their 4-byte lengths: copied out aligned */
+	unsigned char *tmp = malloc(2 * LW_CAPTURE_MAX_RECORD);
+	unsigned char *btmp = tmp + LW_CAPTURE_MAX_RECORD;
 	size_t off = 0, hint = 0;
-	const void *rec;
+	const void *rec, *b;
 	__u32 rlen, type;
-	int err = 0;
+	int err = tmp ? 0 : -ENOMEM;
 
 	while (!err && buf_next(latest->buf, latest->len, &off, &rec, &rlen, &type)) {
-		if (!is_cumulative(type) || rlen > sizeof(tmp))
+		if (!is_cumulative(type) || rlen > LW_CAPTURE_MAX_RECORD)
 			continue;
 		memcpy(tmp, rec, rlen);
-		if (delta(type, tmp, base_find(base, &hint, type, rec, rlen)))
+		b = base_find(base, &hint, type, tmp, rlen);
+		if (b)
+			memcpy(btmp, b, rlen);
+		if (delta(type, tmp, b ? btmp : NULL))
 			err = buf_put(&job->buf, &job->len, cap, tmp, rlen);
 	}
+	free(tmp);
 	return err;
 }
 
