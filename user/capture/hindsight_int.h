@@ -42,7 +42,9 @@ struct lw_hindsight {
 	int pid;
 	struct lw_capture_kv *kv; /* the caller's facts, copied */
 	size_t nkv;
-	/* tracing thread only */
+	/* the tracing thread's; the closed intervals (iv, n, bytes, based)
+	 * change under win_lock, which the writer holds while it copies */
+	pthread_mutex_t win_lock;
 	struct hs_interval **iv; /* closed, oldest first */
 	size_t n, cap;
 	struct hs_interval *open; /* being filled; NULL until a record */
@@ -69,6 +71,8 @@ struct lw_hindsight {
 	__u64 written;
 };
 
+/* Copy the window into job (writer thread): 0, -ENODATA, -ENOMEM. */
+int lw_hs_job_fill(struct lw_hindsight *h, struct hs_job *job);
 /* Write job and free it: on the writer thread, or the caller's with sync. */
 void lw_hs_write(struct lw_hindsight *h, struct hs_job *job);
 /* Start the writer thread (not with sync): 0 or -errno. */

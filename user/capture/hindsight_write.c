@@ -141,7 +141,9 @@ void lw_hs_write(struct lw_hindsight *h, struct hs_job *job)
 
 	/* hidden, and not latwhy-*.lwy: no reader or cap ever takes it */
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", h->dir, job->name);
-	err = write_file(h, job, tmp);
+	err = lw_hs_job_fill(h, job);
+	if (!err)
+		err = write_file(h, job, tmp);
 	if (!err)
 		err = publish(h, job, tmp, path, sizeof(path));
 	if (err) {
