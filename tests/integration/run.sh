@@ -1649,7 +1649,7 @@ assert m["latwhy_captures_total{target=\"lat_server\",reason=\"signal\"}"] == 1,
 assert text.count("# TYPE latwhy_captures_total counter") == 1
 '
 	kill -USR1 "$lpid"
-	wait_for "$OUT/serve.err" "^latwhy: capture refused (reason signal): the last one was [0-9]* s ago, --capture-min-interval is 300 s$" "$lpid" 10 &&
+	wait_for "$OUT/serve.err" "^latwhy: capture refused (reason signal): the last one was [0-9]*\.[0-9] s ago, --capture-min-interval is 300 s$" "$lpid" 10 &&
 		[ "$(dir_names "$caps" | wc -l)" -eq 1 ] && pass serve_capture_refused ||
 		fail serve_capture_refused "$(tail -1 "$OUT/serve.err"); $(dir_names "$caps" | tr '\n' ' ')"
 	stop_child "$lpid"

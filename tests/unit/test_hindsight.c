@@ -357,8 +357,9 @@ static void test_rate_limit(void **state)
 	f = fopen(path, "r");
 	assert_non_null(f);
 	assert_non_null(fgets(line, sizeof(line), f));
-	assert_string_equal(line, "latwhy: capture refused (reason signal): the last one was 11 s "
-				  "ago, --capture-min-interval is 300 s\n");
+	assert_string_equal(line,
+			    "latwhy: capture refused (reason signal): the last one was 11.0 s "
+			    "ago, --capture-min-interval is 300 s\n");
 	assert_null(fgets(line, sizeof(line), f));
 	fclose(f);
 	unlink(path);

@@ -280,7 +280,7 @@ static void check_signal(struct lw_hindsight *h, __u64 now)
 	err = lw_hindsight_capture(h, "signal", NULL, now);
 	if (err == -EAGAIN)
 		fprintf(stderr,
-			"latwhy: capture refused (reason signal): the last one was %.0f s ago, "
+			"latwhy: capture refused (reason signal): the last one was %.1f s ago, "
 			"--capture-min-interval is %.0f s\n",
 			(now - h->last_capture_ns) / 1e9, h->o.min_gap_ns / 1e9);
 	else if (err == -EBUSY)
