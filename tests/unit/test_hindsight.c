@@ -172,6 +172,15 @@ static int captures(char names[][256], int max)
 	return n;
 }
 
+struct readback {
+	__u64 requests_records, first_seq, last_seq;
+	struct lw_summary s;
+	const char *reason, *command, *span;
+	size_t nodes;
+};
+
+static void read_capture(const char *name, struct readback *rb);
+
 /* ---- the window ---- */
 
 /* Older than the window: gone, the base's end exactly window_ns ago. */
@@ -201,7 +210,9 @@ static void test_window_bytes(void **state)
 {
 	struct lw_hindsight_opts o = {.window_bytes = 64 << 10};
 	struct lw_hindsight *h = hs_new(&o);
-	__u64 before;
+	char names[4][256];
+	struct readback rb;
+	__u64 before, kept;
 	struct sim s;
 
 	sim_init(&s, h);
@@ -217,6 +228,15 @@ static void test_window_bytes(void **state)
 	before = lw_hindsight_dropped(h);
 	sim_second(&s, 100, 20, LW_B_SCHED, 5 * MS);
 	assert_int_equal(lw_hindsight_dropped(h), before + 1);
+	/* what is left is the newest: every request after the base's */
+	kept = (lw_hindsight_intervals(h) - 1) * 20;
+	assert_int_equal(lw_hindsight_capture(h, "signal", NULL, s.now), 0);
+	assert_int_equal(captures(names, 4), 1);
+	read_capture(names[0], &rb);
+	assert_int_equal(rb.requests_records, kept);
+	assert_int_equal(rb.first_seq, s.seq - kept + 1);
+	assert_int_equal(rb.last_seq, s.seq);
+	assert_int_equal(rb.s.duration_ns, (lw_hindsight_intervals(h) - 1) * SEC);
 	lw_hindsight_free(h);
 }
 
@@ -456,13 +476,6 @@ static void test_cap_on_write(void **state)
 }
 
 /* ---- a capture read back ---- */
-
-struct readback {
-	__u64 requests_records, first_seq, last_seq;
-	struct lw_summary s;
-	const char *reason, *command, *span;
-	size_t nodes;
-};
 
 static void read_capture(const char *name, struct readback *rb)
 {
