@@ -1648,6 +1648,10 @@ test_serve_capture() {
 assert m["latwhy_captures_total{target=\"lat_server\",reason=\"signal\"}"] == 1, m
 assert text.count("# TYPE latwhy_captures_total counter") == 1
 '
+	if command -v promtool >/dev/null; then
+		out=$(promtool check metrics <"$OUT/metrics2.txt" 2>&1) && pass serve_capture_promtool ||
+			fail serve_capture_promtool "$(head -2 <<<"$out" | tr '\n' ' ')"
+	fi
 	kill -USR1 "$lpid"
 	wait_for "$OUT/serve.err" "^latwhy: capture refused (reason signal): the last one was [0-9]*\.[0-9] s ago, --capture-min-interval is 300 s$" "$lpid" 10 &&
 		[ "$(dir_names "$caps" | wc -l)" -eq 1 ] && pass serve_capture_refused ||
