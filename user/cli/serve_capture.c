@@ -250,8 +250,10 @@ int lw_serve_capture_start(struct lw_serve_capture *c, const struct lw_serve_cap
 
 	memset(c, 0, sizeof(*c));
 	c->x = x;
-	if (!o->hs.dir)
+	if (!o->hs.dir) {
+		signal(SIGUSR1, SIG_IGN); /* nothing to capture: not a way to kill it */
 		return 0;
+	}
 	err = dir_ready(o->hs.dir);
 	if (err) {
 		fprintf(stderr, "latwhy: --capture-dir %s: %s\n", o->hs.dir, strerror(-err));
