@@ -240,6 +240,38 @@ static void test_window_bytes(void **state)
 	lw_hindsight_free(h);
 }
 
+/* One interval alone over the bytes: its snapshots kept, its later requests
+ * not, and the capture says how many. */
+static void test_window_flood(void **state)
+{
+	struct lw_hindsight_opts o = {.window_bytes = 64 << 10};
+	struct lw_hindsight *h = hs_new(&o);
+	char names[4][256], path[512], err[256];
+	struct lw_capture_reader *r;
+	struct readback rb;
+	const char *v;
+	struct sim s;
+
+	sim_init(&s, h);
+	sim_second(&s, 5000, 1000, LW_B_SCHED, 5 * MS);
+	assert_true(lw_hindsight_bytes(h) <= o.window_bytes);
+	assert_int_equal(lw_hindsight_capture(h, "signal", NULL, s.now), 0);
+	assert_int_equal(captures(names, 4), 1);
+	read_capture(names[0], &rb);
+	/* 64 KiB less the snapshots' 4.5 kB: 360 requests of 164 bytes */
+	assert_in_range(rb.requests_records, 300, 400);
+	assert_int_equal(rb.first_seq, 1); /* the first ones, then no room */
+	assert_int_equal(rb.s.requests, 5000);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, names[0]);
+	r = lw_capture_reader_open(path, err, sizeof(err));
+	assert_non_null(r);
+	v = lw_capture_reader_fact(r, LW_CHUNK_OPTIONS, "capture_requests_not_kept");
+	assert_non_null(v);
+	assert_int_equal(strtoull(v, NULL, 10), 1000 - rb.requests_records);
+	lw_capture_reader_close(r);
+	lw_hindsight_free(h);
+}
+
 /* ---- triggers ---- */
 
 static void parse_ok(const char *spec, int cause, enum lw_hindsight_kind kind, double per_s,
@@ -672,6 +704,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_window_time, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_window_bytes, dir_setup, dir_teardown),
+		cmocka_unit_test_setup_teardown(test_window_flood, dir_setup, dir_teardown),
 		cmocka_unit_test(test_trigger_parse),
 		cmocka_unit_test_setup_teardown(test_trigger_fires, dir_setup, dir_teardown),
 		cmocka_unit_test_setup_teardown(test_trigger_time, dir_setup, dir_teardown),

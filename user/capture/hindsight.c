@@ -19,6 +19,10 @@
 #include "engine/engine.h"
 #include "capture/hindsight_int.h"
 
+/* Room kept for an interval's snapshots before one was seen: a histogram
+ * (4 kB) and the few records of a small host. */
+#define HS_SNAP_ROOM 8192
+
 /* ---- intervals ---- */
 
 static void interval_free(struct hs_interval *v)
@@ -109,9 +113,10 @@ static __u64 window_start(const struct lw_hindsight *h)
 	return h->based ? h->iv[0]->end_ns : h->iv[0]->start_ns;
 }
 
-/* Older than the window, or over its bytes: the oldest intervals go, at
- * least one kept after the base. */
-static void window_trim(struct lw_hindsight *h, __u64 now)
+/* Older than the window, or over its bytes with extra more to come (the
+ * open interval's): the oldest intervals go, at least one kept after the
+ * base. */
+static void window_trim(struct lw_hindsight *h, __u64 now, __u64 extra)
 {
 	__u64 w = h->o.window_ns;
 
@@ -121,7 +126,7 @@ static void window_trim(struct lw_hindsight *h, __u64 now)
 	}
 	while (h->based && h->n >= 3 && h->iv[1]->end_ns + w <= now)
 		window_pop(h);
-	while (h->bytes > h->o.window_bytes && h->n >= 2) {
+	while (h->bytes + extra > h->o.window_bytes && h->n >= 2) {
 		if (!h->based) {
 			interval_strip(h, h->iv[0]);
 			h->based = true;
@@ -160,8 +165,9 @@ static void window_clear(struct lw_hindsight *h)
 	h->open = NULL;
 	h->bytes = 0;
 	h->based = false;
-	h->run_start_ns = 0;
 	h->last_end_ns = 0;
+	h->dropped_recs = 0;
+	h->snap_room = HS_SNAP_ROOM;
 	memset(h->since, 0, sizeof(h->since));
 }
 
@@ -208,19 +214,19 @@ static int hs_record(void *ctx, const void *rec, size_t len)
 		struct lw_meta_rec m;
 
 		memcpy(&m, rec, sizeof(m));
-		if (!h->run_start_ns)
-			h->run_start_ns = m.start_ns;
 		if (!v->start_ns)
 			v->start_ns = m.start_ns;
 	}
 	if (type == LW_REC_REQUEST && len >= sizeof(struct lw_request)) {
 		/* one interval alone over the bound: its later requests are
-		 * not kept, the snapshots always */
-		if (h->bytes + v->len + len > h->o.window_bytes) {
+		 * not kept, the room for its snapshots is */
+		__u64 need = v->len + len + h->snap_room;
+
+		if (h->bytes + need > h->o.window_bytes) {
 			pthread_mutex_lock(&h->win_lock);
-			window_trim(h, h->last_end_ns);
+			window_trim(h, h->last_end_ns, need);
 			pthread_mutex_unlock(&h->win_lock);
-			if (h->bytes + v->len + len > h->o.window_bytes) {
+			if (h->bytes + need > h->o.window_bytes) {
 				h->dropped_recs++;
 				return 0;
 			}
@@ -230,6 +236,8 @@ static int hs_record(void *ctx, const void *rec, size_t len)
 		memcpy(&r, rec, sizeof(r));
 		tally_request(v, &r);
 	}
+	if (is_cumulative(type))
+		v->snap_len += 4 + len;
 	return buf_put(&v->buf, &v->len, &v->cap, rec, len);
 }
 
@@ -307,13 +315,14 @@ static int hs_tick(void *ctx, __u64 now)
 		err = window_push(h, v);
 		if (!err) {
 			h->bytes += v->len;
-			window_trim(h, now);
+			window_trim(h, now, 0);
 		}
 		pthread_mutex_unlock(&h->win_lock);
 		if (err) {
 			interval_free(v);
 			return err;
 		}
+		h->snap_room = v->snap_len > HS_SNAP_ROOM ? v->snap_len : HS_SNAP_ROOM;
 		check_triggers(h, v, now);
 	}
 	h->last_end_ns = now;
@@ -582,6 +591,7 @@ int lw_hindsight_capture(struct lw_hindsight *h, const char *reason, const char 
 	snprintf(job->reason, sizeof(job->reason), "%s", reason);
 	snprintf(job->trigger, sizeof(job->trigger), "%s", trigger ? trigger : "");
 	job->pid = h->pid;
+	job->not_kept = h->dropped_recs;
 	job_name(h, job);
 	h->last_capture_ns = now;
 	lw_hs_submit(h, job);
@@ -642,6 +652,7 @@ struct lw_hindsight *lw_hindsight_new(const struct lw_hindsight_opts *o, const c
 	h->o.dir = h->dir;
 	snprintf(h->target, sizeof(h->target), "%s", target ? target : "");
 	h->pid = pid;
+	h->snap_room = HS_SNAP_ROOM;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_mutex_init(&h->win_lock, NULL);
 	pthread_cond_init(&h->cond, NULL);

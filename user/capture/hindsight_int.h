@@ -19,6 +19,7 @@ struct hs_interval {
 	__u64 start_ns, end_ns; /* CLOCK_MONOTONIC; start 0: not known */
 	unsigned char *buf;
 	size_t len, cap;
+	size_t snap_len;	 /* of it, the cumulative snapshots */
 	__u64 count[HS_ANY + 1]; /* slow requests */
 	__u64 ns[HS_ANY + 1];	 /* their time per cause; any: their latency */
 };
@@ -32,6 +33,7 @@ struct hs_job {
 	char name[256]; /* latwhy-<target>-<UTC time>-<reason>.lwy */
 	char utc[32];	/* the same time, ISO 8601 */
 	__u64 span_ns;	/* the window's */
+	__u64 not_kept; /* requests the byte bound kept out, this run */
 	int pid;
 };
 
@@ -52,10 +54,11 @@ struct lw_hindsight {
 	/* iv[0] is the base: only its cumulative snapshots count, as the
 	 * state at the window's start; else the window starts with the run */
 	bool based;
-	__u64 run_start_ns; /* the run's META start, 0: not seen */
-	__u64 last_end_ns;  /* the last tick */
-	__u64 dropped;	    /* intervals dropped for the byte bound */
-	__u64 dropped_recs; /* requests not kept: one interval over the bound */
+	__u64 last_end_ns; /* the last tick */
+	__u64 dropped;	   /* intervals dropped for the byte bound */
+	/* room kept for an interval's snapshots: the last one's size */
+	size_t snap_room;
+	__u64 dropped_recs; /* requests not kept this run: an interval over the bound */
 	__u64 since[LW_HINDSIGHT_TRIGGERS];
 	__u64 last_capture_ns; /* 0: none yet */
 	volatile sig_atomic_t requested;

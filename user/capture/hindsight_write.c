@@ -31,7 +31,7 @@
 static int write_options(struct lw_hindsight *h, struct lw_capture_writer *w,
 			 const struct hs_job *job)
 {
-	char span[32], win[32], gap[32];
+	char span[32], win[32], gap[32], lost[32];
 	struct lw_capture_kv *kv = calloc(h->nkv + 8, sizeof(*kv));
 	size_t n = h->nkv;
 	int err;
@@ -50,6 +50,10 @@ static int write_options(struct lw_hindsight *h, struct lw_capture_writer *w,
 	kv[n++] = (struct lw_capture_kv){"capture_window_ns", win};
 	kv[n++] = (struct lw_capture_kv){"capture_min_interval_ns", gap};
 	kv[n++] = (struct lw_capture_kv){"capture_target", h->target};
+	if (job->not_kept) {
+		snprintf(lost, sizeof(lost), "%llu", (unsigned long long)job->not_kept);
+		kv[n++] = (struct lw_capture_kv){"capture_requests_not_kept", lost};
+	}
 	err = lw_capture_writer_add_facts(w, LW_CHUNK_OPTIONS, kv, n);
 	free(kv);
 	return err;
