@@ -11,6 +11,7 @@
 #include "cli/record_opts.h" /* lw_parse_size() */
 #include "cli/serve_capture.h"
 #include "export/export.h"
+#include "source/caps.h"
 
 #define TRIGGER_FOR_NS (10ULL * 1000000000ULL)
 #define TRIGGER_SYNTAX                                                                             \
@@ -225,6 +226,21 @@ static void on_written(void *ctx, const char *reason, const char *path, __u64 by
 	lw_export_capture_written(ctx, reason);
 }
 
+struct hs_start {
+	const struct lw_hindsight_opts *o;
+	const char *target;
+	int pid;
+	const struct lw_capture_kv *kv;
+	size_t n;
+};
+
+static void *hs_start(void *arg)
+{
+	struct hs_start *a = arg;
+
+	return lw_hindsight_new(a->o, a->target, a->pid, a->kv, a->n);
+}
+
 /* DIR exists (made if not, 0750) and can be written to. */
 static int dir_ready(const char *dir)
 {
@@ -267,7 +283,11 @@ int lw_serve_capture_start(struct lw_serve_capture *c, const struct lw_serve_cap
 		{"slow_ns", slow},
 		{"skip", trace->skip},
 	};
-	c->h = lw_hindsight_new(&o->hs, target, trace->pid, kv, sizeof(kv) / sizeof(kv[0]));
+	struct hs_start a = {&o->hs, target, trace->pid, kv, sizeof(kv) / sizeof(kv[0])};
+
+	/* capabilities are per thread: the writer's starts with none (it
+	 * writes DIR as its owner and reads what any process may) */
+	c->h = lw_caps_run_bare(hs_start, &a);
 	if (!c->h) {
 		err = -errno;
 		fprintf(stderr, "latwhy: cannot keep a capture window: %s\n", strerror(-err));
