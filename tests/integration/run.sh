@@ -1587,6 +1587,109 @@ assert m["latwhy_sampling_active"] == 1
 	cleanup
 }
 
+# dir_names DIR: the names in DIR, one a line, sorted
+dir_names() {
+	find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort
+}
+
+# serve_capture_report NAME FILE: latwhy report of FILE as nobody, from a
+# copy of latwhy in $OUT/pub, into $OUT/NAME.rep (stderr in .err).
+serve_capture_report() {
+	local pub=$OUT/pub
+	mkdir -p "$pub" && chmod 711 "$OUT" && chmod 755 "$pub" "$(dirname "$2")" && cp latwhy "$pub/"
+	chmod 644 "$2"
+	as_nobody "$pub/latwhy" report "$2" >"$OUT/$1.rep" 2>"$OUT/$1.err"
+}
+
+# Hindsight captures: serve --capture-dir keeps a 10 s window; SIGUSR1
+# writes it (the stderr line, the file, the counter, a report as nobody of
+# 10 s with requests in it), a second one inside --capture-min-interval is
+# refused with one line; then a trigger on sched time fires once lw_hog
+# shares the server's CPU, the capture named and reasoned sched, its report
+# blaming lw_hog, the directory capped at 2 files.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_serve_capture() {
+	local mport lpid caps=$OUT/caps caps2=$OUT/caps2 f out n secs rc
+	mport=$(free_port)
+	start_server "$SRV_CPU" || { no_server serve_capture; return; }
+	start_client 60
+	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" --capture-dir "$caps" \
+		--capture-window 10s >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve.err" "tracing lat_server (pid $SPID)" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$SERVE_REQ', 0) > 0" 30; then
+		fail serve_capture "nothing traced: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	sleep 12 # more than the window: the capture holds its last 10 s only
+	kill -USR1 "$lpid"
+	if ! wait_for "$OUT/serve.err" "^latwhy: wrote $caps/latwhy-lat_server-[0-9]\{8\}T[0-9]\{6\}Z-signal\.lwy ([0-9]* bytes, reason signal)$" "$lpid" 10; then
+		fail serve_capture "no capture on SIGUSR1: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	f=$(dir_names "$caps" | head -1)
+	f=$caps/$f
+	[ "$(dir_names "$caps")" = "$(basename "$f")" ] && pass serve_capture_file ||
+		fail serve_capture_file "$caps holds: $(dir_names "$caps" | tr '\n' ' ')"
+	serve_capture_report sig "$f"
+	rc=$?
+	out=$(cat "$OUT/sig.rep")
+	secs=$(sed -n 's/^== latwhy: pid [0-9]* (lat_server), \([0-9.]*\) s traced ==$/\1/p' <<<"$out")
+	n=$(sed -n 's/^Requests (socket): \([0-9]*\) .*/\1/p' <<<"$out")
+	if [ $rc -eq 0 ] && [ ! -s "$OUT/sig.err" ] && [ "${n:-0}" -gt 0 ] &&
+		python3 -c "import sys; sys.exit(not 9.5 <= float('${secs:-0}') <= 11.5)" &&
+		grep -q "^Recorded with: serve -p $SPID --listen 127.0.0.1:$mport --capture-dir $caps --capture-window 10s$" <<<"$out" &&
+		grep -q "^Hindsight capture: reason signal, the [0-9.]* s before [0-9-]*T[0-9:]*Z$" <<<"$out"; then
+		pass serve_capture_report
+	else
+		fail serve_capture_report "rc=$rc requests=$n traced=$secs s: $(head -4 "$OUT/sig.rep" | tr '\n' '|') $(head -2 "$OUT/sig.err")"
+	fi
+	serve_scrape "$mport" "$OUT/metrics2.txt" 'True' 5
+	serve_check serve_capture_counter "$OUT/metrics2.txt" '
+assert m["latwhy_captures_total{target=\"lat_server\",reason=\"signal\"}"] == 1, m
+assert text.count("# TYPE latwhy_captures_total counter") == 1
+'
+	if command -v promtool >/dev/null; then
+		out=$(promtool check metrics <"$OUT/metrics2.txt" 2>&1) && pass serve_capture_promtool ||
+			fail serve_capture_promtool "$(head -2 <<<"$out" | tr '\n' ' ')"
+	fi
+	kill -USR1 "$lpid"
+	wait_for "$OUT/serve.err" "^latwhy: capture refused (reason signal): the last one was [0-9]*\.[0-9] s ago, --capture-min-interval is 300 s$" "$lpid" 10 &&
+		[ "$(dir_names "$caps" | wc -l)" -eq 1 ] && pass serve_capture_refused ||
+		fail serve_capture_refused "$(tail -1 "$OUT/serve.err"); $(dir_names "$caps" | tr '\n' ' ')"
+	stop_child "$lpid"
+
+	# a trigger: 200 ms a second of sched time in slow (> 1 ms) requests
+	# for 3 s; lw_hog on the server's CPU takes about half of it
+	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" --slow 1ms --capture-dir "$caps2" \
+		--capture-on sched:200ms/s:3s --capture-min-interval 0 --capture-max-files 2 \
+		>"$OUT/serve2.out" 2>"$OUT/serve2.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	wait_for "$OUT/serve2.err" "tracing lat_server (pid $SPID)" "$lpid" 10
+	"$T/lw_hog" -C "$SRV_CPU" -d 20 &
+	PIDS+=("$!")
+	if ! wait_for "$OUT/serve2.err" "^latwhy: wrote $caps2/latwhy-lat_server-.*-sched\.lwy ([0-9]* bytes, reason sched)$" "$lpid" 20; then
+		fail serve_capture_trigger "no capture on sched: $(tail -2 "$OUT/serve2.err")"
+		cleanup
+		return
+	fi
+	# at least 3 captures of 3 s each: the cap keeps 2
+	wait_for "$OUT/serve2.err" "^latwhy: removed $caps2/latwhy-lat_server-.*-sched\.lwy (the capture directory's cap)$" "$lpid" 20 &&
+		[ "$(dir_names "$caps2" | grep -c '^latwhy-lat_server-.*-sched\.lwy$')" -eq 2 ] && pass serve_capture_cap ||
+		fail serve_capture_cap "$(dir_names "$caps2" | tr '\n' ' ') $(tail -1 "$OUT/serve2.err")"
+	f=$caps2/$(dir_names "$caps2" | grep -- '-sched\.lwy$' | head -1)
+	serve_capture_report trig "$f"
+	grep -q "^Verdict: sched " "$OUT/trig.rep" && grep -q "ran instead of it: lw_hog " "$OUT/trig.rep" &&
+		pass serve_capture_trigger ||
+		fail serve_capture_trigger "$(grep -E '^(Verdict|Requests|==)' "$OUT/trig.rep" | tr '\n' '|') $(head -1 "$OUT/trig.err")"
+	stop_child "$lpid" # before the server: a SIGTERM as it exits is missed
+	cleanup
+}
+
 # caps_nobody CAPS: SETPRIV, setpriv's options for nobody holding only CAPS
 # (its list, "+bpf,+perfmon"), ambient so that they survive the exec, and a
 # bounding set of those alone. setpriv execs: "setpriv ${SETPRIV[@]} CMD &"
@@ -1902,7 +2005,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve caps cgroup accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve serve_capture caps cgroup accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in

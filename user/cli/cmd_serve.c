@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/serve_capture.h"
 #include "cli/serve_opts.h"
 #include "export/export.h"
 #include "export/http.h"
@@ -110,9 +111,10 @@ struct serve {
 	struct lw_http *h;
 	/* several targets: the tracer, each slot's series, a histogram */
 	struct lw_tracer *t;
-	struct lw_sink xs; /* the exporter's own sink */
+	struct lw_sink xs; /* the exporter's, and the window's */
 	int series_of[LW_MAX_TARGETS];
 	__u64 *hist, *sum;
+	struct lw_serve_capture cap; /* --capture-dir: the window */
 };
 
 static int serve_classify(void *ctx, __u32 tgid)
@@ -189,7 +191,8 @@ static int serve_trace(struct serve *s, int pid)
 	o.quiet = true;
 	if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
 		return 0; /* gone already */
-	t = lw_tracer_open(&o, comm, lw_export_sink(s->x));
+	lw_serve_capture_restart(&s->cap, pid);
+	t = lw_tracer_open(&o, comm, lw_serve_capture_sink(&s->cap, s->x));
 	if (!t)
 		return errno ? -errno : -EINVAL;
 	/* stopped while it loaded: serve's handler took the signal, which the
@@ -220,7 +223,9 @@ static enum lw_exit serve_targets(struct serve *s)
 	int err;
 
 	o.quiet = true;
-	s->xs = lw_export_sink(s->x);
+	/* the exporter, and the hindsight window beside it */
+	lw_serve_capture_restart(&s->cap, 0);
+	s->xs = lw_serve_capture_sink(&s->cap, s->x);
 	s->t = lw_tracer_open(&o, "", split ? sink : s->xs);
 	if (!s->t)
 		return LW_EXIT_FAIL;
@@ -351,8 +356,10 @@ enum lw_exit lw_cmd_serve(int argc, char **argv)
 	}
 	if (lw_tracer_check_skip(o.trace.skip))
 		return LW_EXIT_USAGE;
-	if (!serve_prepare(&s))
+	if (!serve_prepare(&s) &&
+	    !lw_serve_capture_start(&s.cap, &o.capture, &o.trace, s.x, s.target, argc, argv))
 		ret = serve_loop(&s);
+	lw_serve_capture_stop(&s.cap);
 	lw_http_stop(s.h);
 	lw_export_free(s.x);
 	return ret;

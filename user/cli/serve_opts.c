@@ -45,7 +45,10 @@ static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t 
 {
 	struct lw_serve_opts *o = ctx;
 	const char *a = argv[*i], *v;
+	int r = lw_serve_capture_take(&o->capture, argc, argv, i, err, errlen);
 
+	if (r)
+		return r;
 	if (!strncmp(a, "--comm", 6) && (!a[6] || a[6] == '=')) {
 		v = lw_opt_value(argc, argv, i, "--comm");
 		if (!v || !*v || strlen(v) >= sizeof(o->comm)) {
@@ -111,7 +114,7 @@ static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "serve runs until stopped: drop -d");
 		return -EINVAL;
 	}
-	return 0;
+	return lw_serve_capture_check(&o->capture, err, errlen);
 }
 
 int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *err, size_t errlen)
@@ -135,21 +138,22 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 
 void lw_serve_usage(FILE *f)
 {
+	fprintf(f, "Usage: latwhy serve (-p PID | --comm NAME | --cgroup PATH | --unit NAME)\n"
+		   "                    [--listen ADDR:PORT] [trace options]\n"
+		   "\n"
+		   "Trace a process until stopped and serve its metrics for Prometheus at\n"
+		   "http://ADDR:PORT/metrics (see docs/serve.md).\n"
+		   "\n"
+		   "  -p, --pid PID         the process to trace; serve waits on when it exits\n"
+		   "      --comm NAME       the first process named NAME, and after it exits the\n"
+		   "                        next one: its series go on under target=NAME\n"
+		   "      --cgroup PATH     every process of a cgroup v2 (PATH below its root),\n"
+		   "                        waited for, followed when it is made again:\n"
+		   "                        target=PATH\n"
+		   "      --unit NAME       a systemd unit's cgroup, the same way: target=NAME\n"
+		   "      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n");
+	lw_serve_capture_usage(f);
 	fprintf(f,
-		"Usage: latwhy serve (-p PID | --comm NAME | --cgroup PATH | --unit NAME)\n"
-		"                    [--listen ADDR:PORT] [trace options]\n"
-		"\n"
-		"Trace a process until stopped and serve its metrics for Prometheus at\n"
-		"http://ADDR:PORT/metrics (see docs/serve.md).\n"
-		"\n"
-		"  -p, --pid PID         the process to trace; serve waits on when it exits\n"
-		"      --comm NAME       the first process named NAME, and after it exits the\n"
-		"                        next one: its series go on under target=NAME\n"
-		"      --cgroup PATH     every process of a cgroup v2 (PATH below its root),\n"
-		"                        waited for, followed when it is made again:\n"
-		"                        target=PATH\n"
-		"      --unit NAME       a systemd unit's cgroup, the same way: target=NAME\n"
-		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n"
 		"\n"
 		"Every option of latwhy trace but -j and -d applies (see latwhy trace --help).\n");
 }

@@ -10,6 +10,7 @@
 
 #include "latwhy.h" /* LW_COMM_LEN */
 #include "cli/opts.h"
+#include "cli/serve_capture.h"
 
 #define LW_SERVE_HOST "127.0.0.1"
 #define LW_SERVE_PORT 9462
@@ -21,6 +22,7 @@ struct lw_serve_opts {
 	char comm[LW_COMM_LEN];
 	char host[64]; /* --listen ADDR:PORT, numeric; [v6]:PORT */
 	unsigned port;
+	struct lw_serve_capture_opts capture; /* --capture-dir DIR, ... */
 };
 
 /* "127.0.0.1:9462", "[::1]:9462", ":9462" (the default host): 0 or -EINVAL. */

@@ -105,6 +105,11 @@ static void request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX])
 	v[LW_CAUSE_IDLE] = r->ns[LW_B_IDLE] - polled;
 }
 
+void lw_request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX])
+{
+	request_cause_ns(r, v);
+}
+
 enum lw_cause lw_request_cause(const struct lw_request *r)
 {
 	enum lw_cause best = LW_CAUSE_NONE;

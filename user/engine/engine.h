@@ -130,6 +130,9 @@ void lw_engine_on_request(struct lw_engine *e, lw_request_fn fn, void *ctx);
  * and idle, if it holds LW_REQ_CAUSE_MIN_PCT of the latency; LW_CAUSE_NONE
  * otherwise. */
 enum lw_cause lw_request_cause(const struct lw_request *r);
+/* A request's ns per traced cause (the buckets each is made of); the
+ * others 0. */
+void lw_request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX]);
 
 /* |sum of buckets - latency| within 1% of the latency. */
 bool lw_request_consistent(const struct lw_request *r);

@@ -64,6 +64,13 @@ void lw_export_publish(struct lw_export *x);
  */
 void lw_export_restart(struct lw_export *x);
 
+/* Hindsight captures (latwhy_captures_total{target,reason}): the reasons
+ * known from the start, each at 0 (the family appears with the first); at
+ * most LW_EXPORT_REASONS. Then one more written, from any thread. */
+#define LW_EXPORT_REASONS 16
+void lw_export_capture_reason(struct lw_export *x, const char *reason);
+void lw_export_capture_written(struct lw_export *x, const char *reason);
+
 /* The exposition text of the last published snapshot, NUL-terminated, in
  * *len bytes (the NUL excluded); free() it. NULL with errno set. */
 char *lw_export_render(struct lw_export *x, size_t *len);

@@ -58,6 +58,12 @@ struct lw_export {
 	/* the snapshot, published by the tracing thread */
 	pthread_mutex_t lock;
 	struct lw_export_counters pub;
+	/* hindsight captures written, by reason: under lock */
+	struct {
+		char reason[16];
+		__u64 n;
+	} captures[LW_EXPORT_REASONS];
+	size_t ncaptures; /* reasons known; 0: no --capture-dir, no family */
 	/* the node's gauges: HTTP thread only, behind their own lock */
 	pthread_mutex_t node_lock;
 	struct lw_node node;
@@ -65,6 +71,8 @@ struct lw_export {
 	__u64 node_ns;	/* when it was read */
 };
 
+/* latwhy_captures_total, when captures are on (captures.c). */
+void lw_export_captures_write(struct lw_export *x, FILE *f);
 /* The node's drift gauges, read again when older than LW_EXPORT_NODE_NS,
  * and the running tracer's clocks from c. */
 void lw_export_node_write(struct lw_export *x, FILE *f, const struct lw_export_counters *c);

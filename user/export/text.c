@@ -137,6 +137,7 @@ static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counte
 	for (int i = 0; i < c->nseries; i++)
 		write_histogram(f, x->ser[i].label, &c->s[i]);
 	write_dropped(f, c);
+	lw_export_captures_write(x, f);
 	lw_export_node_write(x, f, c);
 	lw_export_self_write(f);
 	return ferror(f) ? -EIO : 0;
