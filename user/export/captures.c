@@ -54,7 +54,7 @@ void lw_export_captures_write(struct lw_export *x, FILE *f)
 			 "Hindsight capture files written, by what triggered them.");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "latwhy_captures_total{target=\"");
-		lw_export_label(f, x->target);
+		lw_export_label(f, x->ser[0].label); /* set before serving */
 		fprintf(f, "\",reason=\"");
 		lw_export_label(f, rows[i].reason);
 		fprintf(f, "\"} %llu\n", (unsigned long long)rows[i].n);
