@@ -517,6 +517,7 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 	summarize_meta(e, s);
 	if (!s->duration_ns && e->first_tick_ts)
 		s->duration_ns = e->tick.ts_ns - e->first_tick_ts;
+	s->counted = e->have_meta || e->first_tick_ts || e->have_hist;
 	s->requests = e->have_meta && e->meta.requests ? e->meta.requests : e->requests;
 	s->slow_requests = e->slow;
 	s->handoff_slow = e->handoff_slow;

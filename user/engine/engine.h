@@ -55,6 +55,10 @@ struct lw_summary {
 	char comm[LW_COMM_LEN];
 	__u32 tracer_tgid; /* latwhy itself; 0: not known */
 	__u32 flags;	   /* enum lw_meta_flags */
+	/* a META record, a tick or the histogram came: duration, request
+	 * count and percentiles were measured (false: a capture cut before
+	 * its first periodic record; they are unknown, not 0) */
+	bool counted;
 	__u64 duration_ns;
 	__u64 requests;
 	__u64 slow_requests;

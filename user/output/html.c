@@ -352,12 +352,20 @@ static void page_header(FILE *f, const struct lw_html_facts *facts, const struct
 	else
 		lw_fmt_ns(th, sizeof(th), s->threshold_ns);
 	fprintf(f, "<tr><td>traced</td><td>");
-	lw_html_escf(f, "%s, %llu requests (%s), p50 %s, p99 %s; slow (> %s%s): %llu",
-		     lw_fmt_ns(d, sizeof(d), s->duration_ns), (unsigned long long)s->requests,
-		     lw_req_mode_name(s->req_mode), lw_fmt_ns(p50, sizeof(p50), s->p50_ns),
-		     lw_fmt_ns(p99, sizeof(p99), s->p99_ns), th,
-		     s->threshold_fixed ? "" : ", running p99",
-		     (unsigned long long)s->slow_requests);
+	if (!s->counted) /* cut before its first periodic record */
+		lw_html_escf(f,
+			     "duration and requests not counted (no periodic record); slow (> "
+			     "%s%s): %llu recorded",
+			     th, s->threshold_fixed ? "" : ", running p99",
+			     (unsigned long long)s->slow_requests);
+	else
+		lw_html_escf(f, "%s, %llu requests (%s), p50 %s, p99 %s; slow (> %s%s): %llu",
+			     lw_fmt_ns(d, sizeof(d), s->duration_ns),
+			     (unsigned long long)s->requests, lw_req_mode_name(s->req_mode),
+			     lw_fmt_ns(p50, sizeof(p50), s->p50_ns),
+			     lw_fmt_ns(p99, sizeof(p99), s->p99_ns), th,
+			     s->threshold_fixed ? "" : ", running p99",
+			     (unsigned long long)s->slow_requests);
 	fprintf(f, "</td></tr>\n</table>\n<p class=\"verdict\">");
 	if (!s->slow_requests)
 		fprintf(f, "No slow requests were split into causes.");

@@ -321,16 +321,26 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	lw_json_kstr(&j, "type", "summary");
 	lw_json_ku64(&j, "pid", s->pid);
 	lw_json_kstr(&j, "comm", s->comm);
-	lw_json_ku64(&j, "duration_ns", s->duration_ns);
-	lw_json_ku64(&j, "requests", s->requests);
+	if (s->counted) {
+		lw_json_ku64(&j, "duration_ns", s->duration_ns);
+		lw_json_ku64(&j, "requests", s->requests);
+	} else {
+		lw_json_knull(&j, "duration_ns");
+		lw_json_knull(&j, "requests");
+	}
 	lw_json_ku64(&j, "slow_requests", s->slow_requests);
 	if (s->threshold_ns == LW_THRESH_UNKNOWN)
 		lw_json_knull(&j, "threshold_ns");
 	else
 		lw_json_ku64(&j, "threshold_ns", s->threshold_ns);
 	lw_json_kstr(&j, "threshold_kind", s->threshold_fixed ? "fixed" : "p99");
-	lw_json_ku64(&j, "p50_ns", s->p50_ns);
-	lw_json_ku64(&j, "p99_ns", s->p99_ns);
+	if (s->counted) {
+		lw_json_ku64(&j, "p50_ns", s->p50_ns);
+		lw_json_ku64(&j, "p99_ns", s->p99_ns);
+	} else {
+		lw_json_knull(&j, "p50_ns");
+		lw_json_knull(&j, "p99_ns");
+	}
 	lw_json_kstr(&j, "freq_source", lw_freq_source_name(s->freq_source));
 	if (s->irq_entry_ns)
 		lw_json_ku64(&j, "irq_entry_cost_ns", s->irq_entry_ns);
@@ -553,8 +563,10 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 	char d[32], p50[32], p99[32], th[48], miss[128], who[64];
 	FILE *f = r->f;
 
-	fprintf(f, "\n== latwhy: %s, %s traced%s ==\n", target_name(r, s, who, sizeof(who)),
-		lw_fmt_ns(d, sizeof(d), s->duration_ns),
+	if (s->counted)
+		lw_fmt_ns(d, sizeof(d), s->duration_ns);
+	fprintf(f, "\n== latwhy: %s, %s%s%s ==\n", target_name(r, s, who, sizeof(who)),
+		s->counted ? d : "duration unknown", s->counted ? " traced" : "",
 		s->flags & LW_META_TARGET_EXITED ? "; the process exited during the trace" : "");
 	if (*missing_causes(s->flags, miss, sizeof(miss)))
 		fprintf(f, "Not attached:%s (those causes are not measured)\n", miss);
@@ -562,11 +574,21 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 		snprintf(th, sizeof(th), "not established (too few requests)");
 	else
 		lw_fmt_ns(th, sizeof(th), s->threshold_ns);
-	fprintf(f, "Requests (%s): %llu (%.0f/s), p50 %s, p99 %s; slow (> %s%s): %llu\n",
-		lw_req_mode_name(s->req_mode), (unsigned long long)s->requests,
-		s->duration_ns ? (double)s->requests * 1e9 / s->duration_ns : 0.0,
-		lw_fmt_ns(p50, sizeof(p50), s->p50_ns), lw_fmt_ns(p99, sizeof(p99), s->p99_ns), th,
-		s->threshold_fixed ? "" : ", running p99", (unsigned long long)s->slow_requests);
+	if (!s->counted)
+		fprintf(f,
+			"Requests (%s): not counted (no periodic record: the capture ends before "
+			"the first); slow (> %s%s): %llu recorded\n",
+			lw_req_mode_name(s->req_mode), th,
+			s->threshold_fixed ? "" : ", running p99",
+			(unsigned long long)s->slow_requests);
+	else
+		fprintf(f, "Requests (%s): %llu (%.0f/s), p50 %s, p99 %s; slow (> %s%s): %llu\n",
+			lw_req_mode_name(s->req_mode), (unsigned long long)s->requests,
+			s->duration_ns ? (double)s->requests * 1e9 / s->duration_ns : 0.0,
+			lw_fmt_ns(p50, sizeof(p50), s->p50_ns),
+			lw_fmt_ns(p99, sizeof(p99), s->p99_ns), th,
+			s->threshold_fixed ? "" : ", running p99",
+			(unsigned long long)s->slow_requests);
 	if (s->flags & LW_META_NO_ARRIVAL)
 		fprintf(f, "  no arrival times (sk_data_ready): a request starts at the wake-up, "
 			   "the last reply or the read; an event loop's queueing may be under- or "
