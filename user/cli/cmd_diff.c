@@ -6,6 +6,7 @@
  * findings, judged on its recorded node.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -105,6 +106,9 @@ enum lw_exit lw_cmd_diff(int argc, char **argv)
 	bool json;
 	int p = diff_parse(argc, argv, file, &json);
 
+	/* a closed pipe (report | head) ends the output, not the process:
+	 * the capture's temporary node tree is still removed */
+	signal(SIGPIPE, SIG_IGN);
 	if (p) {
 		if (p == 1)
 			diff_usage(stdout);

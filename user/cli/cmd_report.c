@@ -8,6 +8,7 @@
  * BPF.
  */
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -298,6 +299,9 @@ enum lw_exit lw_cmd_report(int argc, char **argv)
 	enum lw_exit ret;
 	int p;
 
+	/* a closed pipe (report | head) ends the output, not the process:
+	 * the capture's temporary node tree is still removed */
+	signal(SIGPIPE, SIG_IGN);
 	p = report_parse(&o, argc, argv, err, sizeof(err));
 	if (p == 1) {
 		report_usage(stdout);
