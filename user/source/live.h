@@ -25,6 +25,7 @@
 
 struct latwhy_bpf;
 struct ring_buffer;
+struct lw_duty_state;
 
 /* Adaptive control's own state (control.c). */
 struct lw_control {
@@ -54,9 +55,10 @@ struct lw_tracer {
 	struct lw_count *count_buf; /* per-CPU values of irq_ev, softirq_ev */
 	bool target_exited;
 	char comm[LW_COMM_LEN];
-	struct lw_place place; /* where latwhy runs, and at which nice value */
-	__u64 dropped_seen;    /* records dropped at the previous tick */
-	__u64 last_tick_ns;    /* when the previous tick ran (tracer_keep_up()) */
+	struct lw_place place;	    /* where latwhy runs, and at which nice value */
+	__u64 dropped_seen;	    /* records dropped at the previous tick */
+	__u64 last_tick_ns;	    /* when the previous tick ran (tracer_keep_up()) */
+	struct lw_duty_state *duty; /* serve --sample (duty.c); NULL: always attached */
 };
 
 /* tracer.c */
@@ -64,6 +66,20 @@ __u64 lw_now_ns(void);
 /* One record to the sink. Its errors are the sink's to count; only
  * -ECANCELED stops the trace (t->cancelled). */
 void lw_tracer_emit(struct lw_tracer *t, const void *rec, size_t len);
+
+/* Attach every program the skeleton attaches, and the uprobes; said on
+ * stderr when it cannot. At open, and again by the duty cycle. */
+int lw_tracer_attach(struct lw_tracer *t);
+
+/* One interval's snapshots and the sink's tick now, out of turn: what the
+ * programs counted up to a detach is published at it. */
+void lw_tracer_tick_now(struct lw_tracer *t);
+
+/* duty.c: attach or detach at now as the duty cycle says; 0 or the
+ * negative errno of an attach that failed (said on stderr). */
+int lw_duty_poll(struct lw_tracer *t, __u64 now);
+/* The run ended at now: detached, for whom is told. */
+void lw_duty_end(struct lw_tracer *t, __u64 now);
 
 /* programs.c: switch off what this kernel or --skip and --request leave out,
  * configure .rodata; 0 or a negative errno said on stderr. */

@@ -101,7 +101,7 @@ static int tracer_seed_cpus(struct lw_tracer *t)
 	return 0;
 }
 
-static int tracer_attach(struct lw_tracer *t)
+int lw_tracer_attach(struct lw_tracer *t)
 {
 	int err;
 
@@ -200,6 +200,11 @@ static void tracer_tick(struct lw_tracer *t, bool live)
 		t->cancelled = true;
 }
 
+void lw_tracer_tick_now(struct lw_tracer *t)
+{
+	tracer_tick(t, true);
+}
+
 static int tracer_loop(struct lw_tracer *t)
 {
 	__u64 next_tick = t->start_ns + t->o->interval_ns;
@@ -218,6 +223,8 @@ static int tracer_loop(struct lw_tracer *t)
 			return err;
 		}
 		now = lw_now_ns();
+		if (t->duty && (err = lw_duty_poll(t, now)))
+			return err;
 		if (now >= next_freq) {
 			lw_freq_sample(&t->freq, inject_freq, t);
 			next_freq = now + 100000000ULL;
@@ -247,6 +254,7 @@ int lw_tracer_run(struct lw_tracer *t)
 		return err;
 	ring_buffer__consume(t->rb);
 	tracer_tick(t, false); /* last snapshot, META included */
+	lw_duty_end(t, lw_now_ns());
 	return t->cancelled ? -ECANCELED : 0;
 }
 
@@ -296,7 +304,7 @@ static int tracer_open(struct lw_tracer *t)
 	}
 	t->skel->data->slow_thresh_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
 	lw_control_start(t);
-	err = tracer_attach(t);
+	err = lw_tracer_attach(t);
 	if (err)
 		return err;
 	t->skel->bss->armed = true;
@@ -364,6 +372,7 @@ void lw_tracer_close(struct lw_tracer *t)
 	ring_buffer__free(t->rb);
 	latwhy_bpf__destroy(t->skel);
 	lw_freq_close(&t->freq);
+	free(t->duty);
 	free(t->hist_buf);
 	free(t->count_buf);
 	free(t->hist);
