@@ -7,6 +7,8 @@
  *
  * A --comm target that exits is waited for and traced again under the same
  * target label; the exporter keeps its counters going across the restart.
+ * The duty cycle (--sample) keeps one phase from serve's start across
+ * restarts; the exporter is told of each attach and detach.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -21,7 +23,9 @@
 #include "cli/serve_opts.h"
 #include "export/export.h"
 #include "export/http.h"
+#include "source/duty.h"
 #include "source/probe.h"
+#include "source/progstats.h"
 #include "source/tracer.h"
 
 /* How often a waited-for target is looked for. */
@@ -107,7 +111,49 @@ struct serve {
 	char target[LW_COMM_LEN];
 	struct lw_export *x;
 	struct lw_http *h;
+	__u64 epoch;	     /* the duty cycle's, serve's start */
+	struct lw_tracer *t; /* the running one, for its programs' counters */
 };
+
+static __u64 serve_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void serve_on_duty(void *ctx, bool attached, __u64 now_ns)
+{
+	lw_export_attached(ctx, attached, now_ns);
+}
+
+static int serve_record(void *ctx, const void *rec, size_t len)
+{
+	struct serve *s = ctx;
+	struct lw_sink x = lw_export_sink(s->x);
+
+	return lw_sink_record(&x, rec, len);
+}
+
+/* The exporter's tick, with the programs' kernel counters first. */
+static int serve_tick(void *ctx, __u64 now_ns)
+{
+	struct serve *s = ctx;
+	struct lw_sink x = lw_export_sink(s->x);
+	struct lw_prog_stat ps[LW_EXPORT_PROGS];
+	struct lw_export_prog xp[LW_EXPORT_PROGS];
+	int n = s->t ? lw_tracer_prog_stats(s->t, ps, LW_EXPORT_PROGS) : 0;
+
+	for (int i = 0; i < n; i++) {
+		memcpy(xp[i].name, ps[i].name, sizeof(xp[i].name));
+		xp[i].run_ns = ps[i].run_ns;
+		xp[i].run_cnt = ps[i].run_cnt;
+	}
+	if (n > 0)
+		lw_export_progs(s->x, xp, n);
+	return lw_sink_tick(&x, now_ns);
+}
 
 /* Trace pid until it exits (0) or serve is stopped (1); -errno, said on
  * stderr, when it cannot. */
@@ -123,17 +169,23 @@ static int serve_trace(struct serve *s, int pid)
 	o.quiet = true;
 	if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
 		return 0; /* gone already */
-	t = lw_tracer_open(&o, comm, lw_export_sink(s->x));
+	t = lw_tracer_open(&o, comm,
+			   (struct lw_sink){.ctx = s, .record = serve_record, .tick = serve_tick});
 	if (!t)
 		return errno ? -errno : -EINVAL;
+	lw_tracer_set_duty(t, &s->o->sample, s->epoch, serve_on_duty, s->x);
+	lw_export_set_pid(s->x, pid);
+	s->t = t;
 	/* stopped while it loaded: serve's handler took the signal, which the
 	 * tracer's, installed when it runs, would not see */
 	if (serve_stop) {
+		s->t = NULL;
 		lw_tracer_close(t);
 		return 1;
 	}
 	err = lw_tracer_run(t);
 	exited = lw_tracer_target_exited(t);
+	s->t = NULL;
 	lw_tracer_close(t);
 	/* its last snapshots published, and kept as the next run's base */
 	lw_export_restart(s->x);
@@ -181,6 +233,7 @@ static int serve_prepare(struct serve *s)
 
 	if (lw_probe_privileges())
 		return -EPERM;
+	s->epoch = serve_now_ns();
 	if (o->trace.pid && lw_probe_target(o->trace.pid, s->target, sizeof(s->target)))
 		return -ESRCH;
 	if (!o->trace.pid)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/serve_opts.h"
+#include "source/causes.h"
 
 #define NO_TARGET "a target is needed: -p PID"
 
@@ -40,6 +41,39 @@ int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port)
 	return 0;
 }
 
+int lw_parse_sample(const char *s, struct lw_duty *d, char *err, size_t errlen)
+{
+	char x[32];
+	const char *slash = strchr(s, '/');
+	__u64 on, every;
+
+	if (!strcmp(s, "off")) {
+		*d = (struct lw_duty){0};
+		return 0;
+	}
+	if (!slash || (size_t)(slash - s) >= sizeof(x))
+		goto bad;
+	memcpy(x, s, slash - s);
+	x[slash - s] = '\0';
+	if (lw_parse_duration(x, &on) || lw_parse_duration(slash + 1, &every))
+		goto bad;
+	/* the tracer looks at its schedule every 100 ms */
+	if (on < 1000000000ULL) {
+		snprintf(err, errlen, "--sample: X must be at least 1s");
+		return -EINVAL;
+	}
+	if (on > every) {
+		snprintf(err, errlen, "--sample: X must not exceed Y");
+		return -EINVAL;
+	}
+	d->on_ns = on;
+	d->every_ns = every;
+	return 0;
+bad:
+	snprintf(err, errlen, "--sample needs X/Y, two durations (e.g. 3s/60s), or off");
+	return -EINVAL;
+}
+
 /* One of serve's own options at argv[*i]: 1 taken, 0 not ours, -EINVAL. */
 static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t errlen)
 {
@@ -54,6 +88,20 @@ static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t 
 			return -EINVAL;
 		}
 		snprintf(o->comm, sizeof(o->comm), "%s", v);
+		return 1;
+	}
+	if (!strncmp(a, "--sample", 8) && (!a[8] || a[8] == '=')) {
+		v = lw_opt_value(argc, argv, i, "--sample");
+		return lw_parse_sample(v ? v : "", &o->sample, err, errlen) ? -EINVAL : 1;
+	}
+	if (!strncmp(a, "--causes", 8) && (!a[8] || a[8] == '=')) {
+		v = lw_opt_value(argc, argv, i, "--causes");
+		if (!v || !*v || strlen(v) >= sizeof(o->causes)) {
+			snprintf(err, errlen, "--causes needs a list of causes (%s)",
+				 LW_CAUSES_ALL);
+			return -EINVAL;
+		}
+		snprintf(o->causes, sizeof(o->causes), "%s", v);
 		return 1;
 	}
 	if (!strncmp(a, "--listen", 8) && (!a[8] || a[8] == '=')) {
@@ -110,6 +158,8 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 	memset(o, 0, sizeof(*o));
 	snprintf(o->host, sizeof(o->host), "%s", LW_SERVE_HOST);
 	o->port = LW_SERVE_PORT;
+	o->sample.on_ns = LW_SERVE_SAMPLE_ON_NS;
+	o->sample.every_ns = LW_SERVE_SAMPLE_EVERY_NS;
 	/* room for one more: parse_trace() may add --pid=1 for --comm */
 	rest = lw_opts_rest(argc, argv, take_own, o, &n, err, errlen);
 	if (!rest)
@@ -120,13 +170,18 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 		snprintf(err, errlen, "a target is needed: -p PID or --comm NAME");
 	if (ret)
 		return ret;
-	return check_trace(o, err, errlen);
+	ret = check_trace(o, err, errlen);
+	if (!ret && o->causes[0])
+		ret = lw_causes_skip(o->causes, o->trace.skip, sizeof(o->trace.skip), err, errlen);
+	return ret ? -EINVAL : 0;
 }
 
 void lw_serve_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: latwhy serve (-p PID | --comm NAME) [--listen ADDR:PORT] [trace options]\n"
+		"Usage: latwhy serve (-p PID | --comm NAME) [--listen ADDR:PORT] [--sample "
+		"X/Y|off]\n"
+		"                    [--causes CAUSE,...] [trace options]\n"
 		"\n"
 		"Trace a process until stopped and serve its metrics for Prometheus at\n"
 		"http://ADDR:PORT/metrics (see docs/serve.md).\n"
@@ -135,6 +190,10 @@ void lw_serve_usage(FILE *f)
 		"      --comm NAME       the first process named NAME, and after it exits the\n"
 		"                        next one: its series go on under target=NAME\n"
 		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n"
+		"      --sample X/Y      attached X of every Y, detached (costing the target\n"
+		"                        nothing) in between; off: always (default 3s/60s)\n"
+		"      --causes LIST     trace only these of frequency,irq,thp,sched,idle\n"
+		"                        (default all; sched always)\n"
 		"\n"
 		"Every option of latwhy trace but -j and -d applies (see latwhy trace --help).\n");
 }
