@@ -175,15 +175,21 @@ int lw_duty_poll(struct lw_tracer *t, __u64 now)
 		err = duty_attach(t);
 		if (err)
 			return err;
+		s->attached = true;
 	} else {
+		s->attached = false; /* first: the tick out of turn attaches nothing */
 		duty_detach(t);
 	}
-	s->attached = on;
 	if (t->o->verbose)
 		fprintf(stderr, "latwhy: %s for %.1f s\n", on ? "attached" : "detached",
 			(s->next - now) / 1e9);
 	duty_tell(s, on, now);
 	return 0;
+}
+
+bool lw_duty_attached(const struct lw_tracer *t)
+{
+	return !t->duty || t->duty->attached;
 }
 
 void lw_duty_end(struct lw_tracer *t, __u64 now)

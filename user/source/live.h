@@ -80,6 +80,8 @@ void lw_tracer_tick_now(struct lw_tracer *t);
 int lw_duty_poll(struct lw_tracer *t, __u64 now);
 /* The run ended at now: detached, for whom is told. */
 void lw_duty_end(struct lw_tracer *t, __u64 now);
+/* The programs are attached now (always, without a duty cycle). */
+bool lw_duty_attached(const struct lw_tracer *t);
 
 /* programs.c: switch off what this kernel or --skip and --request leave out,
  * configure .rodata; 0 or a negative errno said on stderr. */
