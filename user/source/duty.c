@@ -192,6 +192,12 @@ bool lw_duty_attached(const struct lw_tracer *t)
 	return !t->duty || t->duty->attached;
 }
 
+void lw_duty_idle_tick(struct lw_tracer *t, __u64 now)
+{
+	lw_control_tick(t, now);
+	t->last_tick_ns = now; /* not late: tracer_keep_up() */
+}
+
 void lw_duty_end(struct lw_tracer *t, __u64 now)
 {
 	if (t->duty && t->duty->started)

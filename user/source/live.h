@@ -82,6 +82,9 @@ int lw_duty_poll(struct lw_tracer *t, __u64 now);
 void lw_duty_end(struct lw_tracer *t, __u64 now);
 /* The programs are attached now (always, without a duty cycle). */
 bool lw_duty_attached(const struct lw_tracer *t);
+/* An interval's tick while detached: the maps stand still, so no snapshot
+ * is read or sent; only whether the target still exists. */
+void lw_duty_idle_tick(struct lw_tracer *t, __u64 now);
 
 /* programs.c: switch off what this kernel or --skip and --request leave out,
  * configure .rodata; 0 or a negative errno said on stderr. */

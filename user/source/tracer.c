@@ -230,7 +230,10 @@ static int tracer_loop(struct lw_tracer *t)
 			next_freq = now + 100000000ULL;
 		}
 		if (now >= next_tick) {
-			tracer_tick(t, true);
+			if (lw_duty_attached(t))
+				tracer_tick(t, true);
+			else
+				lw_duty_idle_tick(t, now);
 			next_tick += t->o->interval_ns;
 			if (t->target_exited) /* seen by lw_control_tick() */
 				break;
