@@ -1647,12 +1647,12 @@ on = [s for s in S if s and s["on"]]
 off = [s for s in S if s and not s["on"]]
 assert on and off, "sampling_active never %d" % (0 if not off else 1)
 seen = set().union(*(s["links"] for s in on))
-judged = 0
+judged = {True: 0, False: 0}
 for i in range(1, len(S) - 1):
     p, s, n = S[i - 1], S[i], S[i + 1]
     if not (p and s and n) or not (p["on"] == s["on"] == n["on"]):
         continue
-    judged += 1
+    judged[s["on"]] += 1
     if s["on"]:
         assert s["links"] and s["links"] <= s["blinks"], "attached: links %s" % s["links"]
         continue
@@ -1664,12 +1664,12 @@ for i in range(1, len(S) - 1):
     for k in ("latwhy_irqbalance_running", "latwhy_process_resident_memory_bytes"):
         assert k in s["m"], k + " missing while off"
     assert any(k.startswith("latwhy_thp_enabled_info{") for k in s["m"]), "THP gauge missing while off"
-assert judged >= 10, "only %d samples judged" % judged
+assert judged[True] >= 2 and judged[False] >= 2, "too few samples judged: %s" % judged
 # the requests grew from one off stretch to the next: counted while on
 offs = [s["req"] for s in off]
 assert offs[-1] > offs[0], "requests did not grow between off stretches: %s" % offs
-print("%d samples, %d judged, %d on, %d off; requests %d -> %d; attached %.1f s" %
-      (len(S), judged, len(on), len(off), offs[0], offs[-1], S[-1]["att"] if S[-1] else -1))
+print("%d samples, %d on and %d off judged; requests %d -> %d; attached %.1f s" %
+      (len(S), judged[True], judged[False], offs[0], offs[-1], S[-1]["att"] if S[-1] else -1))
 EOF
 	); then
 		pass serve_sample
