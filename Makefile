@@ -1,7 +1,7 @@
 # latwhy - eBPF latency root-cause tracer.
 #
 #   make          build ./latwhy and the lab tools
-#   make test     install missing packages, build, run unit + integration tests
+#   make test     install missing packages, build, run unit, browser + integration tests
 #   make demo     install missing packages, build, run latwhy on the built-in demo
 #   make bench    benchmarks (print, never fail)
 
@@ -33,7 +33,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_BINS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 
-.PHONY: all deps test unit integration demo bench accuracy vmlinux format clean
+.PHONY: all deps test unit browser integration demo bench accuracy vmlinux format clean
 .DELETE_ON_ERROR:
 
 all: latwhy $(TOOL_BINS)
@@ -78,11 +78,25 @@ $(BUILD)/tools/%: tools/%.c tools/lab.h | $(BUILD)/tools
 # drives latwhy's loaded cpu_frequency program with BPF_PROG_TEST_RUN
 $(BUILD)/tools/lw_freqinject: TOOL_LIBS := -lbpf -lelf -lz
 
-unit: $(UNIT_BINS) latwhy
+unit: $(UNIT_BINS) latwhy $(BUILD)/tests/lw_http_serve
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	@echo "== tests/captures/check.sh"; tests/captures/check.sh
 	@echo "== tests/tools/test_score.py"; python3 tests/tools/test_score.py
 	@echo "== tests/tools/test_lab.sh"; tests/tools/test_lab.sh
+	@echo "== tests/tools/test_systemd.sh"; tests/tools/test_systemd.sh
+	@echo "== tests/tools/test_http.py"; python3 tests/tools/test_http.py $(BUILD)/tests/lw_http_serve
+
+# serve's HTTP endpoint without a tracer, for tests/tools/test_http.py
+$(BUILD)/tests/lw_http_serve: tests/tools/lw_http_serve.c $(BUILD)/liblatwhy.a | $(BUILD)/tests
+	$(CC) $(CFLAGS) -pthread $< $(BUILD)/liblatwhy.a $(LDLIBS) -o $@
+
+# the HTML report of each golden capture in headless Chromium (Debian's
+# python3-selenium is in /usr/bin's python3, whatever python3 comes first);
+# it prints where each page's screenshot went
+PY3 := $(firstword $(wildcard /usr/bin/python3) python3)
+browser: latwhy
+	@echo "== tests/browser/check_html.py (screenshots: $(BUILD)/test-artifacts/report-*.png)"
+	@$(PY3) tests/browser/check_html.py
 
 $(BUILD)/tests/uprobe_target: tests/integration/uprobe_target.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) $< -o $@
@@ -93,6 +107,7 @@ integration: latwhy $(TOOL_BINS) $(BUILD)/tests/uprobe_target
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory browser
 	@$(MAKE) --no-print-directory asan-unit
 	@$(MAKE) --no-print-directory fuzz-short
 	@$(MAKE) --no-print-directory integration

@@ -282,6 +282,75 @@ static void test_findings_numa(void **state)
 	lw_node_free(&n);
 }
 
+/* ---- the live summary's irq finding ---- */
+
+/* A trace of the case-3 target (CPUs 8-9) whose slow requests lost half
+ * their time to interrupts: irq on CPU 9 (a queue of eth2, or the disk). */
+static void trace_irq_facts(struct lw_trace_facts *t, unsigned irq, const char *name)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = 4242;
+	t->share[LW_CAUSE_IRQ] = 0.5;
+	t->cause_ns[LW_CAUSE_IRQ] = 60000000;
+	t->slow_requests = 100;
+	t->cpus_mask[0] = 1ULL << 9;
+	t->irqs[0] = (struct lw_fact_irq){.irq = irq, .cpu = 9, .ns = 40000000, .count = 80000};
+	snprintf(t->irqs[0].name, sizeof(t->irqs[0].name), "%s", name);
+	t->nr_irqs = 1;
+	t->softirqs[0] = (struct lw_fact_softirq){.cpu = 9, .ns = 20000000, .count = 70000};
+	snprintf(t->softirqs[0].vec, sizeof(t->softirqs[0].vec), "NET_RX");
+	t->nr_softirqs = 1;
+	t->freq_source = "no frequency data";
+}
+
+/* The interrupts that hurt are a NIC queue's: the irq finding names the
+ * queue, and the NIC's own findings (channels, coalescing) follow it. */
+static void test_trace_nic_queue(void **state)
+{
+	struct lw_findings fs = {0};
+	struct lw_trace_facts t;
+	struct lw_node n;
+
+	assert_int_equal(lw_node_read(&n, LW_FIXTURES "/nic-numa", 4242), 0);
+	trace_irq_facts(&t, 92, "i40e-eth2-TxRx-1");
+	assert_int_equal(lw_advise_trace(&n, &t, &fs), 0);
+	assert_true(fs.n >= 3);
+	assert_int_equal(fs.v[0].cause, LW_CAUSE_IRQ);
+	assert_non_null(strstr(fs.v[0].seen, "interrupts ran on the target's CPUs 9"));
+	assert_non_null(strstr(fs.v[0].evidence,
+			       "IRQ 92 (i40e-eth2-TxRx-1) on CPU 9: 40.0 ms in 80000 interrupts, "
+			       "eth2's queue 1 (i40e, 4 of 16 combined channels)"));
+	/* the NIC reader's findings, as latwhy check makes them */
+	assert_non_null(find(&fs, "eth2 (i40e) receives on 4 of the 16 combined channels"));
+	assert_non_null(find(&fs, "eth2 holds a received packet up to 100 us"));
+	/* and only the NIC's: no node finding of another domain */
+	for (size_t i = 1; i < fs.n; i++)
+		assert_non_null(strstr(fs.v[i].seen, "eth2"));
+	lw_findings_free(&fs);
+	lw_node_free(&n);
+}
+
+/* Interrupts of a device that is no NIC: the irq finding alone. */
+static void test_trace_not_nic(void **state)
+{
+	struct lw_findings fs = {0};
+	struct lw_trace_facts t;
+	struct lw_node n;
+
+	assert_int_equal(lw_node_read(&n, LW_FIXTURES "/nic-numa", 4242), 0);
+	trace_irq_facts(&t, 90, "i40e-0000:81:00.0:misc");
+	/* IRQ 90 belongs to eth2 too (its misc vector): a NIC's, then */
+	assert_int_equal(lw_advise_trace(&n, &t, &fs), 0);
+	assert_non_null(strstr(fs.v[0].evidence, "eth2's interrupt (i40e"));
+	lw_findings_free(&fs);
+	trace_irq_facts(&t, 7, "nvme0q1");
+	assert_int_equal(lw_advise_trace(&n, &t, &fs), 0);
+	assert_int_equal(fs.n, 1);
+	assert_null(strstr(fs.v[0].evidence, "eth2"));
+	lw_findings_free(&fs);
+	lw_node_free(&n);
+}
+
 /* A copy of fixture in a scratch directory, tweak run in it. */
 static void scratch(char *dir, size_t len, const char *fixture, const char *tweak)
 {
@@ -534,6 +603,8 @@ int main(void)
 		cmocka_unit_test(test_findings_virtio_mq),
 		cmocka_unit_test(test_findings_virtio_target),
 		cmocka_unit_test(test_findings_veth),
+		cmocka_unit_test(test_trace_nic_queue),
+		cmocka_unit_test(test_trace_not_nic),
 		cmocka_unit_test(test_fix_numa),
 		cmocka_unit_test(test_fix_virtio),
 		cmocka_unit_test(test_fix_veth),

@@ -46,6 +46,9 @@ struct lw_advisor {
 	/* whether t makes a trace finding even with a share under
 	 * LW_SHARE_FINDING; NULL: never */
 	bool (*due)(const struct lw_node *n, const struct lw_trace_facts *t);
+	/* findings the trace finding leads to, made after it (a->f is NULL
+	 * then, the findings may move); NULL: none */
+	void (*related)(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on);
 };
 
 /* In core.c's table, in the order node findings are made. */
@@ -88,6 +91,12 @@ static inline unsigned adv_mhz(unsigned khz)
 
 /* The CPUs that matter: the target's allowed CPUs, else every online CPU. */
 struct lw_cpuset adv_cpus_of_interest(const struct lw_node *n);
+/* nic's findings (nic.c), appended to a->out; a->f is NULL after. */
+void adv_nic_findings(struct adv *a, const struct lw_nic *nic);
+/* "eth2's queue 1 (i40e, 4 of 16 combined channels)": which of nic's queues
+ * irq serves, for evidence; returns buf. */
+const char *adv_nic_irq_role(const struct lw_nic *nic, unsigned irq, char *buf, size_t len);
+
 /* "gateway.service" when the target's cgroup is a systemd service, else NULL. */
 const char *adv_target_unit(const struct lw_node *n);
 

@@ -246,6 +246,10 @@ int lw_advise_trace(const struct lw_node *n, const struct lw_trace_facts *t,
 			continue;
 		advisor->trace(&a, t, &on);
 		lead_with_share(&a, t, (enum lw_cause)c);
+		if (advisor->related && !a.err) {
+			a.f = NULL;
+			advisor->related(&a, t, &on);
+		}
 	}
 	return a.err;
 }

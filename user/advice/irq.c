@@ -780,9 +780,16 @@ static void irq_trace_evidence(struct adv *a, const struct lw_trace_facts *t, si
 	for (size_t i = 0; i < listed; i++) {
 		const struct lw_fact_irq *fi = &t->irqs[i];
 
+		const struct lw_irq *q = lw_node_irq(a->n, fi->irq);
+		char role[128];
+
 		adv_text_add(&x, "%sIRQ %u (%s) on CPU %u: %s in %llu interrupts", i ? "; " : "",
 			     fi->irq, fi->name, fi->cpu, adv_fmt_ns(fi->ns, b, sizeof(b)),
 			     fi->count);
+		if (q && q->nic >= 0)
+			adv_text_add(
+				&x, ", %s",
+				adv_nic_irq_role(&a->n->nics[q->nic], fi->irq, role, sizeof(role)));
 	}
 	for (size_t i = 0, k = 0; i < t->nr_softirqs && k < 3; i++) {
 		const struct lw_fact_softirq *s = &t->softirqs[i];
@@ -829,8 +836,33 @@ static void irq_trace(struct adv *a, const struct lw_trace_facts *t, const struc
 		fill_move_target(a, &pinned);
 }
 
+/* The NICs whose queue interrupts hurt the requests (listed, not minor):
+ * their own findings (queues, RSS, coalescing, a guest's limits) follow
+ * the irq finding, read as latwhy check reads them. */
+static void irq_trace_nics(struct adv *a, const struct lw_trace_facts *t,
+			   const struct lw_cpuset *on)
+{
+	const struct lw_node *n = a->n;
+	size_t listed = t->nr_irqs < LW_FACT_IRQS ? t->nr_irqs : LW_FACT_IRQS;
+	bool minor[LW_FACT_IRQS];
+
+	irq_trace_minor(t, on, listed, minor);
+	for (size_t i = 0; i < n->nr_nics && !a->err; i++) {
+		bool hurt = false;
+
+		for (size_t k = 0; k < listed && !hurt; k++) {
+			const struct lw_irq *q = lw_node_irq(n, t->irqs[k].irq);
+
+			hurt = !minor[k] && q && q->nic == (int)i;
+		}
+		if (hurt)
+			adv_nic_findings(a, &n->nics[i]);
+	}
+}
+
 const struct lw_advisor lw_advisor_irq = {
 	.cause = LW_CAUSE_IRQ,
 	.check = irq_check,
 	.trace = irq_trace,
+	.related = irq_trace_nics,
 };

@@ -438,6 +438,39 @@ static void advise_one(struct adv *a, const struct lw_nic *nic)
 	}
 }
 
+void adv_nic_findings(struct adv *a, const struct lw_nic *nic)
+{
+	advise_one(a, nic);
+	a->f = NULL; /* advise_one() may have moved the findings */
+}
+
+const char *adv_nic_irq_role(const struct lw_nic *nic, unsigned irq, char *buf, size_t len)
+{
+	int rx = -1, tx = -1;
+	char q[48], ch[64] = "";
+
+	for (size_t k = 0; k < nic->nr_rxq && rx < 0; k++)
+		if (nic->rxq[k].irq == irq)
+			rx = (int)k;
+	for (size_t k = 0; k < nic->nr_txq && tx < 0; k++)
+		if (nic->txq[k].irq == irq)
+			tx = (int)k;
+	if (rx >= 0 && rx == tx)
+		snprintf(q, sizeof(q), "queue %d", rx);
+	else if (rx >= 0)
+		snprintf(q, sizeof(q), "receive queue %d", rx);
+	else if (tx >= 0)
+		snprintf(q, sizeof(q), "transmit queue %d", tx);
+	else
+		snprintf(q, sizeof(q), "interrupt");
+	if (!nic->et_channels)
+		snprintf(ch, sizeof(ch), ", %u of %u %s channels", lw_nic_active_rx(nic),
+			 max_rx(nic), channel_kind(nic));
+	snprintf(buf, len, "%s's %s (%s%s)", nic->name, q,
+		 nic->driver[0] ? nic->driver : lw_nic_kind_name(nic->kind), ch);
+	return buf;
+}
+
 int lw_advise_nic(const struct lw_node *n, struct lw_findings *out)
 {
 	struct adv a = {.n = n, .out = out};

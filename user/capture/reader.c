@@ -436,7 +436,8 @@ int lw_capture_reader_next_record(struct lw_capture_reader *r, const void **rec,
 			l = lwc_get32(r->raw + r->it_pos);
 			if (l >= 4 && l <= LW_CAPTURE_MAX_RECORD &&
 			    l <= r->raw_len - r->it_pos - 4) {
-				*rec = r->raw + r->it_pos + 4;
+				memcpy(r->rec, r->raw + r->it_pos + 4, l);
+				*rec = r->rec;
 				*len = l;
 				r->it_pos += 4 + l;
 				return 0;

@@ -53,6 +53,9 @@ struct lw_capture_reader {
 	/* record iteration */
 	size_t it_chunk, it_pos;
 	bool it_loaded;
+	/* the record returned, copied out of raw: records sit at 4-byte
+	 * offsets there, their structs need 8 */
+	__u64 rec[LW_CAPTURE_MAX_RECORD / sizeof(__u64)];
 };
 
 void lwc_warn(struct lw_capture_reader *r, const char *fmt, ...)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * cmd_report.c - `latwhy report FILE [--json]`: a capture as the source.
+ * cmd_report.c - `latwhy report FILE [--json] [--html OUT] [--trace-event OUT]`:
+ * a capture as the source.
  * Its records feed the same engine as a live trace, and the findings come
  * from the node the capture recorded (its last snapshot, laid out as a root
  * for the node reader), never from the machine report runs on. No root, no
@@ -19,6 +20,7 @@
 #include "cli/summary.h"
 #include "engine/engine.h"
 #include "output/fmt.h"
+#include "output/html.h"
 #include "output/json.h"
 #include "output/render.h"
 #include "output/requests.h"
@@ -28,11 +30,12 @@ struct report_opts {
 	const char *path;
 	bool json;
 	const char *trace_event; /* --trace-event OUT.json */
+	const char *html;	 /* --html OUT.html */
 };
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "Usage: latwhy report FILE [--json]\n"
+	fprintf(f, "Usage: latwhy report FILE [--json] [--html OUT] [--trace-event OUT]\n"
 		   "\n"
 		   "Read a capture made by latwhy record: the summary, evidence and findings a\n"
 		   "live trace would have printed at its end, with the host and target it was\n"
@@ -40,6 +43,9 @@ static void report_usage(FILE *f)
 		   "\n"
 		   "  -j, --json            NDJSON: a capture line, the request lines, the\n"
 		   "                        summary\n"
+		   "      --html OUT        also a self-contained HTML page of charts: slow\n"
+		   "                        requests over time, latency, causes, interrupts,\n"
+		   "                        clock, THP, preemptors, findings\n"
 		   "      --trace-event OUT the capture in the Trace Event Format (JSON) for\n"
 		   "                        Perfetto or chrome://tracing: a track per thread,\n"
 		   "                        a slice per slow request, clock and IRQ counters\n");
@@ -51,6 +57,7 @@ static int report_parse(struct report_opts *o, int argc, char **argv, char *err,
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"trace-event", required_argument, NULL, 't'},
+		{"html", required_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
@@ -64,6 +71,8 @@ static int report_parse(struct report_opts *o, int argc, char **argv, char *err,
 			o->json = true;
 		} else if (c == 't') {
 			o->trace_event = optarg;
+		} else if (c == 'H') {
+			o->html = optarg;
 		} else if (c == ':') {
 			snprintf(err, len, "%s needs a file name", argv[optind - 1]);
 			return -EINVAL;
@@ -144,23 +153,74 @@ static void header_json(const struct lw_loaded *l)
 	lw_json_end(&j);
 }
 
-/* --trace-event: the sink's file, written whole once every record is in;
- * a file that cannot be written is one line and a failed run. */
-static int report_trace_event(const struct report_opts *o, struct lw_trace_event *te)
+/* A file written whole by write(ctx, f); one that cannot be written is one
+ * line and a failed run. */
+static int report_file(const char *path, int (*write)(void *ctx, FILE *f), void *ctx)
 {
-	FILE *f = fopen(o->trace_event, "we");
+	FILE *f = fopen(path, "we");
 	int err;
 
 	if (!f) {
-		fprintf(stderr, "latwhy: cannot create %s: %s\n", o->trace_event, strerror(errno));
+		fprintf(stderr, "latwhy: cannot create %s: %s\n", path, strerror(errno));
 		return -errno;
 	}
-	err = lw_trace_event_write(te, f);
+	err = write(ctx, f);
 	if (fclose(f) && !err)
 		err = -errno;
 	if (err)
-		fprintf(stderr, "latwhy: cannot write %s: %s\n", o->trace_event, strerror(-err));
+		fprintf(stderr, "latwhy: cannot write %s: %s\n", path, strerror(-err));
 	return err;
+}
+
+static int write_trace_event(void *ctx, FILE *f)
+{
+	return lw_trace_event_write(ctx, f);
+}
+
+/* what --html draws beside the sink's records */
+struct report_page {
+	struct lw_html *h;
+	const struct lw_loaded *l;
+	const struct lw_summary *s;
+	const struct lw_findings *fs;
+};
+
+static int write_html(void *ctx, FILE *f)
+{
+	const struct report_page *p = ctx;
+	const struct lw_loaded *l = p->l;
+	const char *ver = lw_capture_reader_info(l->r)->latwhy_version;
+	const struct lw_html_fact v[] = {
+		{"capture", l->path},
+		{"recorded by", ver[0] ? ver : NULL},
+		{"host", lw_load_fact(l, LW_CHUNK_HOST, "hostname")},
+		{"kernel", lw_load_fact(l, LW_CHUNK_HOST, "kernel_release")},
+		{"CPU", lw_load_fact(l, LW_CHUNK_HOST, "cpu_model")},
+		{"CPUs online", lw_load_fact(l, LW_CHUNK_HOST, "cpus_online")},
+		{"NUMA", lw_load_fact(l, LW_CHUNK_HOST, "numa")},
+		{"target", lw_load_fact(l, LW_CHUNK_TARGET, "cmdline")},
+		{"its CPUs", lw_load_fact(l, LW_CHUNK_TARGET, "cpus_allowed")},
+		{"cgroup", lw_load_fact(l, LW_CHUNK_TARGET, "cgroup")},
+		{"recorded with", lw_load_fact(l, LW_CHUNK_OPTIONS, "command")},
+	};
+	const struct lw_html_facts facts = {
+		.title = l->path, .v = v, .n = sizeof(v) / sizeof(v[0])};
+
+	return lw_html_write(p->h, f, &facts, p->s, p->fs);
+}
+
+/* The extra sinks of --trace-event and --html, each fed every record. */
+static void report_feed(struct lw_loaded *l, struct lw_trace_event *te, struct lw_html *h)
+{
+	struct lw_fanout fan = {};
+	struct lw_sink all;
+
+	if (te)
+		lw_fanout_add(&fan, lw_trace_event_sink(te));
+	if (h)
+		lw_fanout_add(&fan, lw_html_sink(h));
+	all = lw_fanout_sink(&fan);
+	lw_load_run(l, fan.n ? &all : NULL);
 }
 
 static enum lw_exit report_run(const struct report_opts *o, struct lw_loaded *l)
@@ -168,11 +228,14 @@ static enum lw_exit report_run(const struct report_opts *o, struct lw_loaded *l)
 	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
 	struct lw_render *out = lw_render_new(stdout, o->json);
 	struct lw_trace_event *te = o->trace_event ? lw_trace_event_new() : NULL;
-	struct lw_sink te_sink = te ? lw_trace_event_sink(te) : (struct lw_sink){};
+	struct lw_html *h = o->html ? lw_html_new() : NULL;
+	struct lw_findings fs = {};
 	enum lw_exit ret = LW_EXIT_FAIL;
+	struct report_page page;
 	struct lw_summary s;
+	int err = 0;
 
-	if (!out || (o->trace_event && !te)) {
+	if (!out || (o->trace_event && !te) || (o->html && !h)) {
 		fprintf(stderr, "latwhy: out of memory\n");
 		goto cleanup;
 	}
@@ -180,18 +243,26 @@ static enum lw_exit report_run(const struct report_opts *o, struct lw_loaded *l)
 		header_json(l);
 	else
 		header_text(l);
-	lw_load_run(l, te ? &te_sink : NULL);
+	report_feed(l, te, h);
 	lw_engine_summarize(l->e, &s);
-	if (l->root[0])
-		lw_report_summary(l->e, out, l->root,
-				  (s.flags & LW_META_TARGET_EXITED) ? 0 : s.pid);
-	else
-		lw_render_summary(out, &s, NULL);
-	if (!in->records)
+	if (l->root[0]) /* the findings of the node it was recorded on */
+		lw_report_findings(l->e, l->root, (s.flags & LW_META_TARGET_EXITED) ? 0 : s.pid, &s,
+				   &fs);
+	lw_render_summary(out, &s, l->root[0] ? &fs : NULL);
+	page = (struct report_page){.h = h, .l = l, .s = &s, .fs = l->root[0] ? &fs : NULL};
+	if (!in->records) {
 		fprintf(stderr, "latwhy: %s: no records to report\n", o->path);
-	else if (!te || !report_trace_event(o, te))
+		goto cleanup;
+	}
+	if (te)
+		err = report_file(o->trace_event, write_trace_event, te);
+	if (h && report_file(o->html, write_html, &page))
+		err = -EIO;
+	if (!err)
 		ret = LW_EXIT_OK;
 cleanup:
+	lw_findings_free(&fs);
+	lw_html_free(h);
 	lw_trace_event_free(te);
 	lw_render_free(out);
 	return ret;

@@ -23,6 +23,7 @@
 #include "cli/serve_opts.h"
 #include "export/export.h"
 #include "export/http.h"
+#include "source/caps.h"
 #include "source/duty.h"
 #include "source/probe.h"
 #include "source/progstats.h"
@@ -226,6 +227,13 @@ static enum lw_exit serve_loop(struct serve *s)
 	return LW_EXIT_OK;
 }
 
+static void *http_start(void *arg)
+{
+	struct serve *s = arg;
+
+	return lw_http_start(s->x, s->o->host, s->o->port);
+}
+
 /* The target label, and the checks that come before anything is served. */
 static int serve_prepare(struct serve *s)
 {
@@ -243,7 +251,11 @@ static int serve_prepare(struct serve *s)
 		fprintf(stderr, "latwhy: out of memory\n");
 		return -ENOMEM;
 	}
-	s->h = lw_http_start(s->x, o->host, o->port);
+	/* a restarted target is traced again; and the duty cycle attaches
+	 * uprobes again at each cycle, which perf_event_open() checks */
+	if (o->comm[0] || (o->sample.every_ns && o->trace.req_mode == LW_REQ_UPROBE))
+		lw_caps_keep_for_retrace();
+	s->h = lw_caps_run_bare(http_start, s); /* the HTTP thread holds none */
 	if (!s->h) {
 		fprintf(stderr,
 			strchr(o->host, ':') ? "latwhy: cannot listen on [%s]:%u: %s\n"

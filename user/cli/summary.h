@@ -11,5 +11,9 @@
  * printed on out. A node that cannot be read is said, and the summary still
  * printed. */
 void lw_report_summary(struct lw_engine *e, struct lw_render *out, const char *root, int pid);
+/* The same summary and findings, unprinted (for printers that need both);
+ * fs is freed by the caller. */
+void lw_report_findings(struct lw_engine *e, const char *root, int pid, struct lw_summary *s,
+			struct lw_findings *fs);
 
 #endif /* LW_CLI_SUMMARY_H */

@@ -105,7 +105,7 @@ static int listen_on(const char *host, unsigned port)
 		goto cleanup;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, LW_HTTP_MAX_CONN)) {
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, SOMAXCONN)) {
 		err = -errno;
 		goto cleanup;
 	}
@@ -131,10 +131,15 @@ struct lw_http *lw_http_start(struct lw_export *x, const char *host, unsigned po
 		err = h->fd;
 		goto cleanup;
 	}
-	h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL, NULL,
-				on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)LW_HTTP_MAX_CONN,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)LW_HTTP_TIMEOUT_S,
+	/* per-address bound: a full one refuses that address's next
+	 * connection at once (accepted and closed) while a full total stops
+	 * accepting, which would queue everyone's scrapes behind it */
+	h->d = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, h,
+				MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
+				(unsigned)LW_HTTP_MAX_CONN, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				(unsigned)LW_HTTP_MAX_PER_IP, MHD_OPTION_CONNECTION_TIMEOUT,
+				(unsigned)LW_HTTP_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)LW_HTTP_CONN_MEMORY, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
 				MHD_OPTION_END);
 	if (!h->d) {
 		err = errno ? -errno : -EIO;

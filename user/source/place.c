@@ -100,9 +100,19 @@ bool lw_place_keep_up(struct lw_place *p, bool behind)
 	if (!p->shared || !behind || p->nice <= 0)
 		return false;
 	nice = p->nice > LW_PLACE_NICE_STEP ? p->nice - LW_PLACE_NICE_STEP : 0;
-	/* a lower nice value needs CAP_SYS_NICE: without it, stay */
-	if (setpriority(PRIO_PROCESS, 0, nice))
+	/* a lower nice value needs CAP_SYS_NICE (or RLIMIT_NICE): without
+	 * it, stay, and say so once */
+	if (setpriority(PRIO_PROCESS, 0, nice)) {
+		static bool said;
+
+		if (!said && (errno == EACCES || errno == EPERM))
+			fprintf(stderr,
+				"latwhy: no CAP_SYS_NICE: falling behind on the target's "
+				"CPUs, and cannot raise its priority from nice %d\n",
+				p->nice);
+		said = true;
 		return false;
+	}
 	p->nice = nice;
 	return true;
 }

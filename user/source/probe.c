@@ -3,22 +3,14 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <linux/capability.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/btf.h>
 
+#include "source/caps.h"
 #include "source/probe.h"
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 int lw_probe_stat(int pid, char *comm, size_t len, char *state, int *threads)
 {
@@ -185,22 +177,10 @@ int lw_probe_target(int pid, char *comm, size_t len)
 	return 0;
 }
 
-static bool has_cap(const struct __user_cap_data_struct *d, int cap)
-{
-	return d[cap / 32].effective & (1U << (cap % 32));
-}
-
 int lw_probe_privileges(void)
 {
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct data[2] = {};
-
-	if (syscall(SYS_capget, &hdr, data) == 0 && !has_cap(data, CAP_SYS_ADMIN) &&
-	    !(has_cap(data, CAP_BPF) && has_cap(data, CAP_PERFMON))) {
-		fprintf(stderr, "latwhy: tracing needs CAP_BPF and CAP_PERFMON (or root): "
-				"run it with sudo\n");
+	if (lw_caps_check())
 		return -EPERM;
-	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		fprintf(stderr, "latwhy: this kernel has no BTF (/sys/kernel/btf/vmlinux): "
 				"CONFIG_DEBUG_INFO_BTF=y is needed\n");

@@ -19,7 +19,8 @@ struct btf;
 int lw_probe_stat(int pid, char *comm, size_t len, char *state, int *threads);
 /* The target exists (not a zombie); copies its comm. Prints the error. */
 int lw_probe_target(int pid, char *comm, size_t len);
-/* Root, or CAP_BPF + CAP_PERFMON; kernel BTF present. Prints the error. */
+/* CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN (lw_caps_check()); kernel BTF
+ * present. Prints the error. */
 int lw_probe_privileges(void);
 /* Pids of khugepaged and kcompactdN, at most max; the number found. */
 int lw_probe_thp_kthreads(__u32 *pids, int max);

@@ -16,6 +16,7 @@
 #include "latwhy.h"
 #include "latwhy.skel.h"
 #include "node/node.h" /* lw_idle_poll_states() */
+#include "source/caps.h"
 #include "source/irqcost.h"
 #include "source/live.h"
 #include "source/probe.h"
@@ -97,6 +98,8 @@ int lw_tracer_check_skip(const char *list)
  * since raw_syscalls puts every syscall of every task on the slow path. */
 static enum lw_req_mode resolve_mode(const struct btf *vmlinux, enum lw_req_mode mode)
 {
+	if (mode == LW_REQ_UPROBE && !lw_caps_uprobes())
+		mode = LW_REQ_AUTO;
 	if (mode != LW_REQ_AUTO)
 		return mode;
 	return lw_probe_tracepoint(vmlinux, "sock_recv_length") &&

@@ -20,6 +20,7 @@
 #include "latwhy.h"
 #include "latwhy.skel.h"
 #include "engine/engine.h" /* lw_hist_quantile() */
+#include "source/caps.h"
 #include "source/live.h"
 #include "source/probe.h"
 #include "source/tracer.h"
@@ -114,7 +115,7 @@ int lw_tracer_attach(struct lw_tracer *t)
 	}
 	t->skel->bss->sock_send_on = bpf_program__autoload(t->skel->progs.lw_sock_send) &&
 				     bpf_program__autoattach(t->skel->progs.lw_sock_send);
-	if (t->o->req_mode == LW_REQ_UPROBE) {
+	if (t->mode == LW_REQ_UPROBE) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = t->o->uprobe_sym, .retprobe = true);
 
 		/* Return probe first: a call in flight when the entry probe
@@ -320,6 +321,7 @@ static int tracer_open(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot open ring buffer: %s\n", strerror(-err));
 		return err;
 	}
+	lw_caps_drop(t->o->pid, t->mode == LW_REQ_UPROBE, t->place.shared);
 	t->hist_buf = calloc(t->nr_cpus, bpf_map__value_size(t->skel->maps.lat_hist));
 	t->count_buf = calloc(t->nr_cpus, sizeof(*t->count_buf));
 	t->hist = calloc(1, sizeof(*t->hist));
