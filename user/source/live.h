@@ -6,6 +6,8 @@
  *   programs.c  which programs this kernel and these options load
  *   snapshot.c  the BPF maps read into records, once per interval
  *   control.c   adaptive control of the loaded programs while tracing
+ *   duty.c      the duty cycle (serve --sample): links off and on again
+ *   progstats.c the programs' run time and count (bpf_prog_info)
  *
  * Only source/ includes it; the rest of latwhy sees struct lw_tracer through
  * source/tracer.h and its records through a sink.
