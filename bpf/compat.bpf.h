@@ -47,6 +47,39 @@ static __always_inline __u32 lw_task_cpu(struct task_struct *t)
 }
 
 /*
+ * A task's cgroup v2 id, as bpf_get_current_cgroup_id() gives it for current
+ * (and name_to_handle_at() for the directory): the id of the kernfs node of
+ * its default-hierarchy cgroup. kernfs_node::id was union kernfs_node_id, a
+ * u64 id over ino and generation, until 5.5, commit 67c0496e87d1 ("kernfs:
+ * convert kernfs_node->id from union kernfs_node_id to u64"); the same 8
+ * bytes either way, read whole. The way to the cgroup is bcc libbpf-tools'.
+ */
+union kernfs_node_id___pre55 {
+	struct {
+		__u32 ino;
+		__u32 generation;
+	};
+	__u64 id;
+};
+
+struct kernfs_node___pre55 {
+	union kernfs_node_id___pre55 id;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 lw_task_cgroup_id(struct task_struct *t)
+{
+	/* t is a tp_btf argument: direct loads (the verifier makes them
+	 * faulting-safe), no helper call on the context-switch path */
+	struct kernfs_node *kn = t->cgroups->dfl_cgrp->kn;
+
+	if (!kn)
+		return 0;
+	if (bpf_core_type_exists(union kernfs_node_id___pre55))
+		return ((struct kernfs_node___pre55 *)kn)->id.id;
+	return kn->id;
+}
+
+/*
  * Tracepoint arguments that changed type. A tp_btf program may declare fewer
  * arguments than its tracepoint passes, so the programs declare only the
  * leading ones that kept their type:

@@ -106,7 +106,7 @@ static __always_inline void send_conn(__u64 conn, const struct sock *sk)
 	struct thread_state *ts;
 	int i;
 
-	if (!is_target(t))
+	if (!is_target_cur(t))
 		return;
 	cs = cpu_state_get(bpf_get_smp_processor_id());
 	if (cs && (cs->target_cur & LW_CUR_TARGET))
@@ -142,7 +142,7 @@ int BPF_PROG(lw_sys_exit, struct pt_regs *regs, long ret)
 	if (ret <= 0)
 		return 0;
 	t = bpf_get_current_task_btf();
-	if (!is_target(t) || !is_recv_nr(lw_sys_nr(regs)))
+	if (!is_target_cur(t) || !is_recv_nr(lw_sys_nr(regs)))
 		return 0;
 	fd = lw_sys_arg0(regs);
 	if (!fd_is_socket(t, fd))
@@ -173,7 +173,7 @@ static __always_inline bool tcp_inbound(const struct sock *sk)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)
 {
-	if (ret <= 0 || !is_target(bpf_get_current_task_btf()))
+	if (ret <= 0 || !is_target_cur(bpf_get_current_task_btf()))
 		return 0;
 	if (sk->sk_protocol == IPPROTO_TCP) {
 		if (!tcp_inbound(sk))
@@ -246,7 +246,7 @@ int BPF_KPROBE(lw_req_entry)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct thread_state *ts;
 
-	if (!is_target(t))
+	if (!is_target_cur(t))
 		return 0;
 	ts = thread_get(t);
 	if (!ts)
@@ -262,7 +262,7 @@ int BPF_KRETPROBE(lw_req_return)
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct thread_state *ts;
 
-	if (!is_target(t))
+	if (!is_target_cur(t))
 		return 0;
 	ts = thread_find(t);
 	if (!ts || !ts->depth)

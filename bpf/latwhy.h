@@ -50,6 +50,14 @@
 #define LW_REQ_SLOTS	     16	  /* requests a thread can have open at once */
 #define LW_THP_PIDS	     8	  /* khugepaged + kcompactd per NUMA node, tracked */
 #define LW_RINGBUF_BYTES     (1 << 20)
+/* Targets: up to LW_MAX_TARGETS (-p, --comm, --cgroup, --unit), each a slot
+ * 0..LW_MAX_TARGETS-1, the value of its entries in targ_tgids (a process)
+ * and targ_cgroups (a cgroup v2 id). LW_MAX_TGIDS processes in all. */
+#define LW_MAX_TARGETS 16
+#define LW_MAX_TGIDS   4096
+/* targ_tgid_bits: a bit per tgid modulo this, set for every tgid in
+ * targ_tgids, so that a task of no target costs one load, not a lookup */
+#define LW_TGID_BITS 65536
 
 /* Latency histogram: log2 groups split into 2^LW_HIST_SUB_BITS linear
  * sub-buckets, so any quantile read from it is within 1/8 (12.5%) of the

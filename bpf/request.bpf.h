@@ -60,12 +60,16 @@ struct {
 	__type(value, struct sock_state);
 } socks SEC(".maps");
 
+/* Entry 0: every target's requests. With several targets (targ_split),
+ * entry 1 + slot: one target's. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 1 + LW_MAX_TARGETS);
 	__type(key, __u32);
 	__type(value, struct hist);
 } lat_hist SEC(".maps");
+
+volatile bool targ_split = false; /* written by userspace: several targets */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -322,10 +326,23 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 
 static __always_inline void hist_add(__u64 latency)
 {
-	__u32 zero = 0, b = lw_hist_bucket(latency);
-	struct hist *h = bpf_map_lookup_elem(&lat_hist, &zero);
+	__u32 key = 0, b = lw_hist_bucket(latency);
+	struct hist *h = bpf_map_lookup_elem(&lat_hist, &key);
+	int slot;
 
-	if (h && b < LW_HIST_BUCKETS)
+	if (!h || b >= LW_HIST_BUCKETS)
+		return;
+	h->b[b]++;
+	if (!targ_split)
+		return;
+	/* the request ends on a thread of its target's (its reader's, or
+	 * another of that process's when handed off) */
+	slot = target_slot_cur();
+	if (slot < 0 || slot >= LW_MAX_TARGETS)
+		return;
+	key = 1 + slot;
+	h = bpf_map_lookup_elem(&lat_hist, &key);
+	if (h)
 		h->b[b]++;
 }
 

@@ -231,15 +231,14 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 	ts->waiter_pid = 0;
 	snap_cpu(ts, cs, now);
 	cs->target_cur = LW_CUR_TARGET | (ts->busy ? LW_CUR_IN_REQ : 0);
-	if (targ_mm != (__u64)next->mm) /* written once: khugepaged reads it */
-		targ_mm = (__u64)next->mm;
+	target_mm_note(&ts->mm, next->mm);
 	ckpt_take(ts, now, LW_B_RUN);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lw_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	bool out = is_target(prev), in = is_target(next);
+	bool out = is_target_cur(prev), in = is_target(next);
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct lw_cpu_state *cs = cpu_state_get(cpu);
 	__u64 now;

@@ -13,9 +13,9 @@
 #include <bpf/bpf_core_read.h>
 
 #include "latwhy.h"
+#include "compat.bpf.h"
 
 /* Configuration, set by userspace before load. */
-const volatile __u32 targ_tgid = 0;
 /* Requests are keyed by connection (fd or socket) and a wake-up may open
  * one; false: uprobe-delimited requests, one call each. */
 const volatile bool req_by_conn = true;
@@ -125,6 +125,7 @@ struct thread_state {
 	/* of the wake-up wait now going on: the stretch its CPU took to leave
 	 * idle (on_wakeup()), in ns, saturated; 0: none */
 	__u32 wake_idle;
+	__u64 mm;	   /* its mm_struct, noted in targ_mms (thp.bpf.h) */
 	__u64 pick_closed; /* slot_pick()'s scratch */
 	__u64 pick_open;
 	/* the last runqueue wait, for a request that arrived during it */
@@ -175,9 +176,78 @@ static __always_inline struct lw_cpu_state *cpu_state_get(__u32 cpu)
 	return bpf_map_lookup_elem(&cpus, &cpu);
 }
 
+/*
+ * The targets, written by userspace at any time (a target added, a process
+ * or a cgroup that came back under a new pid or id): no re-attach. A value
+ * is the target's slot. targ_tgid_bits has the bit of every tgid in
+ * targ_tgids (tgid % LW_TGID_BITS), set after the entry is added; only a
+ * tgid whose bit is set is looked up. targ_ncgroups: entries in
+ * targ_cgroups; 0, the only case of -p and --comm, skips their lookup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LW_MAX_TGIDS);
+	__type(key, __u32);
+	__type(value, __u32);
+} targ_tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LW_MAX_TARGETS * 2); /* an old id next to its new one */
+	__type(key, __u64);
+	__type(value, __u32);
+} targ_cgroups SEC(".maps");
+
+__u64 targ_tgid_bits[LW_TGID_BITS / 64] = {};
+volatile __u32 targ_ncgroups = 0;
+
+static __always_inline bool tgid_is_target(__u32 tgid)
+{
+	if (!(targ_tgid_bits[(tgid / 64) % (LW_TGID_BITS / 64)] & (1ULL << (tgid % 64))))
+		return false;
+	return bpf_map_lookup_elem(&targ_tgids, &tgid) != NULL;
+}
+
+/* t is any task: its cgroup read through its css_set (compat.bpf.h). */
 static __always_inline bool is_target(struct task_struct *t)
 {
-	return t->tgid == targ_tgid;
+	__u64 cg;
+
+	if (tgid_is_target(t->tgid))
+		return true;
+	if (!targ_ncgroups)
+		return false;
+	cg = lw_task_cgroup_id(t);
+	return cg && bpf_map_lookup_elem(&targ_cgroups, &cg);
+}
+
+/* current's target slot, -1 for none; off the hot path (a request's end). */
+static __always_inline int target_slot_cur(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *slot;
+	__u64 cg;
+
+	slot = bpf_map_lookup_elem(&targ_tgids, &tgid);
+	if (slot)
+		return *slot;
+	if (!targ_ncgroups)
+		return -1;
+	cg = bpf_get_current_cgroup_id();
+	slot = bpf_map_lookup_elem(&targ_cgroups, &cg);
+	return slot ? (int)*slot : -1;
+}
+
+/* t is current: the helper reads its cgroup under RCU. */
+static __always_inline bool is_target_cur(struct task_struct *t)
+{
+	__u64 cg;
+
+	if (tgid_is_target(t->tgid))
+		return true;
+	if (!targ_ncgroups)
+		return false;
+	cg = bpf_get_current_cgroup_id();
+	return cg && bpf_map_lookup_elem(&targ_cgroups, &cg);
 }
 
 static __always_inline struct thread_state *thread_get(struct task_struct *t)

@@ -10,8 +10,33 @@
 
 #include "account.bpf.h"
 
-/* The target's mm_struct, learned at sched_switch (switch_in()). */
-__u64 targ_mm = 0;
+/* The targets' mm_structs, learned at sched_switch (switch_in(), once per
+ * thread and mm): an LRU, so that exited processes' fall out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LW_MAX_TGIDS);
+	__type(key, __u64);
+	__type(value, __u8);
+} targ_mms SEC(".maps");
+
+static __always_inline bool is_target_mm(struct mm_struct *mm)
+{
+	__u64 key = (__u64)mm;
+
+	return mm && bpf_map_lookup_elem(&targ_mms, &key);
+}
+
+/* A target thread switched in with mm: noted once per thread and mm. */
+static __always_inline void target_mm_note(__u64 *seen, struct mm_struct *mm)
+{
+	__u64 key = (__u64)mm;
+	__u8 one = 1;
+
+	if (*seen == key || !mm)
+		return;
+	*seen = key;
+	bpf_map_update_elem(&targ_mms, &key, &one, BPF_ANY);
+}
 /* Read by userspace. */
 struct lw_thp_stats thp = {};
 
@@ -73,7 +98,7 @@ static __always_inline void thp_switch_in(struct lw_cpu_state *cs, struct task_s
 SEC("tp_btf/mm_khugepaged_scan_pmd")
 int BPF_PROG(lw_khugepaged_scan, struct mm_struct *mm)
 {
-	if (targ_mm && (__u64)mm == targ_mm)
+	if (is_target_mm(mm))
 		__sync_fetch_and_add(&thp.scans, 1);
 	return 0;
 }
@@ -81,7 +106,7 @@ int BPF_PROG(lw_khugepaged_scan, struct mm_struct *mm)
 SEC("tp_btf/mm_collapse_huge_page")
 int BPF_PROG(lw_collapse, struct mm_struct *mm, int isolated)
 {
-	if (!targ_mm || (__u64)mm != targ_mm)
+	if (!is_target_mm(mm))
 		return 0;
 	if (isolated)
 		__sync_fetch_and_add(&thp.collapses, 1);
@@ -98,7 +123,7 @@ int BPF_PROG(lw_compact_begin)
 	struct lw_cpu_state *cs;
 	__u64 now;
 
-	if (!is_target(bpf_get_current_task_btf()))
+	if (!is_target_cur(bpf_get_current_task_btf()))
 		return 0;
 	now = bpf_ktime_get_ns();
 	ts = current_running(&cs, now);
@@ -118,7 +143,7 @@ int BPF_PROG(lw_compact_end)
 	struct lw_cpu_state *cs;
 	__u64 now;
 
-	if (!is_target(bpf_get_current_task_btf()))
+	if (!is_target_cur(bpf_get_current_task_btf()))
 		return 0;
 	now = bpf_ktime_get_ns();
 	ts = current_running(&cs, now);

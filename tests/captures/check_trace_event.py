@@ -12,6 +12,8 @@ Format's rules, and against the report of the same capture:
   after it
 - every track with slices is named (thread_name), the process is named
 - one slice per request line of the report, with its latency and cause
+- clock counters ("clock cpu N", MHz) only where the report has a clock,
+  and the report's lowest and highest clock among their last values
 """
 import json
 import sys
@@ -76,6 +78,16 @@ def main():
     got = sorted((round(e["dur"] * 1e3), e["name"]) for evs in tracks.values() for _, _, e in evs)
     if [(abs(a - c) <= 1, b == d) for (a, b), (c, d) in zip(want, got)] != [(True, True)] * len(want):
         fail("slices do not match the requests' latencies and causes")
+    last = {}  # each CPU's clock at its last sample, MHz
+    for e in sorted((e for e in doc["traceEvents"] if e["ph"] == "C"), key=lambda e: e["ts"]):
+        if e["name"].startswith("clock cpu "):
+            last[e["name"]] = e["args"]["MHz"]
+    clock = summ["evidence"]["clock"]
+    if clock["min_khz"] is None and last:
+        fail("clock counters %r, but the report has no frequency data" % sorted(last))
+    if clock["min_khz"] is not None and not ({clock["min_khz"] / 1e3, clock["max_khz"] / 1e3} <=
+                                             set(last.values())):
+        fail("the report's clock %r is not among the counters' %r" % (clock, last))
     print("ok %s: %d slices on %d tracks, %d counters" % (
         sys.argv[1], slices, len(tracks), sum(1 for e in doc["traceEvents"] if e["ph"] == "C")))
 

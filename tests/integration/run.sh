@@ -16,6 +16,7 @@ use_all_cpus
 T=build/tools
 OUT=$(mktemp -d /tmp/latwhy-it.XXXXXX)
 PIDS=()
+CGDIRS=()
 FAILS=0
 PASSES=0
 SKIPS=0
@@ -32,6 +33,10 @@ cleanup() {
 		wait "$p" 2>/dev/null
 	done
 	PIDS=()
+	for p in "${CGDIRS[@]}"; do # a test's cgroups, empty now
+		rmdir "$p" 2>/dev/null
+	done
+	CGDIRS=()
 	unquiet_cpu # a no-op unless a test quieted its CPU or set knobs (awake_cpus)
 	if [ -n "${NETNS:-}" ]; then # and its veth pair with it
 		ip netns del "$NETNS" 2>/dev/null
@@ -136,7 +141,7 @@ test_cli_errors() {
 	[ $rc -eq 2 ] && [ "$out" = "latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)" ] ||
 		{ fail cli_bad_duration "rc=$rc out=$out"; return; }
 	out=$(./latwhy -d 1s 2>&1); rc=$?
-	[ $rc -eq 2 ] && [ "$out" = "latwhy: a target is needed: -p PID (see latwhy --help)" ] ||
+	[ $rc -eq 2 ] && [ "$out" = "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME (see latwhy --help)" ] ||
 		{ fail cli_no_pid "rc=$rc out=$out"; return; }
 	out=$(./latwhy -p 1 --bogus 2>&1); rc=$?
 	[ $rc -eq 2 ] && [ "$out" = "latwhy: unknown option '--bogus' (see latwhy --help)" ] ||
@@ -1081,8 +1086,7 @@ test_backlog_idle() {
 	busy=$(recv_links)
 	wait "$lw"
 	if [ "$idle" != 0 ] || [ "$busy" != 1 ]; then
-		fail backlog_idle "lw_netif_recv links: $idle after 13 s without a client (want 0)," \
-			"$busy with one (want 1)"
+		fail backlog_idle "lw_netif_recv links: $idle after 13 s without a client (want 0), $busy with one (want 1)"
 		cleanup
 		return
 	fi
@@ -1688,6 +1692,109 @@ EOF
 	cleanup
 }
 
+# dir_names DIR: the names in DIR, one a line, sorted
+dir_names() {
+	find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort
+}
+
+# serve_capture_report NAME FILE: latwhy report of FILE as nobody, from a
+# copy of latwhy in $OUT/pub, into $OUT/NAME.rep (stderr in .err).
+serve_capture_report() {
+	local pub=$OUT/pub
+	mkdir -p "$pub" && chmod 711 "$OUT" && chmod 755 "$pub" "$(dirname "$2")" && cp latwhy "$pub/"
+	chmod 644 "$2"
+	as_nobody "$pub/latwhy" report "$2" >"$OUT/$1.rep" 2>"$OUT/$1.err"
+}
+
+# Hindsight captures: serve --capture-dir keeps a 10 s window; SIGUSR1
+# writes it (the stderr line, the file, the counter, a report as nobody of
+# 10 s with requests in it), a second one inside --capture-min-interval is
+# refused with one line; then a trigger on sched time fires once lw_hog
+# shares the server's CPU, the capture named and reasoned sched, its report
+# blaming lw_hog, the directory capped at 2 files.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_serve_capture() {
+	local mport lpid caps=$OUT/caps caps2=$OUT/caps2 f out n secs rc
+	mport=$(free_port)
+	start_server "$SRV_CPU" || { no_server serve_capture; return; }
+	start_client 60
+	./latwhy serve -p "$SPID" --sample off --listen "127.0.0.1:$mport" --capture-dir "$caps" \
+		--capture-window 10s >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve.err" "tracing lat_server (pid $SPID)" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$SERVE_REQ', 0) > 0" 30; then
+		fail serve_capture "nothing traced: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	sleep 12 # more than the window: the capture holds its last 10 s only
+	kill -USR1 "$lpid"
+	if ! wait_for "$OUT/serve.err" "^latwhy: wrote $caps/latwhy-lat_server-[0-9]\{8\}T[0-9]\{6\}Z-signal\.lwy ([0-9]* bytes, reason signal)$" "$lpid" 10; then
+		fail serve_capture "no capture on SIGUSR1: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	f=$(dir_names "$caps" | head -1)
+	f=$caps/$f
+	[ "$(dir_names "$caps")" = "$(basename "$f")" ] && pass serve_capture_file ||
+		fail serve_capture_file "$caps holds: $(dir_names "$caps" | tr '\n' ' ')"
+	serve_capture_report sig "$f"
+	rc=$?
+	out=$(cat "$OUT/sig.rep")
+	secs=$(sed -n 's/^== latwhy: pid [0-9]* (lat_server), \([0-9.]*\) s traced ==$/\1/p' <<<"$out")
+	n=$(sed -n 's/^Requests (socket): \([0-9]*\) .*/\1/p' <<<"$out")
+	if [ $rc -eq 0 ] && [ ! -s "$OUT/sig.err" ] && [ "${n:-0}" -gt 0 ] &&
+		python3 -c "import sys; sys.exit(not 9.5 <= float('${secs:-0}') <= 11.5)" &&
+		grep -q "^Recorded with: serve -p $SPID --listen 127.0.0.1:$mport --capture-dir $caps --capture-window 10s$" <<<"$out" &&
+		grep -q "^Hindsight capture: reason signal, the [0-9.]* s before [0-9-]*T[0-9:]*Z$" <<<"$out"; then
+		pass serve_capture_report
+	else
+		fail serve_capture_report "rc=$rc requests=$n traced=$secs s: $(head -4 "$OUT/sig.rep" | tr '\n' '|') $(head -2 "$OUT/sig.err")"
+	fi
+	serve_scrape "$mport" "$OUT/metrics2.txt" 'True' 5
+	serve_check serve_capture_counter "$OUT/metrics2.txt" '
+assert m["latwhy_captures_total{target=\"lat_server\",reason=\"signal\"}"] == 1, m
+assert text.count("# TYPE latwhy_captures_total counter") == 1
+'
+	if command -v promtool >/dev/null; then
+		out=$(promtool check metrics <"$OUT/metrics2.txt" 2>&1) && pass serve_capture_promtool ||
+			fail serve_capture_promtool "$(head -2 <<<"$out" | tr '\n' ' ')"
+	fi
+	kill -USR1 "$lpid"
+	wait_for "$OUT/serve.err" "^latwhy: capture refused (reason signal): the last one was [0-9]*\.[0-9] s ago, --capture-min-interval is 300 s$" "$lpid" 10 &&
+		[ "$(dir_names "$caps" | wc -l)" -eq 1 ] && pass serve_capture_refused ||
+		fail serve_capture_refused "$(tail -1 "$OUT/serve.err"); $(dir_names "$caps" | tr '\n' ' ')"
+	stop_child "$lpid"
+
+	# a trigger: 200 ms a second of sched time in slow (> 1 ms) requests
+	# for 3 s; lw_hog on the server's CPU takes about half of it
+	./latwhy serve -p "$SPID" --sample off --listen "127.0.0.1:$mport" --slow 1ms --capture-dir "$caps2" \
+		--capture-on sched:200ms/s:3s --capture-min-interval 0 --capture-max-files 2 \
+		>"$OUT/serve2.out" 2>"$OUT/serve2.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	wait_for "$OUT/serve2.err" "tracing lat_server (pid $SPID)" "$lpid" 10
+	"$T/lw_hog" -C "$SRV_CPU" -d 20 &
+	PIDS+=("$!")
+	if ! wait_for "$OUT/serve2.err" "^latwhy: wrote $caps2/latwhy-lat_server-.*-sched\.lwy ([0-9]* bytes, reason sched)$" "$lpid" 20; then
+		fail serve_capture_trigger "no capture on sched: $(tail -2 "$OUT/serve2.err")"
+		cleanup
+		return
+	fi
+	# at least 3 captures of 3 s each: the cap keeps 2
+	wait_for "$OUT/serve2.err" "^latwhy: removed $caps2/latwhy-lat_server-.*-sched\.lwy (the capture directory's cap)$" "$lpid" 20 &&
+		[ "$(dir_names "$caps2" | grep -c '^latwhy-lat_server-.*-sched\.lwy$')" -eq 2 ] && pass serve_capture_cap ||
+		fail serve_capture_cap "$(dir_names "$caps2" | tr '\n' ' ') $(tail -1 "$OUT/serve2.err")"
+	f=$caps2/$(dir_names "$caps2" | grep -- '-sched\.lwy$' | head -1)
+	serve_capture_report trig "$f"
+	grep -q "^Verdict: sched " "$OUT/trig.rep" && grep -q "ran instead of it: lw_hog " "$OUT/trig.rep" &&
+		pass serve_capture_trigger ||
+		fail serve_capture_trigger "$(grep -E '^(Verdict|Requests|==)' "$OUT/trig.rep" | tr '\n' '|') $(head -1 "$OUT/trig.err")"
+	stop_child "$lpid" # before the server: a SIGTERM as it exits is missed
+	cleanup
+}
+
 # caps_nobody CAPS: SETPRIV, setpriv's options for nobody holding only CAPS
 # (its list, "+bpf,+perfmon"), ambient so that they survive the exec, and a
 # bounding set of those alone. setpriv execs: "setpriv ${SETPRIV[@]} CMD &"
@@ -1854,6 +1961,146 @@ caps_server() {
 	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
 }
 
+# cgroup v2's mount point, wherever it is (this VM: hybrid, v1 controllers
+# and v2 at /sys/fs/cgroup/unified): the mount of the hierarchy's root.
+cgroup2_root() {
+	awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	     $(i + 1) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo
+}
+
+# cgroup_make NAME: a cgroup of the test's below the v2 root (removed by
+# cleanup once empty); its path in CG.
+cgroup_make() {
+	CG=$CGROOT/$1
+	mkdir "$CG" || return 1
+	CGDIRS+=("$CG")
+}
+
+# latwhy --cgroup /NAME: the lab server moved into a cgroup of the test's;
+# every request it answers is counted, as the -p tests count them (against
+# the client's replies in latwhy's window); then serve --cgroup through the server's restart into the cgroup
+# made again (a new id, as systemd does): the counters go on, one label.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_cgroup() {
+	local name cpid lpid mport r1 rc CG
+	CGROOT=$(cgroup2_root)
+	[ -n "$CGROOT" ] || { skip cgroup "no cgroup v2 file system mounted"; return; }
+	name=latwhy-it-$$
+	cgroup_make "$name" || { fail cgroup "cannot make $CGROOT/$name"; return; }
+	start_server "$SRV_CPU" || { no_server cgroup; return; }
+	echo "$SPID" >"$CG/cgroup.procs"
+	start_client 5 -t "$OUT/lat.t"
+	cpid=${PIDS[-1]}
+	sleep 0.5
+	# every request a record (--slow 1us): latwhy's count against the
+	# client's replies in the same window, as with -p (test_gateway)
+	./latwhy --cgroup "/$name" -d 3s -q -j --slow 1us >"$OUT/trace.json" 2>"$OUT/trace.err"
+	rc=$?
+	wait_for "$OUT/client.out" 'p50_us=' "$cpid" # its replies written
+	start_client 30
+	cpid=${PIDS[-1]}
+	# a capture of the cgroup: the report names it, as the live trace did
+	if ./latwhy record --cgroup "/$name" -o "$OUT/cg.lwy" -d 1s 2>"$OUT/record.err" &&
+		./latwhy report "$OUT/cg.lwy" 2>&1 | grep -q "^== latwhy: cgroup /$name, [0-9.]* s traced ==$"; then
+		pass cgroup_record
+	else
+		fail cgroup_record "$(tail -1 "$OUT/record.err")"
+	fi
+	grep -q "^latwhy: tracing cgroup /$name (1 process), slow = " "$OUT/trace.err" ||
+		fail cgroup_header "$(head -1 "$OUT/trace.err")"
+	[ $rc -eq 0 ] && check cgroup "
+assert summ['requests'] > 0, summ['requests']
+assert summ['dropped'] == 0, summ['dropped']
+lw, cl = window_counts('$OUT/lat.t')
+assert abs(lw - cl) <= 0.002 * cl + 3, 'latwhy: %d requests ended in its window, the client: %d replies' % (lw, cl)
+assert summ['pid'] == $SPID, summ['pid']
+" || fail cgroup "latwhy exited $rc: $(tail -1 "$OUT/trace.err")"
+
+	mport=$(free_port)
+	./latwhy serve --cgroup "/$name" --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	local req="latwhy_requests_total{target=\"/$name\"}"
+	if ! wait_for "$OUT/serve.err" "serving http" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$req', 0) > 0" 30; then
+		fail cgroup_serve "nothing traced: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	grep -q "^latwhy: tracing cgroup /$name (1 process)$" "$OUT/serve.err" ||
+		fail cgroup_serve "$(cat "$OUT/serve.err")"
+	r1=$(awk -v k="$req" '$1 == k {print $2}' "$OUT/metrics1.txt")
+	stop_child "$cpid"
+	stop_child "$SPID"
+	rmdir "$CG" # made again below: a new cgroup, a new id
+	if ! wait_for "$OUT/serve.err" "cgroup /$name is gone: waiting for it to come back" "$lpid" 10; then
+		fail cgroup_restart "no word of the removal: $(tail -1 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	mkdir "$CG"
+	start_server "$SRV_CPU" || { no_server cgroup_restart; return; }
+	echo "$SPID" >"$CG/cgroup.procs"
+	start_client 30
+	wait_for "$OUT/serve.err" "cgroup /$name is back: traced again" "$lpid" 10 ||
+		fail cgroup_restart "not followed: $(tail -1 "$OUT/serve.err")"
+	if ! serve_scrape "$mport" "$OUT/metrics2.txt" "m.get('$req', 0) > $r1 + 100" 30; then
+		fail cgroup_restart "the counters did not go on: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	serve_check cgroup_restart "$OUT/metrics2.txt" "$OUT/metrics1.txt" '
+for k, v in p.items():
+    if k.split("{")[0].endswith(("_total", "_bucket", "_count", "_sum")):
+        assert k in m, "gone after the restart: " + k
+        assert m[k] >= v, "%s went back: %s -> %s" % (k, v, m[k])
+assert not [k for k in m if "target=" in k and "target=\"/'"$name"'\"" not in k]
+'
+	kill -TERM "$lpid"
+	wait "$lpid"
+	rc=$?
+	[ $rc -eq 0 ] && pass cgroup_serve_stop || fail cgroup_serve_stop "latwhy serve exited $rc on SIGTERM"
+	cgroup_two "$name"
+	cleanup
+}
+
+# serve --cgroup /NAME --cgroup /NAME-b: a server in each, a series each.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+cgroup_two() {
+	local a=$1 b=$1-b mport lpid CG
+	CG=$CGROOT/$a
+	cgroup_make "$b" || { fail cgroup_two "cannot make $CGROOT/$b"; return; }
+	start_server "$SRV_CPU" || { no_server cgroup_two; return; }
+	echo "$SPID" >"$CG/cgroup.procs"
+	start_client 30
+	mport=$(free_port)
+	./latwhy serve --cgroup "/$a" --cgroup "/$b" --sample off --listen "127.0.0.1:$mport" \
+		>"$OUT/serve2.out" 2>"$OUT/serve2.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	wait_for "$OUT/serve2.err" "serving http" "$lpid" 10 || { fail cgroup_two "$(tail -1 "$OUT/serve2.err")"; return; }
+	start_server "$SRV_CPU" || { no_server cgroup_two; return; }
+	echo "$SPID" >"$CGROOT/$b/cgroup.procs"
+	start_client 30
+	if ! serve_scrape "$mport" "$OUT/metrics3.txt" \
+		"m.get('latwhy_requests_total{target=\"/$a\"}', 0) > 0 and m.get('latwhy_requests_total{target=\"/$b\"}', 0) > 0" 30; then
+		fail cgroup_two "not two series: $(grep '^latwhy_requests_total' "$OUT/metrics3.txt" | tr '\n' ' ') $(tail -1 "$OUT/serve2.err")"
+		return
+	fi
+	serve_check cgroup_two "$OUT/metrics3.txt" '
+labels = set(k.split("target=\"")[1].split("\"")[0] for k in m if "target=" in k)
+assert labels == {"/'"$a"'", "/'"$b"'"}, labels
+for t in labels:
+    k = "latwhy_request_duration_seconds_bucket{target=\"%s\",le=\"+Inf\"}" % t
+    assert m[k] == m["latwhy_request_duration_seconds_count{target=\"%s\"}" % t], t
+    assert m["latwhy_requests_total{target=\"%s\"}" % t] == m[k], t
+    assert all("latwhy_slow_requests_total{target=\"%s\",cause=\"%s\"}" % (t, c) in m
+               for c in ("frequency", "irq", "thp", "sched", "idle", "none")), t
+for fam in set(l.split()[2] for l in text.splitlines() if l.startswith("# TYPE")):
+    assert text.count("# TYPE %s " % fam) == 1, fam
+'
+}
+
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP integration: loading BPF programs needs root (or CAP_BPF+CAP_PERFMON)"
 	exit 0
@@ -1863,7 +2110,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve serve_sample caps accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve serve_sample serve_capture caps cgroup accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in

@@ -571,6 +571,7 @@ static void test_trace_vm(void **state)
 	f = &c.fs.v[0];
 	assert_contains(f->evidence, "no frequency data");
 	assert_contains(f->why, "nothing to tune from the guest");
+	assert_contains(f->why, "cannot be measured");
 	assert_int_equal(f->fix.n, 1);
 	assert_true(f->fix.v[0][0] == '#');
 	f = &c.fs.v[1];
@@ -618,6 +619,36 @@ static void test_trace_vm(void **state)
  * run for each of its interrupts, gets no command (the demo's disk injector
  * beside the NIC's five tx interrupts); one over it does. The evidence names
  * them all. */
+
+/* A guest without a cpufreq driver whose clock events still arrived (the
+ * lab's lw_freqinject): the clock was measured, only not settable. */
+static void test_trace_vm_clock_events(void **state)
+{
+	struct lw_trace_facts t = {
+		.pid = 4242,
+		.slow_requests = 10,
+		.cpus_mask = {0x2},
+		.freq_khz = 800000,
+		.ref_khz = 3700000,
+		.freq_source = "cpu_frequency tracepoint",
+	};
+	struct ctx c;
+	const struct lw_finding *f;
+
+	t.share[LW_CAUSE_FREQ] = 0.57;
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
+	assert_shape(&c.fs, "frequency:crit");
+	f = &c.fs.v[0];
+	assert_contains(f->seen, "no cpufreq driver");
+	assert_contains(f->evidence, "lowest clock on the target's CPUs 800 MHz against a 3700 "
+				     "MHz reference (cpu_frequency tracepoint)");
+	assert_contains(f->why, "cpu_frequency events measured the clock");
+	assert_contains(f->why, "nothing to tune from the guest");
+	assert_null(strstr(f->why, "cannot be measured"));
+	assert_int_equal(f->fix.n, 1);
+	assert_true(f->fix.v[0][0] == '#');
+	ctx_free(&c);
+}
 static void test_trace_minor_irqs(void **state)
 {
 	struct lw_trace_facts t = {
@@ -885,14 +916,23 @@ static void test_facts_slow_waits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_acpi_powersave),	  cmocka_unit_test(test_khugepaged_pace),
-		cmocka_unit_test(test_acpi_no_target),	  cmocka_unit_test(test_intel_hwp),
-		cmocka_unit_test(test_amd_pstate),	  cmocka_unit_test(test_vm),
-		cmocka_unit_test(test_numa_nic),	  cmocka_unit_test(test_thp_prctl),
-		cmocka_unit_test(test_irq_rate),	  cmocka_unit_test(test_trace_acpi),
-		cmocka_unit_test(test_trace_vm),	  cmocka_unit_test(test_trace_minor_irqs),
-		cmocka_unit_test(test_trace_rps),	  cmocka_unit_test(test_trace_idle),
-		cmocka_unit_test(test_trace_every_cause), cmocka_unit_test(test_facts_slow_waits),
+		cmocka_unit_test(test_acpi_powersave),
+		cmocka_unit_test(test_khugepaged_pace),
+		cmocka_unit_test(test_acpi_no_target),
+		cmocka_unit_test(test_intel_hwp),
+		cmocka_unit_test(test_amd_pstate),
+		cmocka_unit_test(test_vm),
+		cmocka_unit_test(test_numa_nic),
+		cmocka_unit_test(test_thp_prctl),
+		cmocka_unit_test(test_irq_rate),
+		cmocka_unit_test(test_trace_acpi),
+		cmocka_unit_test(test_trace_vm),
+		cmocka_unit_test(test_trace_vm_clock_events),
+		cmocka_unit_test(test_trace_minor_irqs),
+		cmocka_unit_test(test_trace_rps),
+		cmocka_unit_test(test_trace_idle),
+		cmocka_unit_test(test_trace_every_cause),
+		cmocka_unit_test(test_facts_slow_waits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "capture/capture.h"
 #include "cli/check_opts.h"
 #include "cli/opts.h"
 
@@ -188,18 +189,39 @@ static void test_default_command(void **state)
 	char *a5[] = {"latwhy", "trace", "-d", "1s", NULL};
 
 	assert_usage_error(ARGC(a0), a0,
-			   "latwhy: a target is needed: -p PID (see latwhy --help)\n");
+			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
+			   "--unit NAME (see latwhy --help)\n");
 	assert_usage_error(
 		ARGC(a1), a1,
 		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)\n");
 	assert_usage_error(ARGC(a2), a2,
-			   "latwhy: a target is needed: -p PID (see latwhy --help)\n");
+			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
+			   "--unit NAME (see latwhy --help)\n");
 	assert_usage_error(ARGC(a3), a3, "latwhy: unknown option '--bogus' (see latwhy --help)\n");
 	assert_usage_error(
 		ARGC(a4), a4,
 		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)\n");
 	assert_usage_error(ARGC(a5), a5,
-			   "latwhy: a target is needed: -p PID (see latwhy --help)\n");
+			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
+			   "--unit NAME (see latwhy --help)\n");
+	{
+		char *b1[] = {"latwhy", "--cgroup", "a/b", NULL};
+		char *b2[] = {"latwhy", "record", "--unit", "nginx", "-o", "/tmp/x.lwy", NULL};
+		char *b3[] = {"latwhy", "serve", "--cgroup", "/a/../b", NULL};
+
+		assert_usage_error(
+			ARGC(b1), b1,
+			"latwhy: invalid --cgroup 'a/b': a path below the cgroup v2 root, "
+			"such as /system.slice/nginx.service (see latwhy --help)\n");
+		assert_usage_error(
+			ARGC(b2), b2,
+			"latwhy: invalid --unit 'nginx': a unit name such as nginx.service "
+			"(see latwhy record --help)\n");
+		assert_usage_error(ARGC(b3), b3,
+				   "latwhy: invalid --cgroup '/a/../b': a path below the cgroup v2 "
+				   "root, such as /system.slice/nginx.service (see latwhy serve "
+				   "--help)\n");
+	}
 }
 
 static void test_check_errors(void **state)
@@ -292,13 +314,72 @@ static void test_usage_rows(void **state)
 	free(buf);
 }
 
+/* ---- report of a capture without a META record ------------------------- */
+
+/* A capture capped before latwhy's first periodic snapshot: its file header
+ * and facts, two slow requests, and no META record (nor NODE chunk). */
+static void write_capture_without_meta(const char *path)
+{
+	static const struct lw_capture_kv host[] = {{"hostname", "node-a"},
+						    {"kernel_release", "6.1.0-test"}};
+	static const struct lw_capture_kv target[] = {{"pid", "4242"}, {"comm", "gateway"}};
+	struct lw_capture_opts o = {.latwhy_version = "0.9-test", .abi_version = LW_ABI_VERSION};
+	struct lw_capture_writer *w = lw_capture_writer_open(path, &o);
+	struct lw_request q;
+
+	assert_non_null(w);
+	assert_int_equal(lw_capture_writer_add_facts(w, LW_CHUNK_HOST, host, 2), 0);
+	assert_int_equal(lw_capture_writer_add_facts(w, LW_CHUNK_TARGET, target, 2), 0);
+	for (unsigned i = 0; i < 2; i++) {
+		memset(&q, 0, sizeof(q));
+		q.type = LW_REC_REQUEST;
+		q.pid = 4242;
+		q.tid = 4243 + i;
+		snprintf(q.comm, sizeof(q.comm), "worker");
+		q.start_ns = 1000000000ull + i * 1000000ull;
+		q.latency_ns = 2000000;
+		q.ns[LW_B_RUN] = 500000;
+		q.ns[LW_B_SCHED] = 1500000;
+		assert_int_equal(lw_capture_writer_append(w, &q, sizeof(q)), 0);
+	}
+	assert_int_equal(lw_capture_writer_close(w), 0);
+}
+
+/* Its report names the target from the TARGET facts, not "pid 0 ()". */
+static void test_report_without_meta(void **state)
+{
+	char dir[] = "/tmp/latwhy-cli-XXXXXX", path[64];
+	char *text[] = {"latwhy", "report", path, NULL};
+	char *json[] = {"latwhy", "report", "--json", path, NULL};
+	struct run r;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/capped.lwy", dir);
+	write_capture_without_meta(path);
+
+	r = latwhy(ARGC(text), text);
+	assert_int_equal(r.rc, LW_EXIT_OK);
+	assert_non_null(strstr(r.out, "\n== latwhy: pid 4242 (gateway), "));
+	assert_null(strstr(r.out, "pid 0 ()"));
+	assert_non_null(strstr(r.out, "slow (> "));
+	run_free(&r);
+
+	r = latwhy(ARGC(json), json);
+	assert_int_equal(r.rc, LW_EXIT_OK);
+	assert_non_null(strstr(r.out, "{\"type\":\"summary\",\"pid\":4242,\"comm\":\"gateway\","));
+	run_free(&r);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_unknown_command), cmocka_unit_test(test_help_lists_commands),
 		cmocka_unit_test(test_command_help),	cmocka_unit_test(test_default_command),
 		cmocka_unit_test(test_check_errors),	cmocka_unit_test(test_dispatch),
-		cmocka_unit_test(test_usage_rows),
+		cmocka_unit_test(test_usage_rows),	cmocka_unit_test(test_report_without_meta),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -717,6 +717,29 @@ static void test_meta(void **state)
 	assert_int_equal(s.duration_ns, 0);
 }
 
+/* The source's target (a capture's TARGET facts) until a META record names
+ * it: a capture capped before its first snapshot holds none. */
+static void test_target_before_meta(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.pid, 0);
+	assert_string_equal(s.comm, "");
+	lw_engine_set_target(e, 4242, "a-comm-longer-than-fifteen");
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.pid, 4242);
+	assert_string_equal(s.comm, "a-comm-longer-t"); /* LW_COMM_LEN, cut */
+	lw_engine_set_target(e, 4242, NULL);
+	lw_engine_summarize(e, &s);
+	assert_string_equal(s.comm, "");
+	feed_meta(e, LW_FREQ_NONE, LW_THRESH_UNKNOWN);
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.pid, 4242);
+	assert_string_equal(s.comm, "server"); /* the META record's */
+}
+
 static void test_tick(void **state)
 {
 	struct lw_engine *e = *state;
@@ -1247,6 +1270,7 @@ int main(void)
 		T(test_cpu_measured),
 		T(test_cpu_khz_without_ref),
 		T(test_meta),
+		T(test_target_before_meta),
 		T(test_tick),
 		T(test_feed_errors),
 		T(test_engine_errors),

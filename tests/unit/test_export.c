@@ -105,6 +105,59 @@ static void feed_meta(struct lw_export *x, __u64 dropped)
 	feed(x, &m, sizeof(m));
 }
 
+/* tgid 100 is /a's, 200 nginx.service's, anything else nobody's */
+static int classify(void *ctx, __u32 tgid)
+{
+	return tgid == 100 ? 0 : tgid == 200 ? 1 : -1;
+}
+
+static void test_series(void **state)
+{
+	struct lw_export *x = lw_export_new("/a", FIXTURE);
+	struct lw_sink s = lw_export_sink(x);
+	__u64 *b = calloc(LW_HIST_BUCKETS, sizeof(*b));
+	struct lw_request r = {.type = LW_REC_REQUEST, .latency_ns = 10 * MS, .pid = 200};
+	char *t;
+
+	assert_non_null(b);
+	assert_int_equal(lw_export_add_series(x, "nginx.service"), 1);
+	assert_int_equal(lw_export_add_series(x, "/a"), 0); /* the same label: one series */
+	lw_export_set_classify(x, classify, NULL);
+	r.ns[LW_B_SCHED] = 9 * MS;
+	r.ns[LW_B_RUN] = 1 * MS;
+	feed(x, &r, sizeof(r));
+	r.pid = 300; /* nobody's: not counted */
+	feed(x, &r, sizeof(r));
+	/* several series: the ticks' total is no series' count; each series
+	 * counts its own histogram */
+	feed_tick(x, 1000);
+	b[lw_hist_bucket(200000)] = 30;
+	lw_export_series_hist(x, 0, b);
+	b[lw_hist_bucket(200000)] = 0;
+	b[lw_hist_bucket(10 * MS)] = 5;
+	lw_export_series_hist(x, 1, b);
+	assert_int_equal(lw_sink_tick(&s, 1), 0);
+	t = render(x);
+	assert_true(sample(t, "latwhy_requests_total{target=\"/a\"}") == 30);
+	assert_true(sample(t, "latwhy_requests_total{target=\"nginx.service\"}") == 5);
+	assert_true(
+		sample(t, "latwhy_slow_requests_total{target=\"nginx.service\",cause=\"sched\"}") ==
+		1);
+	assert_true(sample(t, "latwhy_slow_requests_total{target=\"/a\",cause=\"sched\"}") == 0);
+	assert_true(sample(t, "latwhy_request_duration_seconds_count{target=\"nginx.service\"}") ==
+		    5);
+	assert_true(
+		sample(t, "latwhy_request_duration_seconds_bucket{target=\"/a\",le=\"+Inf\"}") ==
+		30);
+	/* one HELP and TYPE a family, the samples of both series under it */
+	assert_int_equal(count_lines(t, "# TYPE latwhy_requests_total "), 1);
+	assert_int_equal(count_lines(t, "# TYPE latwhy_request_duration_seconds "), 1);
+	assert_int_equal(count_lines(t, "latwhy_requests_total{"), 2);
+	free(t);
+	free(b);
+	lw_export_free(x);
+}
+
 static void test_slow_by_cause(void **state)
 {
 	struct lw_export *x = lw_export_new("srv", FIXTURE);
@@ -493,9 +546,15 @@ static void test_serve_opts(void **state)
 	assert_string_equal(o.comm, "srv");
 	assert_int_equal(o.port, 1);
 	assert_int_equal(parse(&o, err, NULL), -EINVAL);
-	assert_string_equal(err, "a target is needed: -p PID or --comm NAME");
-	assert_int_equal(parse(&o, err, "-p", "1", "--comm", "x", NULL), -EINVAL);
-	assert_string_equal(err, "-p and --comm are two targets: give one");
+	assert_string_equal(
+		err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
+	/* --comm with another target: one target more, the tracer follows it */
+	assert_int_equal(parse(&o, err, "-p", "1", "--comm", "x", NULL), 0);
+	assert_int_equal(o.trace.ntargets, 2);
+	assert_int_equal(o.trace.targets[1].kind, LW_TARGET_COMM);
+	assert_string_equal(o.trace.targets[1].name, "x");
+	assert_int_equal(o.trace.pid, 0);
+	assert_string_equal(o.comm, "");
 	assert_int_equal(parse(&o, err, "--comm", "x", "-j", NULL), -EINVAL);
 	assert_string_equal(err, "serve exports metrics, not JSON: drop -j");
 	assert_int_equal(parse(&o, err, "--comm", "x", "-d", "5s", NULL), -EINVAL);
@@ -510,11 +569,12 @@ static void test_serve_opts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_slow_by_cause), cmocka_unit_test(test_histogram),
-		cmocka_unit_test(test_reattach),      cmocka_unit_test(test_node_gauges),
-		cmocka_unit_test(test_no_frequency),  cmocka_unit_test(test_promtool),
-		cmocka_unit_test(test_http),	      cmocka_unit_test(test_http_abuse),
-		cmocka_unit_test(test_listen),	      cmocka_unit_test(test_serve_opts),
+		cmocka_unit_test(test_slow_by_cause), cmocka_unit_test(test_series),
+		cmocka_unit_test(test_histogram),     cmocka_unit_test(test_reattach),
+		cmocka_unit_test(test_node_gauges),   cmocka_unit_test(test_no_frequency),
+		cmocka_unit_test(test_promtool),      cmocka_unit_test(test_http),
+		cmocka_unit_test(test_http_abuse),    cmocka_unit_test(test_listen),
+		cmocka_unit_test(test_serve_opts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -607,9 +607,35 @@ static void test_nic_queue_names(void **state)
 	remove_tree(dir);
 }
 
+/* A target of several processes: the CPUs any of them may use. */
+static void test_target_union(void **state)
+{
+	struct lw_node n;
+	char dir[64], sub[128];
+
+	copy_fixture("acpi-powersave", dir, sizeof(dir));
+	snprintf(sub, sizeof(sub), "%s/proc/4243", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	write_file(dir, "proc/4243/status", "Name:\tgateway\nCpus_allowed_list:\t5,7\n");
+	assert_int_equal(lw_node_read(&n, dir, 4242), 0);
+	assert_string_equal(n.target.cpus_allowed, "2-3");
+	assert_int_equal(lw_node_target_add(&n, 4243), 0);
+	assert_string_equal(n.target.cpus_allowed, "2-3,5,7");
+	assert_true(lw_cpuset_test(&n.target.cpus, 5));
+	assert_int_equal(n.target.pid, 4242); /* the rest stays the first's */
+	assert_int_equal(lw_node_target_add(&n, 4999), -ESRCH);
+	assert_string_equal(n.target.cpus_allowed, "2-3,5,7");
+	lw_node_free(&n);
+	assert_int_equal(lw_node_read(&n, dir, 0), 0);
+	assert_int_equal(lw_node_target_add(&n, 4243), -EINVAL);
+	lw_node_free(&n);
+	remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_target_union),
 		cmocka_unit_test(test_listen_ports),
 		cmocka_unit_test(test_probe_stat),
 		cmocka_unit_test(test_cpuset),

@@ -255,9 +255,11 @@ static void test_parse_pid(void **state)
 	char *a6[] = {"latwhy", "-p", "99999999999", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a0), a0), -EINVAL);
-	assert_string_equal(err, "a target is needed: -p PID");
+	assert_string_equal(
+		err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
 	assert_int_equal(parse(&o, ARGC(a1), a1), -EINVAL);
-	assert_string_equal(err, "a target is needed: -p PID");
+	assert_string_equal(
+		err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
 	assert_int_equal(parse(&o, ARGC(a2), a2), -EINVAL);
 	assert_string_equal(err, "invalid pid '0'");
 	assert_int_equal(parse(&o, ARGC(a3), a3), -EINVAL);
@@ -344,6 +346,92 @@ static void test_parse_twice(void **state)
 	}
 }
 
+static void test_parse_targets(void **state)
+{
+	struct lw_opts o;
+	char *a1[] = {"latwhy", "--cgroup", "/latwhy-test", NULL};
+	char *a2[] = {"latwhy",	       "-p", "1",	 "-p",	 "2",
+		      "--comm",	       "x",  "--cgroup", "/a/b", "--unit",
+		      "nginx.service", NULL};
+	char *a3[] = {"latwhy", "-p", "7", NULL};
+	char *b1[] = {"latwhy", "--cgroup", "latwhy-test", NULL};
+	char *b2[] = {"latwhy", "--cgroup", "/a/../b", NULL};
+	char *b3[] = {"latwhy", "--cgroup", "/a/", NULL};
+	char *b4[] = {"latwhy", "--unit", "nginx", NULL};
+	char *b5[] = {"latwhy", "--unit", "a/b.service", NULL};
+	char *b6[] = {"latwhy", "--comm", "", NULL};
+	char *b7[] = {"latwhy", "--comm", "a-name-too-long-x", NULL};
+	char *b8[] = {"latwhy", "-p", "3", "--pid=3", NULL};
+	char *b9[] = {"latwhy", "--cgroup", NULL};
+
+	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
+	assert_int_equal(o.ntargets, 1);
+	assert_int_equal(o.targets[0].kind, LW_TARGET_CGROUP);
+	assert_string_equal(o.targets[0].name, "/latwhy-test");
+	assert_int_equal(o.pid, 0); /* no single process */
+	assert_int_equal(parse(&o, ARGC(a2), a2), 0);
+	assert_int_equal(o.ntargets, 5);
+	assert_int_equal(o.targets[0].kind, LW_TARGET_PID);
+	assert_int_equal(o.targets[1].pid, 2);
+	assert_int_equal(o.targets[2].kind, LW_TARGET_COMM);
+	assert_string_equal(o.targets[2].name, "x");
+	assert_string_equal(o.targets[3].name, "/a/b");
+	assert_int_equal(o.targets[4].kind, LW_TARGET_UNIT);
+	assert_string_equal(o.targets[4].name, "nginx.service");
+	assert_int_equal(o.pid, 0);
+	assert_int_equal(parse(&o, ARGC(a3), a3), 0);
+	assert_int_equal(o.pid, 7);
+	/* the targets as a capture records them */
+	{
+		char buf[256];
+
+		assert_int_equal(parse(&o, ARGC(a2), a2), 0);
+		lw_opts_targets(&o, buf, sizeof(buf));
+		assert_string_equal(buf, "pid 1, pid 2, comm x, cgroup /a/b, unit nginx.service");
+		lw_opts_targets(&o, buf, 12);
+		assert_string_equal(buf, "pid 1, pid ");
+	}
+
+	assert_int_equal(parse(&o, ARGC(b1), b1), -EINVAL);
+	assert_string_equal(err, "invalid --cgroup 'latwhy-test': a path below the cgroup v2 "
+				 "root, such as /system.slice/nginx.service");
+	assert_int_equal(parse(&o, ARGC(b2), b2), -EINVAL);
+	assert_string_equal(err, "invalid --cgroup '/a/../b': a path below the cgroup v2 root, "
+				 "such as /system.slice/nginx.service");
+	assert_int_equal(parse(&o, ARGC(b3), b3), -EINVAL);
+	assert_int_equal(parse(&o, ARGC(b4), b4), -EINVAL);
+	assert_string_equal(err, "invalid --unit 'nginx': a unit name such as nginx.service");
+	assert_int_equal(parse(&o, ARGC(b5), b5), -EINVAL);
+	assert_string_equal(err, "invalid --unit 'a/b.service': a unit name such as nginx.service");
+	assert_int_equal(parse(&o, ARGC(b6), b6), -EINVAL);
+	assert_string_equal(err, "--comm needs a process name of 1 to 15 characters");
+	assert_int_equal(parse(&o, ARGC(b7), b7), -EINVAL);
+	assert_string_equal(err, "--comm needs a process name of 1 to 15 characters");
+	assert_int_equal(parse(&o, ARGC(b8), b8), -EINVAL);
+	assert_string_equal(err, "target '3' given twice");
+	assert_int_equal(parse(&o, ARGC(b9), b9), -EINVAL);
+	assert_string_equal(err, "option '--cgroup' needs a value");
+}
+
+static void test_too_many_targets(void **state)
+{
+	struct lw_opts o;
+	char *a[2 * (LW_MAX_TARGETS + 1) + 2] = {"latwhy"};
+	char pids[LW_MAX_TARGETS + 1][16];
+	int n = 1;
+
+	for (int i = 0; i <= LW_MAX_TARGETS; i++) {
+		snprintf(pids[i], sizeof(pids[i]), "%d", i + 1);
+		a[n++] = "-p";
+		a[n++] = pids[i];
+	}
+	a[n] = NULL;
+	assert_int_equal(parse(&o, n, a), -EINVAL);
+	assert_string_equal(err, "too many targets (at most 16)");
+	assert_int_equal(parse(&o, n - 2, a), 0);
+	assert_int_equal(o.ntargets, LW_MAX_TARGETS);
+}
+
 static void test_usage(void **state)
 {
 	char *buf = NULL;
@@ -353,7 +441,8 @@ static void test_usage(void **state)
 	assert_non_null(f);
 	lw_opts_usage(f);
 	fclose(f);
-	assert_non_null(strstr(buf, "Usage: latwhy -p PID"));
+	assert_non_null(strstr(buf, "Usage: latwhy TARGET..."));
+	assert_non_null(strstr(buf, "--cgroup PATH"));
 	assert_non_null(strstr(buf, "--request SPEC"));
 	free(buf);
 }
@@ -470,6 +559,8 @@ int main(void)
 		cmocka_unit_test(test_parse_unknown_in_group),
 		cmocka_unit_test(test_parse_help),
 		cmocka_unit_test(test_parse_twice),
+		cmocka_unit_test(test_parse_targets),
+		cmocka_unit_test(test_too_many_targets),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_check_parse),
 		cmocka_unit_test(test_check_parse_bad),

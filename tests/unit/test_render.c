@@ -724,13 +724,25 @@ static void test_summary_text_freq(void **state)
 	out_open(&o, false);
 	lw_render_summary(o.r, &sum, &fs);
 	s = out_close(&o);
-	assert_has(s, "clock: 1200-2400 MHz of 3000 MHz (cpu_frequency tracepoint)\n");
+	assert_has(s, "clock: 1200-2400 MHz of 3000 MHz (cpu_frequency tracepoint)\n"
+		      "  clock per CPU, last reading: cpu 1 1200 MHz, cpu 2 2400 MHz\n");
 	assert_has(s, "  frequency    2.5%  100 ns");
 	assert_has(s, "  thp         37.5%  1.5 us     cause of 1 slow requests  <- dominant\n");
 	assert_lacks(s, "no frequency data");
 	assert_has(s, "Findings:\n  [warn] thp: THP always\n");
 	assert_has(s, "    fix:      echo never > /sys/kernel/mm/transparent_hugepage/enabled\n");
 	assert_has(s, "    rollback: echo always > /sys/kernel/mm/transparent_hugepage/enabled\n");
+	out_free(&o);
+	/* CPUs at one clock in a row are one range; one without a clock is
+	 * left out */
+	sum.nr_cpu_khz = 6;
+	sum.cpu_khz[3] = 2400000;
+	sum.cpu_khz[5] = 800000;
+	out_open(&o, false);
+	lw_render_summary(o.r, &sum, NULL);
+	assert_has(out_close(&o),
+		   "  clock per CPU, last reading: cpu 1 1200 MHz, cpus 2-3 2400 MHz, "
+		   "cpu 5 800 MHz\n");
 	out_free(&o);
 	lw_findings_free(&fs);
 }

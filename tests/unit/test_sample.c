@@ -141,6 +141,28 @@ static void test_sample_opts(void **state)
 	assert_string_equal(err, "--sample needs X/Y, two durations (e.g. 3s/60s), or off");
 }
 
+/* A hindsight trigger must be able to hold within one attached stretch. */
+static void test_sample_capture(void **state)
+{
+	struct lw_serve_opts o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--capture-dir", "/tmp/d", "--capture-on",
+			       "sched:5:10s", NULL),
+			 -EINVAL);
+	assert_string_equal(err, "--capture-on sched:5:10s: its FOR is longer than --sample's X "
+				 "(3 s): it could never fire; give --sample off or a longer X");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "off", "--capture-dir",
+			       "/tmp/d", "--capture-on", "sched:5:10s", NULL),
+			 0);
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "10s/60s", "--capture-dir",
+			       "/tmp/d", "--capture-on", "sched:5:10s", NULL),
+			 0);
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--capture-dir", "/tmp/d", "--capture-on",
+			       "sched:5:2s", NULL),
+			 0);
+}
+
 static void test_causes_opts(void **state)
 {
 	struct lw_serve_opts o;
@@ -430,12 +452,12 @@ static void test_promtool(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_duty_at),	     cmocka_unit_test(test_duty_poller),
-		cmocka_unit_test(test_sample_opts),  cmocka_unit_test(test_causes_opts),
-		cmocka_unit_test(test_usage_exit),   cmocka_unit_test(test_attached_seconds),
-		cmocka_unit_test(test_bpf_families), cmocka_unit_test(test_irq_spread),
-		cmocka_unit_test(test_entropy),	     cmocka_unit_test(test_causes_absent),
-		cmocka_unit_test(test_promtool),
+		cmocka_unit_test(test_duty_at),		 cmocka_unit_test(test_duty_poller),
+		cmocka_unit_test(test_sample_opts),	 cmocka_unit_test(test_sample_capture),
+		cmocka_unit_test(test_causes_opts),	 cmocka_unit_test(test_usage_exit),
+		cmocka_unit_test(test_attached_seconds), cmocka_unit_test(test_bpf_families),
+		cmocka_unit_test(test_irq_spread),	 cmocka_unit_test(test_entropy),
+		cmocka_unit_test(test_causes_absent),	 cmocka_unit_test(test_promtool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

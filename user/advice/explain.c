@@ -89,6 +89,13 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 
 int lw_explain(const struct lw_summary *s, const char *root, int pid, struct lw_findings *out)
 {
+	return lw_explain_pids(s, root, pid ? &pid : NULL, pid ? 1 : 0, out);
+}
+
+int lw_explain_pids(const struct lw_summary *s, const char *root, const int *pids, int npids,
+		    struct lw_findings *out)
+{
+	int pid = npids ? pids[0] : 0;
 	struct lw_trace_facts f;
 	struct lw_node n;
 	int err;
@@ -98,6 +105,9 @@ int lw_explain(const struct lw_summary *s, const char *root, int pid, struct lw_
 		err = lw_node_read(&n, root, 0);
 	if (err)
 		return err;
+	/* the others' CPUs too: a process gone since is no error */
+	for (int i = 1; i < npids && n.target.pid; i++)
+		lw_node_target_add(&n, pids[i]);
 	lw_explain_facts(s, &f);
 	err = lw_advise_trace(&n, &f, out);
 	lw_node_free(&n);

@@ -19,5 +19,9 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f);
  * it still runs (0 otherwise: node-wide readings only). 0 or -errno.
  */
 int lw_explain(const struct lw_summary *s, const char *root, int pid, struct lw_findings *out);
+/* The same for a target of npids processes: the first's facts, the CPUs
+ * any of them may run on. */
+int lw_explain_pids(const struct lw_summary *s, const char *root, const int *pids, int npids,
+		    struct lw_findings *out);
 
 #endif /* LW_EXPLAIN_H */

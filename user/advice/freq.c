@@ -441,9 +441,16 @@ static void freq_trace(struct adv *a, const struct lw_trace_facts *t, const stru
 	adv_text_close(a, &x, &a->f->evidence);
 	if (n->freq.drv == LW_DRV_NONE) {
 		adv_put(a, &a->f->seen, "no cpufreq driver on this node (the host sets the clock)");
-		adv_put(a, &a->f->why,
-			"the clock cannot be read or set from here: nothing to tune from "
-			"the guest, and the frequency cause cannot be measured");
+		/* clock events without a driver: measured, but not settable */
+		if (t->freq_khz)
+			adv_put(a, &a->f->why,
+				"cpu_frequency events measured the clock, but without a cpufreq "
+				"driver it cannot be set from here: nothing to tune from the "
+				"guest");
+		else
+			adv_put(a, &a->f->why,
+				"the clock cannot be read or set from here: nothing to tune from "
+				"the guest, and the frequency cause cannot be measured");
 		adv_add(a, &a->f->fix, "# nothing to tune from the guest");
 		return;
 	}

@@ -214,8 +214,10 @@ int lw_capture_writer_add_target(struct lw_capture_writer *w, const char *root, 
 	char path[64];
 	int err;
 
+	/* no single process (a cgroup, several targets): the chunk is there,
+	 * empty, and the options name the targets */
 	if (pid <= 0)
-		return -EINVAL;
+		return lw_capture_writer_add_facts(w, LW_CHUNK_TARGET, f.kv, 0);
 	fact_put(&f, "pid", fmt("%d", pid));
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	fact_put(&f, "comm", read_text(&f, path, 64));

@@ -52,7 +52,7 @@ static int progress_tick(void *ctx, __u64 now_ns)
 /* The options in force, as facts. */
 static int rec_open(struct recorder *r, int argc, char **argv)
 {
-	char cmd[1024] = "", d[32], m[32];
+	char cmd[1024] = "", d[32], m[32], targets[1024];
 	size_t off = 0;
 
 	for (int i = 0; i < argc && off < sizeof(cmd); i++)
@@ -60,13 +60,15 @@ static int rec_open(struct recorder *r, int argc, char **argv)
 	snprintf(d, sizeof(d), "%llu", (unsigned long long)r->o->trace.duration_ns);
 	snprintf(m, sizeof(m), "%llu", (unsigned long long)r->o->trace.slow_ns);
 	const struct lw_capture_kv kv[] = {
-		{"command", cmd},
-		{"duration_ns", d},
-		{"slow_ns", m},
-		{"skip", r->o->trace.skip},
+		{"command", cmd},	    {"duration_ns", d},	  {"slow_ns", m},
+		{"skip", r->o->trace.skip}, {"targets", targets}, /* last: only without a single -p
+								     process */
 	};
+
+	lw_opts_targets(&r->o->trace, targets, sizeof(targets));
 	return lw_capture_rec_open(&r->cap, r->o->path, r->o->force, r->o->max_size,
-				   r->o->trace.pid, kv, sizeof(kv) / sizeof(kv[0]));
+				   r->o->trace.pid, kv,
+				   sizeof(kv) / sizeof(kv[0]) - (r->o->trace.pid ? 1 : 0));
 }
 
 /* Why the capture stopped early, if it did; the file keeps what it has. */
@@ -85,18 +87,28 @@ static void rec_say_error(const struct recorder *r, int err)
 			r->o->path, strerror(-err));
 }
 
+/* Whose facts close the capture: none when the target exited. */
+static int rec_end_pid(const struct lw_opts *o, const struct lw_tracer *t)
+{
+	if (t && lw_tracer_target_exited(t))
+		return 0;
+	if (o->pid || !t)
+		return o->pid;
+	return lw_tracer_first_pid(t);
+}
+
 static enum lw_exit rec_run(struct recorder *r, int argc, char **argv)
 {
 	const struct lw_opts *o = &r->o->trace;
 	struct lw_fanout sinks = {};
-	char comm[LW_COMM_LEN], d[32];
+	char comm[LW_COMM_LEN] = "", d[32];
 	struct lw_tracer *t = NULL;
 	bool traced = false;
 	int err;
 
 	if (lw_tracer_check_skip(o->skip))
 		return LW_EXIT_USAGE;
-	if (lw_probe_target(o->pid, comm, sizeof(comm)) || lw_probe_privileges())
+	if ((o->pid && lw_probe_target(o->pid, comm, sizeof(comm))) || lw_probe_privileges())
 		return LW_EXIT_FAIL;
 	if (rec_open(r, argc, argv))
 		return LW_EXIT_FAIL;
@@ -104,13 +116,15 @@ static enum lw_exit rec_run(struct recorder *r, int argc, char **argv)
 	lw_fanout_add(&sinks, (struct lw_sink){.ctx = r, .tick = progress_tick});
 	t = lw_tracer_open(o, comm, lw_fanout_sink(&sinks));
 	if (t) {
-		fprintf(stderr,
-			"latwhy: recording pid %d (%s) into %s for %s. Ctrl-C ends it early.\n",
-			o->pid, comm, r->o->path, lw_fmt_ns(d, sizeof(d), o->duration_ns));
+		char who[1024];
+
+		lw_tracer_describe(t, who, sizeof(who));
+		fprintf(stderr, "latwhy: recording %s into %s for %s. Ctrl-C ends it early.\n", who,
+			r->o->path, lw_fmt_ns(d, sizeof(d), o->duration_ns));
 		/* a run the cap stopped is a capture like any other */
 		traced = !lw_tracer_run(t) || r->cap.err == -EFBIG;
 	}
-	err = lw_capture_rec_close(&r->cap, t && lw_tracer_target_exited(t) ? 0 : o->pid);
+	err = lw_capture_rec_close(&r->cap, rec_end_pid(o, t));
 	lw_tracer_close(t);
 	rec_say_error(r, err);
 	if (!traced || (err && err != -EFBIG))

@@ -93,6 +93,25 @@ static int report_parse(struct report_opts *o, int argc, char **argv, char *err,
 	return 0;
 }
 
+/* A hindsight capture of serve: why it was written, and of how long. */
+static void header_hindsight(const struct lw_loaded *l)
+{
+	const char *why = lw_load_fact(l, LW_CHUNK_OPTIONS, "capture_reason");
+	const char *trig = lw_load_fact(l, LW_CHUNK_OPTIONS, "capture_trigger");
+	const char *span = lw_load_fact(l, LW_CHUNK_OPTIONS, "capture_span_ns");
+	const char *at = lw_load_fact(l, LW_CHUNK_OPTIONS, "capture_time");
+
+	if (!why)
+		return;
+	printf("Hindsight capture: reason %s", why);
+	if (trig)
+		printf(" (%s)", trig);
+	if (span)
+		printf(", the %.2f s before %s", strtoull(span, NULL, 10) / 1e9,
+		       at ? at : "it was written");
+	printf("\n");
+}
+
 static void header_text(const struct lw_loaded *l)
 {
 	const char *host = lw_load_fact(l, LW_CHUNK_HOST, "hostname");
@@ -107,6 +126,7 @@ static void header_text(const struct lw_loaded *l)
 	       kern ? kern : "?", cpu ? cpu : "CPU model unknown", on ? on : "?");
 	if (cmd)
 		printf("Recorded with: %s\n", cmd);
+	header_hindsight(l);
 }
 
 static void header_json(const struct lw_loaded *l)
@@ -243,6 +263,8 @@ static enum lw_exit report_run(const struct report_opts *o, struct lw_loaded *l)
 		header_json(l);
 	else
 		header_text(l);
+	/* recorded without a single -p process: named by its targets */
+	lw_render_set_target(out, lw_load_fact(l, LW_CHUNK_OPTIONS, "targets"));
 	report_feed(l, te, h);
 	lw_engine_summarize(l->e, &s);
 	if (l->root[0]) /* the findings of the node it was recorded on */

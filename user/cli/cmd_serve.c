@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/serve_capture.h"
 #include "cli/serve_opts.h"
 #include "export/export.h"
 #include "export/http.h"
@@ -109,11 +110,16 @@ static int wait_comm(const char *comm, const char *exited)
 
 struct serve {
 	const struct lw_serve_opts *o;
-	char target[LW_COMM_LEN];
+	char target[LW_TARGET_NAME];
 	struct lw_export *x;
 	struct lw_http *h;
-	__u64 epoch;	     /* the duty cycle's, serve's start */
-	struct lw_tracer *t; /* the running one, for its programs' counters */
+	/* several targets: the tracer, each slot's series, a histogram */
+	struct lw_tracer *t;
+	struct lw_sink xs; /* the exporter's, and the window's */
+	int series_of[LW_MAX_TARGETS];
+	__u64 *hist, *sum;
+	struct lw_serve_capture cap; /* --capture-dir: the window */
+	__u64 epoch;		     /* the duty cycle's, serve's start */
 };
 
 static __u64 serve_now_ns(void)
@@ -129,22 +135,12 @@ static void serve_on_duty(void *ctx, bool attached, __u64 now_ns)
 	lw_export_attached(ctx, attached, now_ns);
 }
 
-static int serve_record(void *ctx, const void *rec, size_t len)
+/* The running tracer's programs' kernel counters, for the exporter. */
+static void serve_progs(struct serve *s)
 {
-	struct serve *s = ctx;
-	struct lw_sink x = lw_export_sink(s->x);
-
-	return lw_sink_record(&x, rec, len);
-}
-
-/* The exporter's tick, with the programs' kernel counters first. */
-static int serve_tick(void *ctx, __u64 now_ns)
-{
-	struct serve *s = ctx;
-	struct lw_sink x = lw_export_sink(s->x);
 	struct lw_prog_stat ps[LW_EXPORT_PROGS];
 	struct lw_export_prog xp[LW_EXPORT_PROGS];
-	int n = s->t ? lw_tracer_prog_stats(s->t, ps, LW_EXPORT_PROGS) : 0;
+	int n = lw_tracer_prog_stats(s->t, ps, LW_EXPORT_PROGS);
 
 	for (int i = 0; i < n; i++) {
 		memcpy(xp[i].name, ps[i].name, sizeof(xp[i].name));
@@ -153,7 +149,77 @@ static int serve_tick(void *ctx, __u64 now_ns)
 	}
 	if (n > 0)
 		lw_export_progs(s->x, xp, n);
-	return lw_sink_tick(&x, now_ns);
+}
+
+static int serve_classify(void *ctx, __u32 tgid)
+{
+	struct serve *s = ctx;
+	int slot = lw_tracer_target_of(s->t, tgid);
+
+	return slot < 0 ? -1 : s->series_of[slot];
+}
+
+static int serve_record(void *ctx, const void *rec, size_t len)
+{
+	struct serve *s = ctx;
+
+	return lw_sink_record(&s->xs, rec, len);
+}
+
+/* Each series' histogram from the kernel's per-slot ones (targets of one
+ * label summed). */
+static void serve_hists(struct serve *s)
+{
+	int n = lw_tracer_targets(s->t);
+
+	for (int series = 0; series < n; series++) {
+		bool any = false;
+
+		memset(s->sum, 0, LW_HIST_BUCKETS * sizeof(*s->sum));
+		for (int slot = 0; slot < n; slot++) {
+			if (s->series_of[slot] != series ||
+			    lw_tracer_target_hist(s->t, slot, s->hist))
+				continue;
+			for (int b = 0; b < LW_HIST_BUCKETS; b++)
+				s->sum[b] += s->hist[b];
+			any = true;
+		}
+		if (any)
+			lw_export_series_hist(s->x, series, s->sum);
+	}
+}
+
+/* The programs' counters, each series' histogram when there are several,
+ * then the exporter's tick. */
+static int serve_tick(void *ctx, __u64 now_ns)
+{
+	struct serve *s = ctx;
+
+	if (s->t)
+		serve_progs(s);
+	if (s->t && s->hist && s->sum)
+		serve_hists(s);
+	return lw_sink_tick(&s->xs, now_ns);
+}
+
+/* Several targets: a series each (one for those of the same label), the
+ * records routed through serve's sink. 0 or -errno. */
+static int serve_series(struct serve *s)
+{
+	char label[LW_TARGET_NAME];
+
+	s->hist = calloc(LW_HIST_BUCKETS, sizeof(*s->hist));
+	s->sum = calloc(LW_HIST_BUCKETS, sizeof(*s->sum));
+	if (!s->hist || !s->sum)
+		return -ENOMEM;
+	for (int slot = 0; slot < lw_tracer_targets(s->t); slot++) {
+		lw_tracer_target_label(s->t, slot, label, sizeof(label));
+		s->series_of[slot] = lw_export_add_series(s->x, label);
+		if (s->series_of[slot] < 0)
+			return s->series_of[slot];
+	}
+	lw_export_set_classify(s->x, serve_classify, s);
+	return 0;
 }
 
 /* Trace pid until it exits (0) or serve is stopped (1); -errno, said on
@@ -170,6 +236,8 @@ static int serve_trace(struct serve *s, int pid)
 	o.quiet = true;
 	if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
 		return 0; /* gone already */
+	lw_serve_capture_restart(&s->cap, pid);
+	s->xs = lw_serve_capture_sink(&s->cap, s->x);
 	t = lw_tracer_open(&o, comm,
 			   (struct lw_sink){.ctx = s, .record = serve_record, .tick = serve_tick});
 	if (!t)
@@ -195,6 +263,56 @@ static int serve_trace(struct serve *s, int pid)
 	return exited ? 0 : 1;
 }
 
+/* A cgroup or unit (or targets a tracer follows itself): one trace until
+ * stopped; the tracer puts a cgroup's new id into its filter and says
+ * what it waits for. */
+static enum lw_exit serve_targets(struct serve *s)
+{
+	struct lw_opts o = s->o->trace;
+	struct lw_sink sink = {.ctx = s, .record = serve_record, .tick = serve_tick};
+	bool split = o.ntargets > 1, exited;
+	char who[1024];
+	int err;
+
+	o.quiet = true;
+	/* the exporter, and the hindsight window beside it */
+	lw_serve_capture_restart(&s->cap, 0);
+	s->xs = lw_serve_capture_sink(&s->cap, s->x);
+	s->t = lw_tracer_open(&o, "", sink);
+	if (!s->t)
+		return LW_EXIT_FAIL;
+	lw_tracer_set_duty(s->t, &s->o->sample, s->epoch, serve_on_duty, s->x);
+	lw_export_set_pid(s->x, o.pid); /* the IRQ spread: of one -p process */
+	err = split ? serve_series(s) : 0;
+	if (err)
+		fprintf(stderr, "latwhy: cannot make a series per target: %s\n", strerror(-err));
+	lw_tracer_describe(s->t, who, sizeof(who));
+	fprintf(stderr, "latwhy: tracing %s\n", who);
+	if (!err && !serve_stop)
+		err = lw_tracer_run(s->t);
+	if (split && s->hist && s->sum)
+		serve_tick(s, 0); /* the last histograms, then published */
+	exited = lw_tracer_target_exited(s->t);
+	lw_tracer_close(s->t);
+	s->t = NULL;
+	lw_export_restart(s->x);
+	free(s->hist);
+	free(s->sum);
+	s->hist = s->sum = NULL;
+	if (err)
+		return LW_EXIT_FAIL;
+	/* stopped (the tracer took the signal), or every target, all -p
+	 * processes, exited */
+	if (exited && !serve_stop) {
+		fprintf(stderr, "latwhy: every target exited: serving their last counters until "
+				"stopped\n");
+		catch_stop();
+		while (!serve_stop)
+			nap_ms(SERVE_POLL_MS);
+	}
+	return LW_EXIT_OK;
+}
+
 /* Trace and re-trace until stopped: LW_EXIT_OK, or LW_EXIT_FAIL. */
 static enum lw_exit serve_loop(struct serve *s)
 {
@@ -202,6 +320,8 @@ static enum lw_exit serve_loop(struct serve *s)
 	char why[96];
 	int pid = o->trace.pid, ret;
 
+	if (!pid && !o->comm[0])
+		return serve_targets(s);
 	if (!pid)
 		pid = wait_comm(o->comm, NULL);
 	while (pid && !serve_stop) {
@@ -244,8 +364,13 @@ static int serve_prepare(struct serve *s)
 	s->epoch = serve_now_ns();
 	if (o->trace.pid && lw_probe_target(o->trace.pid, s->target, sizeof(s->target)))
 		return -ESRCH;
-	if (!o->trace.pid)
+	if (!o->trace.pid && o->comm[0])
 		snprintf(s->target, sizeof(s->target), "%s", o->comm);
+	else if (!o->trace.pid && o->trace.targets[0].kind == LW_TARGET_PID &&
+		 lw_probe_target(o->trace.targets[0].pid, s->target, sizeof(s->target)))
+		return -ESRCH;
+	else if (!o->trace.pid && o->trace.targets[0].kind != LW_TARGET_PID)
+		snprintf(s->target, sizeof(s->target), "%s", o->trace.targets[0].name);
 	s->x = lw_export_new(s->target, "/");
 	if (!s->x) {
 		fprintf(stderr, "latwhy: out of memory\n");
@@ -289,8 +414,10 @@ enum lw_exit lw_cmd_serve(int argc, char **argv)
 	}
 	if (lw_tracer_check_skip(o.trace.skip))
 		return LW_EXIT_USAGE;
-	if (!serve_prepare(&s))
+	if (!serve_prepare(&s) &&
+	    !lw_serve_capture_start(&s.cap, &o.capture, &o.trace, s.x, s.target, argc, argv))
 		ret = serve_loop(&s);
+	lw_serve_capture_stop(&s.cap);
 	lw_http_stop(s.h);
 	lw_export_free(s.x);
 	return ret;

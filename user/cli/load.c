@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,24 @@ static void load_damage(const struct lw_loaded *l)
 			l->path, (unsigned long long)in->records);
 }
 
+/* The TARGET facts' pid and comm, for a capture whose records hold no META
+ * record (capped before the first periodic snapshot). A pid fact that is
+ * not a number is left out, never read as 0 or a part of it. */
+static void load_target(struct lw_loaded *l)
+{
+	const char *pid = lw_load_fact(l, LW_CHUNK_TARGET, "pid");
+	unsigned long v;
+	char *end;
+
+	if (!pid)
+		return;
+	errno = 0;
+	v = strtoul(pid, &end, 10);
+	if (errno || *end || !v || v > INT_MAX)
+		return;
+	lw_engine_set_target(l->e, (__u32)v, lw_load_fact(l, LW_CHUNK_TARGET, "comm"));
+}
+
 int lw_load_open(struct lw_loaded *l, const char *path, lw_request_fn fn, void *ctx)
 {
 	char err[256];
@@ -56,6 +75,7 @@ int lw_load_open(struct lw_loaded *l, const char *path, lw_request_fn fn, void *
 		fprintf(stderr, "latwhy: out of memory\n");
 		return -ENOMEM;
 	}
+	load_target(l);
 	if (fn)
 		lw_engine_on_request(l->e, fn, ctx);
 	return 0;

@@ -20,7 +20,8 @@ struct lw_loaded {
 
 /* Open path, say its damage on stderr, check its ABI; one-line error and
  * -errno when it cannot be read. fn, when not NULL, sees each request the
- * engine takes in (report --json's lines). */
+ * engine takes in (report --json's lines). The engine knows the target from
+ * the TARGET facts until a META record says otherwise. */
 int lw_load_open(struct lw_loaded *l, const char *path, lw_request_fn fn, void *ctx);
 /* Feed every record to the engine (and to extra, when not NULL: another
  * sink of the same records) and write the node snapshot out. A file that

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/opts.h"
+#include "node/cgroup.h"
 
 int lw_parse_duration(const char *s, __u64 *ns)
 {
@@ -48,7 +49,7 @@ int lw_parse_duration(const char *s, __u64 *ns)
 void lw_opts_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: latwhy -p PID [-d DURATION] [--slow DURATION] [--ref-mhz MHZ]\n"
+		"Usage: latwhy TARGET... [-d DURATION] [--slow DURATION] [--ref-mhz MHZ]\n"
 		"              [--request socket|syscall|uprobe:BINARY:SYMBOL] [-j] [-q]\n"
 		"              [-i INTERVAL] [--skip TP,...] [--irq-cost DUR|off]\n"
 		"              [--capture FILE]\n"
@@ -57,7 +58,15 @@ void lw_opts_usage(FILE *f)
 		"Explain where slow requests of a live process spend their time: CPU clock,\n"
 		"interrupts, transparent huge pages, or other tasks on its CPU.\n"
 		"\n"
+		"TARGET, one or more of (a target not there yet is waited for):\n"
 		"  -p, --pid PID          process to trace (all its threads)\n"
+		"      --comm NAME        every process named NAME\n"
+		"      --cgroup PATH      every process of a cgroup v2, PATH below its root\n"
+		"                         (/system.slice/nginx.service); one that is removed\n"
+		"                         and made again is followed\n"
+		"      --unit NAME        a systemd unit's cgroup (nginx.service), from systemd\n"
+		"                         or, without it, searched in the cgroup v2 tree\n"
+		"\n"
 		"  -d, --duration DUR     stop after DUR (e.g. 30s, 2m); default: until Ctrl-C\n"
 		"      --slow DUR         a request slower than DUR is slow; default: running p99\n"
 		"      --ref-mhz MHZ      reference clock for the frequency penalty;\n"
@@ -141,7 +150,87 @@ bool lw_list_has(const char *list, const char *name)
 	return false;
 }
 
-enum { OPT_SLOW = 256, OPT_REF, OPT_REQUEST, OPT_SKIP, OPT_IRQ_COST, OPT_CAPTURE };
+enum {
+	OPT_SLOW = 256,
+	OPT_REF,
+	OPT_REQUEST,
+	OPT_SKIP,
+	OPT_IRQ_COST,
+	OPT_CAPTURE,
+	OPT_COMM,
+	OPT_CGROUP,
+	OPT_UNIT,
+};
+
+/* A unit name: no '/', a known unit type after its last '.'. */
+static bool unit_name_ok(const char *s)
+{
+	static const char *const types[] = {".service", ".scope", ".slice"};
+	const char *dot = strrchr(s, '.');
+
+	if (!dot || dot == s || strchr(s, '/'))
+		return false;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcmp(dot, types[i]))
+			return true;
+	return false;
+}
+
+/* -p, --comm, --cgroup, --unit: one more target. */
+static int parse_target(struct lw_opts *o, int c, const char *arg, char *err, size_t errlen)
+{
+	struct lw_target_opt *t = &o->targets[o->ntargets];
+
+	if (o->ntargets == LW_MAX_TARGETS) {
+		snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
+		return -EINVAL;
+	}
+	memset(t, 0, sizeof(*t));
+	switch (c) {
+	case 'p':
+		if (parse_pid(arg, &t->pid)) {
+			snprintf(err, errlen, "invalid pid '%s'", arg);
+			return -EINVAL;
+		}
+		t->kind = LW_TARGET_PID;
+		break;
+	case OPT_COMM:
+		if (!*arg || strlen(arg) >= LW_COMM_LEN) {
+			snprintf(err, errlen, "--comm needs a process name of 1 to %d characters",
+				 LW_COMM_LEN - 1);
+			return -EINVAL;
+		}
+		t->kind = LW_TARGET_COMM;
+		break;
+	case OPT_CGROUP:
+		if (strlen(arg) >= sizeof(t->name) || !lw_cgroup_path_ok(arg)) {
+			snprintf(err, errlen,
+				 "invalid --cgroup '%s': a path below the cgroup v2 root, such as "
+				 "/system.slice/nginx.service",
+				 arg);
+			return -EINVAL;
+		}
+		t->kind = LW_TARGET_CGROUP;
+		break;
+	default:
+		if (strlen(arg) >= sizeof(t->name) || !unit_name_ok(arg)) {
+			snprintf(err, errlen,
+				 "invalid --unit '%s': a unit name such as nginx.service", arg);
+			return -EINVAL;
+		}
+		t->kind = LW_TARGET_UNIT;
+	}
+	if (c != 'p')
+		snprintf(t->name, sizeof(t->name), "%s", arg);
+	for (int i = 0; i < o->ntargets; i++)
+		if (o->targets[i].kind == t->kind && o->targets[i].pid == t->pid &&
+		    !strcmp(o->targets[i].name, t->name)) {
+			snprintf(err, errlen, "target '%s' given twice", arg);
+			return -EINVAL;
+		}
+	o->ntargets++;
+	return 0;
+}
 
 /* -d, -i and --slow: the durations, each with its own floor. */
 static int parse_timing(struct lw_opts *o, int c, const char *arg, char *err, size_t errlen)
@@ -231,11 +320,10 @@ static int parse_one(struct lw_opts *o, int c, char **argv, char *err, size_t er
 {
 	switch (c) {
 	case 'p':
-		if (parse_pid(optarg, &o->pid)) {
-			snprintf(err, errlen, "invalid pid '%s'", optarg);
-			return -EINVAL;
-		}
-		return 0;
+	case OPT_COMM:
+	case OPT_CGROUP:
+	case OPT_UNIT:
+		return parse_target(o, c, optarg, err, errlen);
 	case 'd':
 	case 'i':
 	case OPT_SLOW:
@@ -274,6 +362,9 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 {
 	static const struct option longopts[] = {
 		{"pid", required_argument, NULL, 'p'},
+		{"comm", required_argument, NULL, OPT_COMM},
+		{"cgroup", required_argument, NULL, OPT_CGROUP},
+		{"unit", required_argument, NULL, OPT_UNIT},
 		{"duration", required_argument, NULL, 'd'},
 		{"slow", required_argument, NULL, OPT_SLOW},
 		{"ref-mhz", required_argument, NULL, OPT_REF},
@@ -303,10 +394,12 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
-	if (!o->pid) {
-		snprintf(err, errlen, "a target is needed: -p PID");
+	if (!o->ntargets) {
+		snprintf(err, errlen, LW_NO_TARGET);
 		return -EINVAL;
 	}
+	if (o->ntargets == 1 && o->targets[0].kind == LW_TARGET_PID)
+		o->pid = o->targets[0].pid;
 	return 0;
 }
 
@@ -345,4 +438,26 @@ char **lw_opts_rest(int argc, char **argv, lw_opt_take_fn take, void *ctx, int *
 		return NULL;
 	}
 	return rest;
+}
+
+void lw_opts_targets(const struct lw_opts *o, char *buf, size_t len)
+{
+	static const char *const kinds[] = {
+		[LW_TARGET_PID] = "pid",
+		[LW_TARGET_COMM] = "comm",
+		[LW_TARGET_CGROUP] = "cgroup",
+		[LW_TARGET_UNIT] = "unit",
+	};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < o->ntargets && n < len; i++) {
+		const struct lw_target_opt *t = &o->targets[i];
+
+		if (t->kind == LW_TARGET_PID)
+			n += snprintf(buf + n, len - n, "%spid %d", i ? ", " : "", t->pid);
+		else
+			n += snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "", kinds[t->kind],
+				      t->name);
+	}
 }

@@ -11,8 +11,33 @@
 
 #define LW_PATH_MAX 4096
 
+/* What a target is: -p PID, --comm NAME (every process of that name),
+ * --cgroup PATH (cgroup v2, below its root), --unit NAME (a systemd unit's
+ * cgroup). Several may be given, up to LW_MAX_TARGETS. */
+enum lw_target_kind {
+	LW_TARGET_PID = 1,
+	LW_TARGET_COMM,
+	LW_TARGET_CGROUP,
+	LW_TARGET_UNIT,
+};
+
+#define LW_TARGET_NAME 512
+
+struct lw_target_opt {
+	enum lw_target_kind kind;
+	int pid;		   /* LW_TARGET_PID */
+	char name[LW_TARGET_NAME]; /* comm, cgroup path ("/a/b") or unit name */
+};
+
+/* The parser's word when no target was given. */
+#define LW_NO_TARGET "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME"
+
 struct lw_opts {
+	/* the pid when the only target is one -p PID, else 0: what the
+	 * single-process paths (the node's facts of it, uprobes) use */
 	int pid;
+	struct lw_target_opt targets[LW_MAX_TARGETS];
+	int ntargets;
 	__u64 duration_ns; /* 0 = until Ctrl-C */
 	__u64 slow_ns;	   /* 0 = running p99 */
 	__u32 ref_khz;	   /* 0 = cpuinfo_max_freq */
@@ -59,6 +84,9 @@ typedef int (*lw_opt_take_fn)(void *ctx, int argc, char **argv, int *i, char *er
  * refused one or memory ran out; the caller frees the array. */
 char **lw_opts_rest(int argc, char **argv, lw_opt_take_fn take, void *ctx, int *n, char *err,
 		    size_t errlen);
+
+/* The targets as given: "pid 42, cgroup /a, unit x.service". */
+void lw_opts_targets(const struct lw_opts *o, char *buf, size_t len);
 
 /* name is in the comma-separated list */
 bool lw_list_has(const char *list, const char *name);

@@ -110,8 +110,8 @@ int lw_record_opts_parse(struct lw_record_opts *o, int argc, char **argv, char *
 
 void lw_record_usage(FILE *f)
 {
-	fprintf(f, "Usage: latwhy record -p PID -o FILE [-d DURATION] [--max-size SIZE] [--force]\n"
-		   "                     [trace options]\n"
+	fprintf(f, "Usage: latwhy record TARGET... -o FILE [-d DURATION] [--max-size SIZE]\n"
+		   "                     [--force] [trace options]\n"
 		   "\n"
 		   "Capture a live process's records into FILE (.lwy) to report later, on any\n"
 		   "machine and without root: latwhy report FILE.\n"
@@ -122,5 +122,6 @@ void lw_record_usage(FILE *f)
 		   "      --force         replace FILE if it exists\n"
 		   "  -q, --quiet         no progress line\n"
 		   "\n"
+		   "TARGET: -p PID, --comm NAME, --cgroup PATH, --unit NAME, as for latwhy trace.\n"
 		   "Every option of latwhy trace but -j applies (see latwhy trace --help).\n");
 }

@@ -7,7 +7,7 @@
 #include "cli/serve_opts.h"
 #include "source/causes.h"
 
-#define NO_TARGET "a target is needed: -p PID"
+#define NO_TARGET LW_NO_TARGET
 
 int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port)
 {
@@ -79,7 +79,10 @@ static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t 
 {
 	struct lw_serve_opts *o = ctx;
 	const char *a = argv[*i], *v;
+	int r = lw_serve_capture_take(&o->capture, argc, argv, i, err, errlen);
 
+	if (r)
+		return r;
 	if (!strncmp(a, "--comm", 6) && (!a[6] || a[6] == '=')) {
 		v = lw_opt_value(argc, argv, i, "--comm");
 		if (!v || !*v || strlen(v) >= sizeof(o->comm)) {
@@ -126,8 +129,20 @@ static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, s
 	if (!o->comm[0])
 		return ret;
 	if (!ret) {
-		snprintf(err, errlen, "-p and --comm are two targets: give one");
-		return -EINVAL;
+		/* with others: one target more, followed by the tracer itself */
+		struct lw_opts *t = &o->trace;
+
+		if (t->ntargets == LW_MAX_TARGETS) {
+			snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
+			return -EINVAL;
+		}
+		t->targets[t->ntargets].kind = LW_TARGET_COMM;
+		t->targets[t->ntargets].pid = 0;
+		snprintf(t->targets[t->ntargets].name, sizeof(t->targets[0].name), "%s", o->comm);
+		t->ntargets++;
+		t->pid = 0;
+		o->comm[0] = '\0';
+		return 0;
 	}
 	if (ret < 0 && !strcmp(err, NO_TARGET)) {
 		rest[n] = "--pid=1";
@@ -145,6 +160,26 @@ static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
 	}
 	if (o->trace.duration_ns) {
 		snprintf(err, errlen, "serve runs until stopped: drop -d");
+		return -EINVAL;
+	}
+	return lw_serve_capture_check(&o->capture, err, errlen);
+}
+
+/* A trigger counts the intervals of a stretch the programs are attached
+ * in: one that must hold longer than X could never fire. */
+static int check_sample(const struct lw_serve_opts *o, char *err, size_t errlen)
+{
+	const struct lw_hindsight_opts *hs = &o->capture.hs;
+
+	if (!o->sample.every_ns || o->sample.on_ns >= o->sample.every_ns)
+		return 0;
+	for (size_t i = 0; i < hs->ntriggers; i++) {
+		if (hs->triggers[i].for_ns <= o->sample.on_ns)
+			continue;
+		snprintf(err, errlen,
+			 "--capture-on %s: its FOR is longer than --sample's X (%.0f s): it could "
+			 "never fire; give --sample off or a longer X",
+			 hs->triggers[i].text, o->sample.on_ns / 1e9);
 		return -EINVAL;
 	}
 	return 0;
@@ -166,11 +201,11 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 		return -EINVAL;
 	ret = parse_trace(o, n, rest, err, errlen);
 	free(rest);
-	if (ret == -EINVAL && !strcmp(err, NO_TARGET))
-		snprintf(err, errlen, "a target is needed: -p PID or --comm NAME");
 	if (ret)
 		return ret;
 	ret = check_trace(o, err, errlen);
+	if (!ret)
+		ret = check_sample(o, err, errlen);
 	if (!ret && o->causes[0])
 		ret = lw_causes_skip(o->causes, o->trace.skip, sizeof(o->trace.skip), err, errlen);
 	return ret ? -EINVAL : 0;
@@ -179,9 +214,9 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 void lw_serve_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: latwhy serve (-p PID | --comm NAME) [--listen ADDR:PORT] [--sample "
-		"X/Y|off]\n"
-		"                    [--causes CAUSE,...] [trace options]\n"
+		"Usage: latwhy serve (-p PID | --comm NAME | --cgroup PATH | --unit NAME)\n"
+		"                    [--listen ADDR:PORT] [--sample X/Y|off] [--causes CAUSE,...]\n"
+		"                    [trace options]\n"
 		"\n"
 		"Trace a process until stopped and serve its metrics for Prometheus at\n"
 		"http://ADDR:PORT/metrics (see docs/serve.md).\n"
@@ -189,7 +224,13 @@ void lw_serve_usage(FILE *f)
 		"  -p, --pid PID         the process to trace; serve waits on when it exits\n"
 		"      --comm NAME       the first process named NAME, and after it exits the\n"
 		"                        next one: its series go on under target=NAME\n"
-		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n"
+		"      --cgroup PATH     every process of a cgroup v2 (PATH below its root),\n"
+		"                        waited for, followed when it is made again:\n"
+		"                        target=PATH\n"
+		"      --unit NAME       a systemd unit's cgroup, the same way: target=NAME\n"
+		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n");
+	lw_serve_capture_usage(f);
+	fprintf(f,
 		"      --sample X/Y      attached X of every Y, detached (costing the target\n"
 		"                        nothing) in between; off: always (default 3s/60s)\n"
 		"      --causes LIST     trace only these of frequency,irq,thp,sched,idle\n"

@@ -11,6 +11,7 @@
 #include "latwhy.h" /* LW_COMM_LEN */
 #include "cli/opts.h"
 #include "source/duty.h"
+#include "cli/serve_capture.h"
 
 #define LW_SERVE_HOST "127.0.0.1"
 #define LW_SERVE_PORT 9462
@@ -27,9 +28,10 @@ struct lw_serve_opts {
 	char comm[LW_COMM_LEN];
 	char host[64]; /* --listen ADDR:PORT, numeric; [v6]:PORT */
 	unsigned port;
-	struct lw_duty sample; /* --sample X/Y; every_ns 0: off, always attached */
-	char causes[64];       /* --causes, "" all: the others' tracepoints are
-				* added to trace.skip */
+	struct lw_duty sample;		      /* --sample X/Y; every_ns 0: off, always attached */
+	char causes[64];		      /* --causes, "" all: the others' tracepoints are
+					       * added to trace.skip */
+	struct lw_serve_capture_opts capture; /* --capture-dir DIR, ... */
 };
 
 /* "3s/60s" (X of every Y) or "off": 0, or -EINVAL with a message in err. */

@@ -15,5 +15,10 @@ void lw_report_summary(struct lw_engine *e, struct lw_render *out, const char *r
  * fs is freed by the caller. */
 void lw_report_findings(struct lw_engine *e, const char *root, int pid, struct lw_summary *s,
 			struct lw_findings *fs);
+/* The same for a target of npids processes (advice/explain.h). */
+void lw_report_findings_pids(struct lw_engine *e, const char *root, const int *pids, int npids,
+			     struct lw_summary *s, struct lw_findings *fs);
+void lw_report_summary_pids(struct lw_engine *e, struct lw_render *out, const char *root,
+			    const int *pids, int npids);
 
 #endif /* LW_CLI_SUMMARY_H */

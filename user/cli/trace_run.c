@@ -37,11 +37,13 @@ struct run {
 /* --capture FILE: the same records into a capture, as latwhy record. */
 static int run_capture(struct run *r)
 {
-	const struct lw_capture_kv kv[] = {{"command", "trace --capture"}};
+	char label[1024];
+	const struct lw_capture_kv kv[] = {{"command", "trace --capture"}, {"targets", label}};
 
 	if (!r->o->capture[0])
 		return 0;
-	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->pid, kv, 1))
+	lw_opts_targets(r->o, label, sizeof(label));
+	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->pid, kv, r->o->pid ? 1 : 2))
 		return -EIO;
 	return lw_fanout_add(&r->sinks, lw_capture_rec_sink(&r->cap));
 }
@@ -54,7 +56,9 @@ static int run_capture_close(struct run *r, bool exited)
 
 	if (!r->cap.w)
 		return 0;
-	err = lw_capture_rec_close(&r->cap, exited ? 0 : r->o->pid);
+	err = lw_capture_rec_close(&r->cap, exited	? 0
+					    : r->o->pid ? r->o->pid
+							: lw_tracer_first_pid(r->t));
 	if (err)
 		fprintf(stderr, "latwhy: cannot write %s: %s; what was written stays readable\n",
 			r->o->capture, strerror(-err));
@@ -80,7 +84,21 @@ static int run_wire(struct run *r)
 /* The run's end: the engine's summary, the node's findings on it, printed. */
 static void run_report(struct run *r)
 {
-	lw_report_summary(r->eng, r->out, "/", lw_tracer_target_exited(r->t) ? 0 : r->o->pid);
+	static int pids[LW_MAX_TGIDS];
+	char label[1024];
+	int n;
+
+	if (r->o->pid) {
+		lw_report_summary(r->eng, r->out, "/",
+				  lw_tracer_target_exited(r->t) ? 0 : r->o->pid);
+		return;
+	}
+	/* several processes: the summary names the targets as they are now;
+	 * the node's facts are the first process's, the CPUs all of theirs */
+	lw_tracer_describe(r->t, label, sizeof(label));
+	lw_render_set_target(r->out, label);
+	n = lw_tracer_pids(r->t, pids, LW_MAX_TGIDS);
+	lw_report_summary_pids(r->eng, r->out, "/", pids, n);
 }
 
 enum lw_run_status lw_trace_run(const struct lw_opts *o)
@@ -91,7 +109,7 @@ enum lw_run_status lw_trace_run(const struct lw_opts *o)
 	/* the only usage error found here: before anything is loaded */
 	if (lw_tracer_check_skip(o->skip))
 		return LW_RUN_USAGE;
-	if (lw_probe_target(o->pid, r.comm, sizeof(r.comm)) || lw_probe_privileges())
+	if ((o->pid && lw_probe_target(o->pid, r.comm, sizeof(r.comm))) || lw_probe_privileges())
 		return LW_RUN_FAILED;
 	if (run_wire(&r)) {
 		fprintf(stderr, "latwhy: out of memory\n");
@@ -102,6 +120,12 @@ enum lw_run_status lw_trace_run(const struct lw_opts *o)
 	r.t = lw_tracer_open(o, r.comm, lw_fanout_sink(&r.sinks));
 	if (!r.t)
 		goto cleanup;
+	if (!o->pid) {
+		char label[1024];
+
+		lw_tracer_describe(r.t, label, sizeof(label));
+		lw_render_set_target(r.out, label);
+	}
 	lw_render_start(r.out, o->pid, r.comm, lw_tracer_flags(r.t), o->slow_ns);
 	if (lw_tracer_run(r.t) || run_capture_close(&r, lw_tracer_target_exited(r.t)))
 		goto cleanup;

@@ -7,6 +7,7 @@
  * while bounding memory on a long continuous run.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,8 @@ struct lw_engine {
 	__u64 first_tick_ts;
 	struct lw_meta_rec meta;
 	bool have_meta;
+	__u32 target_pid; /* lw_engine_set_target(): until a META record */
+	char target_comm[LW_COMM_LEN];
 	__u64 hist[LW_HIST_BUCKETS]; /* latest LW_REC_HIST */
 	__u64 hist_count;
 	bool have_hist;
@@ -60,6 +63,12 @@ struct lw_engine *lw_engine_new(void)
 	}
 	e->tick.threshold_ns = LW_THRESH_UNKNOWN;
 	return e;
+}
+
+void lw_engine_set_target(struct lw_engine *e, __u32 pid, const char *comm)
+{
+	e->target_pid = pid;
+	snprintf(e->target_comm, sizeof(e->target_comm), "%s", comm ? comm : "");
 }
 
 void lw_engine_free(struct lw_engine *e)
@@ -94,6 +103,11 @@ static void request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX])
 	v[LW_CAUSE_SCHED] = r->ns[LW_B_SCHED];
 	/* a polling CPU had no exit to pay: no cause latwhy can name */
 	v[LW_CAUSE_IDLE] = r->ns[LW_B_IDLE] - polled;
+}
+
+void lw_request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX])
+{
+	request_cause_ns(r, v);
 }
 
 enum lw_cause lw_request_cause(const struct lw_request *r)
@@ -399,16 +413,17 @@ static void summarize_freq(const struct lw_engine *e, struct lw_summary *s)
 	bool any_cpu_in_mask = false;
 
 	/* Clocks of the CPUs slow requests ran on; all CPUs only when there
-	 * were no slow requests at all. */
+	 * were no slow requests at all. cpu_khz has every CPU's. */
 	for (size_t i = 0; i < LW_MAX_CPUS / 64; i++)
 		if (s->cpus_mask[i])
 			any_cpu_in_mask = true;
 	for (__u32 c = 0; c < e->max_cpu_seen; c++) {
 		const struct lw_cpu_rec *r = &e->cpus[c];
 
-		if (any_cpu_in_mask && !(s->cpus_mask[c / 64] & (1ULL << (c % 64))))
-			continue;
 		if (!r->khz || !r->ref_khz)
+			continue;
+		s->cpu_khz[c] = r->khz;
+		if (any_cpu_in_mask && !(s->cpus_mask[c / 64] & (1ULL << (c % 64))))
 			continue;
 		s->freq_measured = true;
 		if (!s->freq_min_khz || r->khz < s->freq_min_khz)
@@ -418,8 +433,11 @@ static void summarize_freq(const struct lw_engine *e, struct lw_summary *s)
 		if (r->ref_khz > s->ref_khz)
 			s->ref_khz = r->ref_khz;
 	}
-	if (s->freq_source == LW_FREQ_NONE)
+	s->nr_cpu_khz = e->max_cpu_seen;
+	if (s->freq_source == LW_FREQ_NONE) {
 		s->freq_measured = false;
+		memset(s->cpu_khz, 0, sizeof(s->cpu_khz));
+	}
 }
 
 /* Only latwhy's main thread runs while it traces (the interrupt-cost probe's
@@ -432,8 +450,11 @@ bool lw_summary_is_tracer(const struct lw_summary *s, __u32 pid, __u32 tgid)
 
 static void summarize_meta(const struct lw_engine *e, struct lw_summary *s)
 {
-	if (!e->have_meta)
+	if (!e->have_meta) {
+		s->pid = e->target_pid;
+		memcpy(s->comm, e->target_comm, sizeof(s->comm));
 		return;
+	}
 	s->pid = e->meta.pid;
 	memcpy(s->comm, e->meta.comm, sizeof(s->comm));
 	s->flags = e->meta.flags;

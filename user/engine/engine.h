@@ -76,6 +76,10 @@ struct lw_summary {
 	bool freq_measured; /* a clock and a reference were known */
 	__u32 irq_entry_ns; /* one interrupt's entry and exit, measured at start; 0: not */
 	__u32 freq_min_khz, freq_max_khz, ref_khz; /* over CPUs the target used */
+	/* each CPU's last clock, where a clock and a reference were known (all
+	 * CPUs, not only the target's); 0: no clock; nr_cpu_khz: CPUs seen */
+	__u32 cpu_khz[LW_MAX_CPUS];
+	__u32 nr_cpu_khz;
 	/* evidence, largest first */
 	struct lw_irq_rec irqs[LW_TOP];
 	size_t nr_irqs;
@@ -93,6 +97,11 @@ struct lw_summary {
 
 struct lw_engine *lw_engine_new(void);
 void lw_engine_free(struct lw_engine *e);
+
+/* Who the records are of, for the summary until a META record says so: a
+ * capture capped or cut before its first periodic snapshot holds none, but
+ * its TARGET facts name the process. comm may be NULL. */
+void lw_engine_set_target(struct lw_engine *e, __u32 pid, const char *comm);
 
 /*
  * Feed one record. Evidence records (IRQ, SOFTIRQ, PREEMPT, THP, CPU, HIST)
@@ -121,6 +130,9 @@ void lw_engine_on_request(struct lw_engine *e, lw_request_fn fn, void *ctx);
  * and idle, if it holds LW_REQ_CAUSE_MIN_PCT of the latency; LW_CAUSE_NONE
  * otherwise. */
 enum lw_cause lw_request_cause(const struct lw_request *r);
+/* A request's ns per traced cause (the buckets each is made of); the
+ * others 0. */
+void lw_request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX]);
 
 /* |sum of buckets - latency| within 1% of the latency. */
 bool lw_request_consistent(const struct lw_request *r);

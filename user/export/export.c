@@ -21,16 +21,14 @@ struct lw_export *lw_export_new(const char *target, const char *node_root)
 
 	if (!x)
 		return NULL;
-	snprintf(x->target, sizeof(x->target), "%s", target);
+	pthread_mutex_init(&x->lock, NULL);
+	pthread_mutex_init(&x->node_lock, NULL);
 	x->node_root = strdup(node_root ? node_root : "/");
-	x->eng = lw_engine_new();
-	if (!x->node_root || !x->eng) {
+	if (!x->node_root || lw_export_add_series(x, target) < 0) {
 		lw_export_free(x);
 		errno = ENOMEM;
 		return NULL;
 	}
-	pthread_mutex_init(&x->lock, NULL);
-	pthread_mutex_init(&x->node_lock, NULL);
 	return x;
 }
 
@@ -40,12 +38,68 @@ void lw_export_free(struct lw_export *x)
 		return;
 	if (x->node_read)
 		lw_node_free(&x->node);
-	lw_engine_free(x->eng);
+	for (int i = 0; i < x->nser; i++)
+		lw_engine_free(x->ser[i].eng);
 	free(x->irq_prev);
 	free(x->node_root);
 	pthread_mutex_destroy(&x->lock);
 	pthread_mutex_destroy(&x->node_lock);
 	free(x);
+}
+
+int lw_export_add_series(struct lw_export *x, const char *label)
+{
+	struct lw_export_series *s;
+
+	for (int i = 0; i < x->nser; i++)
+		if (!strcmp(x->ser[i].label, label))
+			return i;
+	if (x->nser == LW_MAX_TARGETS)
+		return -E2BIG;
+	s = &x->ser[x->nser];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->label, sizeof(s->label), "%s", label);
+	s->eng = lw_engine_new();
+	if (!s->eng)
+		return -ENOMEM;
+	x->nser++;
+	/* there at zero from the first scrape */
+	pthread_mutex_lock(&x->lock);
+	x->pub.nseries = x->nser;
+	pthread_mutex_unlock(&x->lock);
+	return x->nser - 1;
+}
+
+void lw_export_set_classify(struct lw_export *x, int (*fn)(void *ctx, __u32 tgid), void *ctx)
+{
+	x->classify = fn;
+	x->classify_ctx = ctx;
+}
+
+void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b)
+{
+	struct lw_export_series *s;
+	__u64 n = 0;
+
+	if (series < 0 || series >= x->nser)
+		return;
+	s = &x->ser[series];
+	memcpy(s->hist_cur, b, sizeof(s->hist_cur));
+	for (int i = 0; i < LW_HIST_BUCKETS; i++)
+		n += s->hist_base[i] + b[i];
+	s->requests = n;
+}
+
+/* The series a slow request is of: series 0 alone, else its process's. */
+static int request_series(struct lw_export *x, const void *rec, size_t len)
+{
+	const struct lw_request *r = rec;
+
+	if (x->nser == 1)
+		return 0;
+	if (len < sizeof(*r) || !x->classify)
+		return -1;
+	return x->classify(x->classify_ctx, r->pid);
 }
 
 /* A record of type's struct, copied out when rec holds one whole. */
@@ -69,18 +123,22 @@ static int export_record(void *ctx, const void *rec, size_t len)
 		return 0;
 	x->active = true;
 	switch (type) {
-	case LW_REC_REQUEST:
+	case LW_REC_REQUEST: {
+		int i = request_series(x, rec, len);
+
 		/* the engine counts what it cannot take in */
-		lw_engine_feed(x->eng, rec, len);
+		if (i >= 0 && i < x->nser)
+			lw_engine_feed(x->ser[i].eng, rec, len);
 		break;
+	}
 	case LW_REC_TICK:
-		if (record_take(rec, len, &tick, sizeof(tick)))
-			x->requests += tick.requests;
+		if (x->nser == 1 && record_take(rec, len, &tick, sizeof(tick)))
+			x->ser[0].requests += tick.requests;
 		break;
 	case LW_REC_HIST:
-		if (len >= sizeof(struct lw_hist_rec))
-			memcpy(x->hist_cur, ((const struct lw_hist_rec *)rec)->b,
-			       sizeof(x->hist_cur));
+		if (x->nser == 1 && len >= sizeof(struct lw_hist_rec))
+			memcpy(x->ser[0].hist_cur, ((const struct lw_hist_rec *)rec)->b,
+			       sizeof(x->ser[0].hist_cur));
 		break;
 	case LW_REC_META:
 		if (record_take(rec, len, &meta, sizeof(meta))) {
@@ -117,14 +175,14 @@ struct lw_sink lw_export_sink(struct lw_export *x)
  * (its own run and sleep), so the causes' seconds sum to the slow requests'
  * latency.
  */
-static void counters_slow(struct lw_export *x, struct lw_export_counters *c)
+static void counters_slow(struct lw_engine *eng, struct lw_export_series_counters *c)
 {
 	struct lw_summary *s = malloc(sizeof(*s));
 	__u64 traced = 0, none;
 
 	if (!s)
 		return; /* the last published values stand */
-	lw_engine_summarize(x->eng, s);
+	lw_engine_summarize(eng, s);
 	for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
 		c->slow[k] = s->cause[k].requests;
 		if (k != LW_CAUSE_NONE) {
@@ -166,24 +224,36 @@ static void counters_progs(const struct lw_export *x, struct lw_export_counters 
  * most. Only this thread writes pub, so it reads it unlocked. */
 static void publish_at(struct lw_export *x, __u64 now_ns)
 {
-	struct lw_export_counters c = x->pub;
+	struct lw_export_counters *c = malloc(sizeof(*c));
 
-	counters_slow(x, &c);
-	counters_progs(x, &c);
-	c.attached_ns = x->attached_ns;
-	if (x->attached_from && now_ns > x->attached_from)
-		c.attached_ns += now_ns - x->attached_from;
-	c.flags = x->flags;
-	c.requests = x->requests;
-	for (int b = 0; b < LW_HIST_BUCKETS; b++)
-		c.hist[b] = x->hist_base[b] + x->hist_cur[b];
-	c.dropped = x->dropped_base + x->dropped_cur;
-	c.active = x->active && !x->detached;
-	c.freq_source = x->freq_source;
-	memcpy(c.khz, x->khz, sizeof(c.khz));
+	if (!c)
+		return; /* the last published values stand */
 	pthread_mutex_lock(&x->lock);
-	x->pub = c;
+	*c = x->pub;
 	pthread_mutex_unlock(&x->lock);
+	for (int i = 0; i < x->nser; i++) {
+		struct lw_export_series_counters *sc = &c->s[i];
+		const struct lw_export_series *s = &x->ser[i];
+
+		counters_slow(s->eng, sc);
+		sc->requests = s->requests;
+		for (int b = 0; b < LW_HIST_BUCKETS; b++)
+			sc->hist[b] = s->hist_base[b] + s->hist_cur[b];
+	}
+	c->nseries = x->nser;
+	c->dropped = x->dropped_base + x->dropped_cur;
+	c->active = x->active && !x->detached;
+	counters_progs(x, c);
+	c->attached_ns = x->attached_ns;
+	if (x->attached_from && now_ns > x->attached_from)
+		c->attached_ns += now_ns - x->attached_from;
+	c->flags = x->flags;
+	c->freq_source = x->freq_source;
+	memcpy(c->khz, x->khz, sizeof(c->khz));
+	pthread_mutex_lock(&x->lock);
+	x->pub = *c;
+	pthread_mutex_unlock(&x->lock);
+	free(c);
 }
 
 void lw_export_publish(struct lw_export *x)
@@ -234,9 +304,13 @@ void lw_export_set_pid(struct lw_export *x, int pid)
 void lw_export_restart(struct lw_export *x)
 {
 	lw_export_publish(x);
-	for (int b = 0; b < LW_HIST_BUCKETS; b++)
-		x->hist_base[b] += x->hist_cur[b];
-	memset(x->hist_cur, 0, sizeof(x->hist_cur));
+	for (int i = 0; i < x->nser; i++) {
+		struct lw_export_series *s = &x->ser[i];
+
+		for (int b = 0; b < LW_HIST_BUCKETS; b++)
+			s->hist_base[b] += s->hist_cur[b];
+		memset(s->hist_cur, 0, sizeof(s->hist_cur));
+	}
 	x->dropped_base += x->dropped_cur;
 	x->dropped_cur = 0;
 	for (size_t i = 0; i < x->nr_progs; i++) {

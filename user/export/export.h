@@ -40,6 +40,18 @@ struct lw_export;
 struct lw_export *lw_export_new(const char *target, const char *node_root);
 void lw_export_free(struct lw_export *x);
 
+/*
+ * Several targets, a series each: a series more, labelled (the first is
+ * lw_export_new()'s target): its index, or -E2BIG past LW_MAX_TARGETS; the
+ * same index for a label given before. With more than one, classify(ctx,
+ * tgid) says whose a slow request is (-1: none's), and each series'
+ * latency histogram since its tracer began comes from
+ * lw_export_series_hist() before each tick.
+ */
+int lw_export_add_series(struct lw_export *x, const char *label);
+void lw_export_set_classify(struct lw_export *x, int (*fn)(void *ctx, __u32 tgid), void *ctx);
+void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b);
+
 /* The exporter as a sink: record() takes the records, tick() publishes. */
 struct lw_sink lw_export_sink(struct lw_export *x);
 
@@ -78,6 +90,12 @@ void lw_export_progs(struct lw_export *x, const struct lw_export_prog *p, size_t
 /* The target's process, whose allowed CPUs latwhy_irq_spread_entropy
  * is about; 0: none (the family is absent). Any thread. */
 void lw_export_set_pid(struct lw_export *x, int pid);
+/* Hindsight captures (latwhy_captures_total{target,reason}): the reasons
+ * known from the start, each at 0 (the family appears with the first); at
+ * most LW_EXPORT_REASONS. Then one more written, from any thread. */
+#define LW_EXPORT_REASONS 16
+void lw_export_capture_reason(struct lw_export *x, const char *reason);
+void lw_export_capture_written(struct lw_export *x, const char *reason);
 
 /* The exposition text of the last published snapshot, NUL-terminated, in
  * *len bytes (the NUL excluded); free() it. NULL with errno set. */

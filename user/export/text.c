@@ -58,33 +58,37 @@ static bool cause_measured(const struct lw_export_counters *c, int k)
 	return true;
 }
 
-static void write_requests(FILE *f, const char *target, const struct lw_export_counters *c)
+static void write_requests(FILE *f, const struct lw_export *x, const struct lw_export_counters *c)
 {
 	static const char *const slow = "latwhy_slow_requests_total";
 	static const char *const secs = "latwhy_slow_request_seconds_total";
 
 	lw_export_family(f, "latwhy_requests_total", "counter",
 			 "Requests the target completed, slow or not.");
-	write_target(f, "latwhy_requests_total", target);
-	fprintf(f, "} %llu\n", (unsigned long long)c->requests);
+	for (int i = 0; i < c->nseries; i++) {
+		write_target(f, "latwhy_requests_total", x->ser[i].label);
+		fprintf(f, "} %llu\n", (unsigned long long)c->s[i].requests);
+	}
 	lw_export_family(f, slow, "counter",
 			 "Slow requests, by the cause that held most of each one's time.");
-	for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
-		if (!cause_measured(c, k))
-			continue;
-		write_target(f, slow, target);
-		fprintf(f, ",cause=\"%s\"} %llu\n", lw_cause_name(k),
-			(unsigned long long)c->slow[k]);
-	}
+	for (int i = 0; i < c->nseries; i++)
+		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
+			if (!cause_measured(c, k))
+				continue;
+			write_target(f, slow, x->ser[i].label);
+			fprintf(f, ",cause=\"%s\"} %llu\n", lw_cause_name(k),
+				(unsigned long long)c->s[i].slow[k]);
+		}
 	lw_export_family(f, secs, "counter",
 			 "Time of the slow requests, by cause; none is their own run and sleep.");
-	for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
-		if (!cause_measured(c, k))
-			continue;
-		write_target(f, secs, target);
-		fprintf(f, ",cause=\"%s\"} ", lw_cause_name(k));
-		write_seconds(f, c->slow_ns[k]);
-	}
+	for (int i = 0; i < c->nseries; i++)
+		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
+			if (!cause_measured(c, k))
+				continue;
+			write_target(f, secs, x->ser[i].label);
+			fprintf(f, ",cause=\"%s\"} ", lw_cause_name(k));
+			write_seconds(f, c->s[i].slow_ns[k]);
+		}
 }
 
 /* Upper edge of histogram bucket b, ~0 for the last. */
@@ -113,13 +117,11 @@ static double hist_sum_seconds(const __u64 *h)
  * lies wholly below 2^k ns or wholly above: each `le` bound counts exactly
  * the requests faster than it.
  */
-static void write_histogram(FILE *f, const char *target, const struct lw_export_counters *c)
+static void write_histogram(FILE *f, const char *target, const struct lw_export_series_counters *c)
 {
 	__u64 cum = 0;
 	__u32 b = 0;
 
-	lw_export_family(f, "latwhy_request_duration_seconds", "histogram",
-			 "Latency of every request of the target.");
 	for (int k = LW_EXPORT_LE_MIN; k <= LW_EXPORT_LE_MAX; k++) {
 		for (; b < LW_HIST_BUCKETS && bucket_upper(b) <= 1ULL << k; b++)
 			cum += c->hist[b];
@@ -154,10 +156,14 @@ static void write_dropped(FILE *f, const struct lw_export_counters *c)
 
 static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counters *c)
 {
-	write_requests(f, x->target, c);
-	write_histogram(f, x->target, c);
+	write_requests(f, x, c);
+	lw_export_family(f, "latwhy_request_duration_seconds", "histogram",
+			 "Latency of every request of the target.");
+	for (int i = 0; i < c->nseries; i++)
+		write_histogram(f, x->ser[i].label, &c->s[i]);
 	write_dropped(f, c);
 	lw_export_bpf_write(x, f, c);
+	lw_export_captures_write(x, f);
 	lw_export_node_write(x, f, c);
 	lw_export_self_write(f);
 	return ferror(f) ? -EIO : 0;

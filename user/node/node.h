@@ -281,6 +281,13 @@ struct lw_node {
  * lw_node_free() whatever the result.
  */
 int lw_node_read(struct lw_node *n, const char *root, int pid);
+/*
+ * A target of several processes: pid's allowed CPUs added to those of the
+ * target lw_node_read() read (its cpus and cpus_allowed the union; the rest
+ * stays the first process's). 0, -ESRCH when pid is gone, -EINVAL without a
+ * target read.
+ */
+int lw_node_target_add(struct lw_node *n, int pid);
 /* The same with the NIC queries of et: NULL picks the kernel's on the live
  * node and the recorded ones under a fixture root. */
 int lw_node_read_with(struct lw_node *n, const char *root, int pid, const struct lw_ethtool *et);

@@ -250,3 +250,18 @@ int lw_node_read_target(struct lw_node *n, int pid)
 	read_cgroup(n, t);
 	return 0;
 }
+
+int lw_node_target_add(struct lw_node *n, int pid)
+{
+	struct lw_target one = {.pid = pid};
+	int err;
+
+	if (!n->target.pid)
+		return -EINVAL;
+	err = read_status(n, &one);
+	if (err)
+		return err;
+	lw_cpuset_or(&n->target.cpus, &n->target.cpus, &one.cpus);
+	lw_cpuset_format(&n->target.cpus, n->target.cpus_allowed, sizeof(n->target.cpus_allowed));
+	return 0;
+}

@@ -18,7 +18,23 @@ struct lw_render {
 	FILE *f;
 	bool json;
 	bool tty;
+	char target[512]; /* lw_render_set_target(); "": "pid N (comm)" */
 };
+
+void lw_render_set_target(struct lw_render *r, const char *label)
+{
+	snprintf(r->target, sizeof(r->target), "%s", label ? label : "");
+}
+
+/* What the text calls the target: the label set, or the summary's process. */
+static const char *target_name(const struct lw_render *r, const struct lw_summary *s, char *buf,
+			       size_t len)
+{
+	if (r->target[0])
+		return r->target;
+	snprintf(buf, len, "pid %d (%s)", s->pid, s->comm);
+	return buf;
+}
 
 struct lw_render *lw_render_new(FILE *f, bool json)
 {
@@ -55,12 +71,13 @@ static const char *missing_causes(__u32 flags, char *buf, size_t len)
 
 void lw_render_start(struct lw_render *r, int pid, const char *comm, __u32 flags, __u64 slow_ns)
 {
-	char miss[128], d[32];
+	char miss[128], d[32], who[64];
 
+	snprintf(who, sizeof(who), "pid %d (%s)", pid, comm);
 	missing_causes(flags, miss, sizeof(miss));
 	/* stderr: stdout may be NDJSON */
-	fprintf(stderr, "latwhy: tracing pid %d (%s), slow = %s%s. Ctrl-C to stop.\n", pid, comm,
-		slow_ns ? "> " : "above the running p99",
+	fprintf(stderr, "latwhy: tracing %s, slow = %s%s. Ctrl-C to stop.\n",
+		r->target[0] ? r->target : who, slow_ns ? "> " : "above the running p99",
 		slow_ns ? lw_fmt_ns(d, sizeof(d), slow_ns) : "");
 	if (*miss)
 		fprintf(stderr,
@@ -133,7 +150,7 @@ static void fmt_clock(char *buf, size_t len, const struct lw_summary *s)
 void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struct lw_tick_rec *t,
 		    __u64 interval_ns)
 {
-	char p50[32], p99[32], th[32], clock[96], sh[LW_CAUSE_MAX][16];
+	char p50[32], p99[32], th[32], clock[96], sh[LW_CAUSE_MAX][16], who[64];
 	FILE *f = r->f;
 
 	if (r->tty)
@@ -144,7 +161,8 @@ void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struc
 		snprintf(th, sizeof(th), "p99 not known yet");
 	else
 		lw_fmt_ns(th, sizeof(th), t->threshold_ns);
-	fprintf(f, "pid %d (%s)  req/s %.0f  p50 %s  p99 %s  slow %llu (> %s)\n", s->pid, s->comm,
+	fprintf(f, "%s  req/s %.0f  p50 %s  p99 %s  slow %llu (> %s)\n",
+		target_name(r, s, who, sizeof(who)),
 		(double)t->requests * 1e9 / (double)interval_ns,
 		lw_fmt_ns(p50, sizeof(p50), t->p50_ns), lw_fmt_ns(p99, sizeof(p99), t->p99_ns),
 		(unsigned long long)s->slow_requests, th);
@@ -425,6 +443,33 @@ static void text_irq_entry(FILE *f, const struct lw_summary *s)
 		lw_fmt_ns(c, sizeof(c), s->irq_entry_ns));
 }
 
+/* Each CPU's last clock, runs of CPUs at the same clock as one range; CPUs
+ * without a clock are left out, not shown as 0. */
+static void text_cpu_clocks(FILE *f, const struct lw_summary *s)
+{
+	const char *sep = "";
+	__u32 n = s->nr_cpu_khz < LW_MAX_CPUS ? s->nr_cpu_khz : LW_MAX_CPUS;
+
+	if (!s->freq_measured)
+		return;
+	fprintf(f, "  clock per CPU, last reading:");
+	for (__u32 c = 0; c < n; c++) {
+		__u32 end = c;
+
+		if (!s->cpu_khz[c])
+			continue;
+		while (end + 1 < n && s->cpu_khz[end + 1] == s->cpu_khz[c])
+			end++;
+		if (end == c)
+			fprintf(f, "%s cpu %u %u MHz", sep, c, s->cpu_khz[c] / 1000);
+		else
+			fprintf(f, "%s cpus %u-%u %u MHz", sep, c, end, s->cpu_khz[c] / 1000);
+		sep = ",";
+		c = end;
+	}
+	fprintf(f, "\n");
+}
+
 static void text_evidence(FILE *f, const struct lw_summary *s)
 {
 	char d[32], clock[96];
@@ -496,6 +541,7 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 		lw_fmt_ns(d, sizeof(d), s->thp.compact_ns));
 	fmt_clock(clock, sizeof(clock), s);
 	fprintf(f, "  clock: %s\n", clock);
+	text_cpu_clocks(f, s);
 	fprintf(f, "  CPUs the slow requests ran on: ");
 	print_cpu_list(f, s->cpus_mask);
 	fprintf(f, "\n");
@@ -504,10 +550,10 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 static void summary_text(struct lw_render *r, const struct lw_summary *s,
 			 const struct lw_findings *fs)
 {
-	char d[32], p50[32], p99[32], th[48], miss[128];
+	char d[32], p50[32], p99[32], th[48], miss[128], who[64];
 	FILE *f = r->f;
 
-	fprintf(f, "\n== latwhy: pid %d (%s), %s traced%s ==\n", s->pid, s->comm,
+	fprintf(f, "\n== latwhy: %s, %s traced%s ==\n", target_name(r, s, who, sizeof(who)),
 		lw_fmt_ns(d, sizeof(d), s->duration_ns),
 		s->flags & LW_META_TARGET_EXITED ? "; the process exited during the trace" : "");
 	if (*missing_causes(s->flags, miss, sizeof(miss)))

@@ -20,6 +20,9 @@ struct lw_render;
 struct lw_render *lw_render_new(FILE *f, bool json);
 void lw_render_free(struct lw_render *r);
 
+/* Name the target in the text by label ("cgroup /a (3 processes)") rather
+ * than by the summary's pid and comm; NULL or "" goes back to those. */
+void lw_render_set_target(struct lw_render *r, const char *label);
 /* One line saying what is traced and what cannot be (missing tracepoints). */
 void lw_render_start(struct lw_render *r, int pid, const char *comm, __u32 flags, __u64 slow_ns);
 /* The live view, once per interval (text mode only). */

@@ -49,6 +49,9 @@ static void control_thp_pids(struct lw_tracer *t)
 	t->skel->bss->thp_pid_max = max;
 }
 
+#define LW_PORT_READS 16 /* processes whose namespace's listeners are read */
+#define LW_STAT_READS 256
+
 /*
  * Which TCP sockets carry requests, and whether one thread's request may be
  * answered by another: the listening ports of the target's network
@@ -58,26 +61,37 @@ static void control_thp_pids(struct lw_tracer *t)
 static void control_conns(struct lw_tracer *t, bool ports)
 {
 	struct latwhy_bpf *s = t->skel;
-	char state;
+	bool multi = false, known = false;
 	int n;
 
+	/* the targets' processes and ids again: whether they are still there
+	 * (the poll loop stops when every -p one is gone) */
+	lw_targets_refresh(t, true);
 	if (ports) {
 		__u64 bits[sizeof(s->bss->listen_ports) / sizeof(__u64)] = {};
+		int listeners = 0;
 
-		n = lw_probe_listen_ports(t->o->pid, bits);
+		/* processes share a namespace's table: the first few read it */
+		for (int i = 0; i < t->npids && i < LW_PORT_READS; i++) {
+			n = lw_probe_listen_ports(t->pids[i], bits);
+			listeners += n > 0 ? n : 0;
+		}
 		/* no listener seen: every TCP read may be a request, as before */
-		if (n > 0)
+		if (listeners > 0)
 			memcpy(s->bss->listen_ports, bits, sizeof(bits));
-		s->bss->listen_known = n > 0;
+		s->bss->listen_known = listeners > 0;
 	}
-	/* one read of /proc/PID/stat a tick: the thread count, and whether
-	 * the target is still there (the poll loop stops when it is not) */
-	if (lw_probe_stat(t->o->pid, NULL, 0, &state, &n) || state == 'Z' || state == 'X') {
-		t->target_exited = true;
-		return;
+	/* a read of /proc/PID/stat a process a tick: the thread count */
+	for (int i = 0; i < t->npids && i < LW_STAT_READS && !multi; i++) {
+		char state;
+
+		if (!lw_probe_stat(t->pids[i], NULL, 0, &state, &n) && n > 0) {
+			known = true;
+			multi = n > 1;
+		}
 	}
-	if (n > 0)
-		s->bss->handoff_watch = n > 1;
+	if (known)
+		s->bss->handoff_watch = multi;
 }
 
 void lw_control_start(struct lw_tracer *t)

@@ -37,8 +37,28 @@ struct lw_control {
 	bool backlog_lost;     /* lw_netif_recv could not be attached again */
 };
 
+/* One target while tracing (targets.c). */
+struct lw_target_live {
+	const struct lw_target_opt *opt;
+	__u32 slot;
+	char comm[LW_COMM_LEN];	  /* -p: its name */
+	char rel[LW_TARGET_NAME]; /* cgroup, unit: path below the v2 mount; "" not known */
+	const char *how;	  /* unit: how rel was found */
+	bool searched;		  /* unit: found in the tree, not from systemd */
+	__u64 cgid;		  /* its id in targ_cgroups; 0: none */
+	int nprocs;		  /* its processes at the last refresh */
+	bool seen;		  /* it existed once */
+	bool waiting;		  /* its absence was said */
+};
+
 struct lw_tracer {
 	const struct lw_opts *o;
+	struct lw_target_live tg[LW_MAX_TARGETS];
+	int ntg;
+	char cg_mount[LW_PATH_MAX]; /* cgroup v2's mount point, "" for "/" */
+	int pids[LW_MAX_TGIDS];	    /* every target's processes, first seen first */
+	int pid_slot[LW_MAX_TGIDS]; /* the slot of the target each is of */
+	int npids;
 	struct latwhy_bpf *skel;
 	struct ring_buffer *rb;
 	struct lw_sink sink; /* where every record goes */
@@ -68,6 +88,18 @@ __u64 lw_now_ns(void);
 /* One record to the sink. Its errors are the sink's to count; only
  * -ECANCELED stops the trace (t->cancelled). */
 void lw_tracer_emit(struct lw_tracer *t, const void *rec, size_t len);
+/* A process of target slot into the BPF filter, live: 0 or -errno. */
+int lw_tracer_add_tgid(struct lw_tracer *t, __u32 tgid, __u32 slot);
+
+/* targets.c */
+/* The targets of t->o, the cgroup v2 mount if one is a cgroup; each -p
+ * checked (said on stderr). 0 or -errno. */
+int lw_targets_init(struct lw_tracer *t);
+/* Every target's processes and cgroup ids now; with apply, into the BPF
+ * filter. Says once what is waited for; sets t->target_exited when every
+ * target is a -p process and none is left. */
+int lw_targets_refresh(struct lw_tracer *t, bool apply);
+void lw_targets_describe(const struct lw_tracer *t, char *buf, size_t len);
 
 /* Attach every program the skeleton attaches, and the uprobes; said on
  * stderr when it cannot. At open, and again by the duty cycle. */

@@ -58,14 +58,26 @@ static void to_cpuset(const cpu_set_t *from, struct lw_cpuset *to)
 			lw_cpuset_set(to, c);
 }
 
-int lw_place_self(int pid, struct lw_place *p)
+int lw_place_self(const int *pids, int n, struct lw_place *p)
 {
 	cpu_set_t target, mine, free_cpus;
-	int err;
+	int err = -ESRCH, found = 0;
 
 	memset(p, 0, sizeof(*p));
-	err = target_cpus(pid, &target);
-	if (err)
+	CPU_ZERO(&target);
+	for (int i = 0; i < n; i++) {
+		cpu_set_t one;
+
+		/* a process gone since the listing has no CPU to avoid */
+		err = target_cpus(pids[i], &one);
+		if (err == -ESRCH || err == -ENOENT)
+			continue;
+		if (err)
+			return err;
+		CPU_OR(&target, &target, &one);
+		found++;
+	}
+	if (!found)
 		return err;
 	to_cpuset(&target, &p->target);
 	if (sched_getaffinity(0, sizeof(mine), &mine))

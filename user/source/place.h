@@ -25,10 +25,10 @@ struct lw_place {
 
 /*
  * Restrict the calling process (before it starts any thread) to the CPUs it
- * may use that none of pid's threads may. When there are none it stays where
- * it is and sets p->shared. Returns 0 or -errno.
+ * may use that none of the threads of the n processes pids may. When there
+ * are none it stays where it is and sets p->shared. Returns 0 or -errno.
  */
-int lw_place_self(int pid, struct lw_place *p);
+int lw_place_self(const int *pids, int n, struct lw_place *p);
 
 /* Shared CPUs only: trace at nice LW_PLACE_NICE from now on. Loading and
  * attaching run before it at the caller's priority: at nice 19 beside two

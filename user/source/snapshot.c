@@ -6,6 +6,7 @@
  * replaces the previous one of its key: a sink that missed an interval loses
  * nothing. The records leave through the tracer's sink (lw_tracer_emit()).
  */
+#include <errno.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -14,6 +15,27 @@
 #include "latwhy.h"
 #include "latwhy.skel.h"
 #include "source/live.h"
+#include "source/probe.h"
+
+int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b)
+{
+	size_t per = bpf_map__value_size(t->skel->maps.lat_hist);
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 key = 1 + slot;
+
+	if (slot < 0 || slot >= t->ntg)
+		return -EINVAL;
+	memset(b, 0, LW_HIST_BUCKETS * sizeof(*b));
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.lat_hist), &key, t->hist_buf))
+		return -errno;
+	for (int c = 0; c < ncpu; c++) {
+		const __u64 *h = (const __u64 *)((const char *)t->hist_buf + c * per);
+
+		for (int i = 0; i < LW_HIST_BUCKETS; i++)
+			b[i] += h[i];
+	}
+	return 0;
+}
 
 __u64 lw_snapshot_hist(struct lw_tracer *t)
 {
@@ -161,6 +183,15 @@ void lw_snapshot_meta(struct lw_tracer *t)
 	m.type = LW_REC_META;
 	m.pid = t->o->pid;
 	memcpy(m.comm, t->comm, sizeof(m.comm));
+	/* no single -p process: the first of the targets' (the engine's
+	 * evidence calls its threads "its own"), named */
+	if (!m.pid && t->npids) {
+		char state;
+
+		m.pid = t->pids[0];
+		if (lw_probe_stat(m.pid, m.comm, sizeof(m.comm), &state, NULL))
+			memset(m.comm, 0, sizeof(m.comm));
+	}
 	m.flags = t->flags | (t->target_exited ? LW_META_TARGET_EXITED : 0);
 	m.freq_source = freq_source(t);
 	m.nr_cpus = t->nr_cpus;

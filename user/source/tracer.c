@@ -102,6 +102,25 @@ static int tracer_seed_cpus(struct lw_tracer *t)
 	return 0;
 }
 
+int lw_tracer_add_tgid(struct lw_tracer *t, __u32 tgid, __u32 slot)
+{
+	__u32 bit = tgid % LW_TGID_BITS;
+
+	if (bpf_map_update_elem(bpf_map__fd(t->skel->maps.targ_tgids), &tgid, &slot, BPF_ANY))
+		return -errno;
+	/* after the entry: the BPF side looks up only a tgid whose bit is set */
+	__atomic_fetch_or(&t->skel->bss->targ_tgid_bits[bit / 64], 1ULL << (bit % 64),
+			  __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* One -p process: its uprobe only; else in every process, which the BPF
+ * filter sorts (a target's processes come and go). */
+static int uprobe_pid(const struct lw_tracer *t)
+{
+	return t->o->pid ? t->o->pid : -1;
+}
+
 int lw_tracer_attach(struct lw_tracer *t)
 {
 	int err;
@@ -121,12 +140,12 @@ int lw_tracer_attach(struct lw_tracer *t)
 		/* Return probe first: a call in flight when the entry probe
 		 * lands would otherwise leave its nesting depth at 1 forever. */
 		t->skel->links.lw_req_return = bpf_program__attach_uprobe_opts(
-			t->skel->progs.lw_req_return, t->o->pid, t->o->uprobe_bin, 0, &uo);
+			t->skel->progs.lw_req_return, uprobe_pid(t), t->o->uprobe_bin, 0, &uo);
 		if (!t->skel->links.lw_req_return)
 			goto uprobe_err;
 		uo.retprobe = false;
 		t->skel->links.lw_req_entry = bpf_program__attach_uprobe_opts(
-			t->skel->progs.lw_req_entry, t->o->pid, t->o->uprobe_bin, 0, &uo);
+			t->skel->progs.lw_req_entry, uprobe_pid(t), t->o->uprobe_bin, 0, &uo);
 		if (!t->skel->links.lw_req_entry)
 			goto uprobe_err;
 	}
@@ -146,7 +165,9 @@ static void tracer_place(struct lw_tracer *t)
 	char tc[256], sc[256];
 	int err;
 
-	err = lw_place_self(t->o->pid, p);
+	if (!t->npids)
+		return; /* waited for: nothing to keep off yet */
+	err = lw_place_self(t->pids, t->npids, p);
 	if (err) {
 		fprintf(stderr, "latwhy: cannot keep off the target's CPUs: %s\n", strerror(-err));
 		return;
@@ -278,22 +299,29 @@ static int tracer_load(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot open BPF object: %s\n", strerror(-err));
 		return err;
 	}
-	t->skel->rodata->targ_tgid = t->o->pid;
 	err = lw_tracer_probe(t);
 	if (err)
 		return err;
 	err = latwhy_bpf__load(t->skel);
-	if (err)
+	if (err) {
 		fprintf(stderr,
 			"latwhy: cannot load BPF programs: %s (run with -v for the verifier log)\n",
 			strerror(-err));
-	return err;
+		return err;
+	}
+	/* a histogram per target only when there are several to tell apart */
+	t->skel->bss->targ_split = t->ntg > 1;
+	return lw_targets_refresh(t, true);
 }
 
 static int tracer_open(struct lw_tracer *t)
 {
 	int err;
 
+	err = lw_targets_init(t);
+	if (err)
+		return err;
+	lw_targets_refresh(t, false);
 	tracer_place(t);
 	err = tracer_load(t);
 	if (err)
@@ -363,6 +391,24 @@ struct lw_tracer *lw_tracer_open(const struct lw_opts *o, const char *comm, stru
 __u32 lw_tracer_flags(const struct lw_tracer *t)
 {
 	return t->flags;
+}
+
+void lw_tracer_describe(const struct lw_tracer *t, char *buf, size_t len)
+{
+	lw_targets_describe(t, buf, len);
+}
+
+int lw_tracer_pids(const struct lw_tracer *t, int *pids, int max)
+{
+	int n = t->npids < max ? t->npids : max;
+
+	memcpy(pids, t->pids, n * sizeof(*pids));
+	return n;
+}
+
+int lw_tracer_first_pid(const struct lw_tracer *t)
+{
+	return t && t->npids ? t->pids[0] : 0;
 }
 
 bool lw_tracer_target_exited(const struct lw_tracer *t)

@@ -41,6 +41,28 @@ __u32 lw_tracer_flags(const struct lw_tracer *t);
  */
 int lw_tracer_run(struct lw_tracer *t);
 
+/* What is traced, for a header: "pid 42 (srv)", "cgroup /a (3 processes)",
+ * several joined by ", ". */
+void lw_tracer_describe(const struct lw_tracer *t, char *buf, size_t len);
+
+/* The targets' processes at the last refresh, up to max into pids: how
+ * many were stored. */
+int lw_tracer_pids(const struct lw_tracer *t, int *pids, int max);
+
+/* The first of the targets' processes now (the node's facts of it); 0 when
+ * there is none. */
+int lw_tracer_first_pid(const struct lw_tracer *t);
+
+/* Several targets, a series each (serve): how many (slots 0..n-1), the
+ * label of one (the unit, the cgroup path, the comm; -p: its process's
+ * comm), its latency histogram since the start (LW_HIST_BUCKETS counts,
+ * kept in the kernel per slot when there are several: 0 or -errno), and
+ * the slot of a process at the last refresh (-1: none). */
+int lw_tracer_targets(const struct lw_tracer *t);
+void lw_tracer_target_label(const struct lw_tracer *t, int slot, char *buf, size_t len);
+int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b);
+int lw_tracer_target_of(const struct lw_tracer *t, __u32 tgid);
+
 /* The target was gone at the last snapshot. */
 bool lw_tracer_target_exited(const struct lw_tracer *t);
 

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * targets.c - what the BPF filter matches, kept up to date while tracing.
+ *
+ * Each target has a slot. A -p process and the processes named by --comm go
+ * into targ_tgids; a --cgroup or --unit cgroup goes into targ_cgroups by its
+ * id, which changes when the cgroup is removed and made again (systemd does
+ * so at every restart of a unit): the new id replaces the old, no re-attach.
+ * The union of every target's processes (t->pids) is what needs processes
+ * rather than a filter: latwhy's placement, the listening ports, the thread
+ * count, uprobes, the node's facts.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "latwhy.h"
+#include "latwhy.skel.h"
+#include "node/cgroup.h"
+#include "source/live.h"
+#include "source/probe.h"
+
+/* systemd is PID 1 and its manager answers: /run/systemd/system is made by
+ * systemd at boot (sd_booted(3)). */
+static bool systemd_reachable(void)
+{
+	char comm[LW_COMM_LEN] = "";
+	FILE *f = fopen("/proc/1/comm", "re");
+
+	if (f) {
+		if (!fgets(comm, sizeof(comm), f))
+			comm[0] = '\0';
+		fclose(f);
+	}
+	comm[strcspn(comm, "\n")] = '\0';
+	return !strcmp(comm, "systemd") && !access("/run/systemd/system", F_OK);
+}
+
+/* systemctl's ControlGroup of unit: 0 with rel set, -ENOENT when it has
+ * none (not running), -errno when systemctl cannot be run. */
+static int unit_from_systemd(const char *unit, char *rel, size_t len)
+{
+	char cmd[LW_TARGET_NAME + 64], line[LW_TARGET_NAME] = "";
+	FILE *p;
+	int st;
+
+	/* unit_name_ok() (opts.c) let no quote or '/' through */
+	snprintf(cmd, sizeof(cmd), "systemctl show -p ControlGroup --value -- '%s' 2>/dev/null",
+		 unit);
+	p = popen(cmd, "re");
+	if (!p)
+		return -errno;
+	if (!fgets(line, sizeof(line), p))
+		line[0] = '\0';
+	st = pclose(p);
+	line[strcspn(line, "\n")] = '\0';
+	if (st || !lw_cgroup_path_ok(line) || strlen(line) >= len)
+		return -ENOENT;
+	snprintf(rel, len, "%s", line);
+	return 0;
+}
+
+/* A unit's cgroup below the v2 mount, and how it was found. */
+static int unit_resolve(struct lw_tracer *t, struct lw_target_live *g)
+{
+	int err;
+
+	g->searched = !systemd_reachable();
+	if (!g->searched) {
+		g->how = "asked systemd";
+		return unit_from_systemd(g->opt->name, g->rel, sizeof(g->rel));
+	}
+	g->how = "no systemd: found in the cgroup v2 tree";
+	err = lw_cgroup_find_unit(t->cg_mount, g->opt->name, g->rel, sizeof(g->rel));
+	return err;
+}
+
+void lw_targets_describe(const struct lw_tracer *t, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < t->ntg && n < len; i++) {
+		const struct lw_target_live *g = &t->tg[i];
+		const char *sep = i ? ", " : "";
+
+		switch (g->opt->kind) {
+		case LW_TARGET_PID:
+			n += snprintf(buf + n, len - n, "%spid %d (%s)", sep, g->opt->pid, g->comm);
+			break;
+		case LW_TARGET_COMM:
+			n += snprintf(buf + n, len - n, "%scomm %s (%d process%s)", sep,
+				      g->opt->name, g->nprocs, g->nprocs == 1 ? "" : "es");
+			break;
+		case LW_TARGET_CGROUP:
+			n += snprintf(buf + n, len - n, "%scgroup %s (%d process%s)", sep,
+				      g->opt->name, g->nprocs, g->nprocs == 1 ? "" : "es");
+			break;
+		case LW_TARGET_UNIT:
+			n += snprintf(buf + n, len - n, "%sunit %s (cgroup %s, %d process%s)", sep,
+				      g->opt->name, g->rel[0] ? g->rel : "not found yet", g->nprocs,
+				      g->nprocs == 1 ? "" : "es");
+			break;
+		}
+	}
+}
+
+static const char *target_word(const struct lw_target_live *g)
+{
+	switch (g->opt->kind) {
+	case LW_TARGET_COMM:
+		return "a process named";
+	case LW_TARGET_UNIT:
+		return "unit";
+	default:
+		return "cgroup";
+	}
+}
+
+static int pids_add(struct lw_tracer *t, int pid)
+{
+	for (int i = 0; i < t->npids; i++)
+		if (t->pids[i] == pid)
+			return 0;
+	if (t->npids == LW_MAX_TGIDS)
+		return -E2BIG;
+	t->pids[t->npids++] = pid;
+	return 0;
+}
+
+/* The processes named comm, latwhy aside, into the union. */
+static int comm_procs(struct lw_tracer *t, const char *comm)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0, self = getpid();
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char c[LW_COMM_LEN], state;
+		int pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		if (pid == self || lw_probe_stat(pid, c, sizeof(c), &state, NULL) ||
+		    strcmp(c, comm) || state == 'Z' || state == 'X')
+			continue;
+		if (!pids_add(t, pid))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* A cgroup target now: its id, 0 while it does not exist, and its
+ * processes into the union. */
+static __u64 cgroup_now(struct lw_tracer *t, struct lw_target_live *g)
+{
+	char path[LW_PATH_MAX + LW_TARGET_NAME];
+	int pids[LW_MAX_TGIDS], n;
+	__u64 id;
+
+	if (g->opt->kind == LW_TARGET_UNIT && !g->rel[0]) {
+		if (unit_resolve(t, g))
+			return 0;
+		fprintf(stderr, "latwhy: unit %s: cgroup %s (%s)\n", g->opt->name, g->rel, g->how);
+	}
+	snprintf(path, sizeof(path), "%s%s", t->cg_mount, g->rel);
+	if (lw_cgroup_id(path, &id)) {
+		if (g->opt->kind == LW_TARGET_UNIT && g->searched)
+			g->rel[0] = '\0'; /* searched: it may come back elsewhere */
+		return 0;
+	}
+	n = lw_cgroup_procs(path, pids, LW_MAX_TGIDS);
+	g->nprocs = n > 0 ? n : 0;
+	for (int i = 0; i < n && i < LW_MAX_TGIDS; i++)
+		pids_add(t, pids[i]);
+	return id;
+}
+
+/* The cgroup's id in targ_cgroups: the new one in, then the old one out. */
+static void cgroup_apply(struct lw_tracer *t, struct lw_target_live *g, __u64 id)
+{
+	int fd = bpf_map__fd(t->skel->maps.targ_cgroups);
+
+	if (id == g->cgid)
+		return;
+	if (id && bpf_map_update_elem(fd, &id, &g->slot, BPF_ANY)) {
+		fprintf(stderr, "latwhy: cannot add cgroup %s to the filter: %s\n", g->opt->name,
+			strerror(errno));
+		return;
+	}
+	if (g->cgid)
+		bpf_map_delete_elem(fd, &g->cgid);
+	if (id && !g->cgid)
+		t->skel->bss->targ_ncgroups++;
+	else if (!id && g->cgid)
+		t->skel->bss->targ_ncgroups--;
+	g->cgid = id;
+}
+
+/* Said once per state change: not there yet, gone, back. */
+static void target_say(struct lw_tracer *t, struct lw_target_live *g, bool there)
+{
+	const char *name = g->opt->name;
+
+	if (there && g->waiting) {
+		if (g->seen)
+			fprintf(stderr, "latwhy: %s %s is back: traced again\n", target_word(g),
+				name);
+		else
+			fprintf(stderr, "latwhy: %s %s is there: traced\n", target_word(g), name);
+	} else if (!there && !g->waiting) {
+		fprintf(stderr,
+			g->seen ? "latwhy: %s %s is gone: waiting for it to come back\n"
+				: "latwhy: %s %s does not exist yet: waiting for it\n",
+			target_word(g), name);
+	}
+	if (there)
+		g->seen = true;
+	g->waiting = !there;
+}
+
+/* The tgids of -p and --comm targets into targ_tgids; the ones that left
+ * out, their bits recomputed. */
+static void tgids_apply(struct lw_tracer *t, const int *slot_of)
+{
+	int fd = bpf_map__fd(t->skel->maps.targ_tgids);
+	__u64 bits[LW_TGID_BITS / 64] = {};
+	__u32 key, next, *prev = NULL;
+
+	for (int i = 0; i < t->npids; i++) {
+		if (slot_of[i] < 0)
+			continue;
+		if (lw_tracer_add_tgid(t, t->pids[i], slot_of[i]))
+			continue;
+		bits[(t->pids[i] % LW_TGID_BITS) / 64] |= 1ULL << (t->pids[i] % 64);
+	}
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		bool keep = false;
+
+		for (int i = 0; i < t->npids && !keep; i++)
+			keep = slot_of[i] >= 0 && (__u32)t->pids[i] == next;
+		key = next;
+		prev = &key;
+		if (!keep && !bpf_map_delete_elem(fd, &key))
+			prev = NULL; /* deleted: start over, the order changed */
+	}
+	for (int w = 0; w < LW_TGID_BITS / 64; w++)
+		if (t->skel->bss->targ_tgid_bits[w] != bits[w])
+			t->skel->bss->targ_tgid_bits[w] = bits[w];
+}
+
+int lw_targets_refresh(struct lw_tracer *t, bool apply)
+{
+	int slot_of[LW_MAX_TGIDS];
+	__u64 ids[LW_MAX_TARGETS] = {};
+	bool alive = false;
+
+	t->npids = 0;
+	for (int i = 0; i < t->ntg; i++) {
+		struct lw_target_live *g = &t->tg[i];
+		int before = t->npids;
+		bool there;
+
+		switch (g->opt->kind) {
+		case LW_TARGET_PID: {
+			char state;
+
+			there = !lw_probe_stat(g->opt->pid, NULL, 0, &state, NULL) &&
+				state != 'Z' && state != 'X';
+			if (there)
+				pids_add(t, g->opt->pid);
+			alive |= there;
+			break;
+		}
+		case LW_TARGET_COMM:
+			g->nprocs = comm_procs(t, g->opt->name);
+			there = g->nprocs > 0;
+			alive = true; /* waited for: never the end */
+			break;
+		default:
+			ids[i] = cgroup_now(t, g);
+			there = ids[i] != 0;
+			alive = true;
+		}
+		for (int k = before; k < t->npids; k++)
+			t->pid_slot[k] = g->slot;
+		for (int k = before; k < t->npids; k++)
+			slot_of[k] = g->opt->kind == LW_TARGET_PID || g->opt->kind == LW_TARGET_COMM
+					     ? (int)g->slot
+					     : -1;
+		if (g->opt->kind != LW_TARGET_PID)
+			target_say(t, g, there);
+	}
+	t->target_exited = !alive;
+	if (!apply)
+		return 0;
+	tgids_apply(t, slot_of);
+	for (int i = 0; i < t->ntg; i++)
+		if (t->tg[i].opt->kind == LW_TARGET_CGROUP || t->tg[i].opt->kind == LW_TARGET_UNIT)
+			cgroup_apply(t, &t->tg[i], ids[i]);
+	return 0;
+}
+
+int lw_targets_init(struct lw_tracer *t)
+{
+	bool cg = false;
+	int err;
+
+	t->ntg = t->o->ntargets;
+	for (int i = 0; i < t->ntg; i++) {
+		struct lw_target_live *g = &t->tg[i];
+
+		g->opt = &t->o->targets[i];
+		g->slot = i;
+		g->how = "";
+		if (g->opt->kind == LW_TARGET_CGROUP)
+			snprintf(g->rel, sizeof(g->rel), "%s", g->opt->name);
+		if (g->opt->kind == LW_TARGET_PID &&
+		    lw_probe_target(g->opt->pid, g->comm, sizeof(g->comm)))
+			return -ESRCH;
+		cg |= g->opt->kind == LW_TARGET_CGROUP || g->opt->kind == LW_TARGET_UNIT;
+	}
+	if (!cg)
+		return 0;
+	err = lw_cgroup2_mount("/", t->cg_mount, sizeof(t->cg_mount));
+	if (err) {
+		fprintf(stderr,
+			err == -ENOENT ? "latwhy: --cgroup and --unit need cgroup v2, and no "
+					 "cgroup2 file system is mounted\n"
+				       : "latwhy: cannot read /proc/self/mountinfo: %s\n",
+			strerror(-err));
+		return err;
+	}
+	/* "/" is the root itself: no trailing slash to join paths with */
+	if (!strcmp(t->cg_mount, "/"))
+		t->cg_mount[0] = '\0';
+	return 0;
+}
+
+int lw_tracer_targets(const struct lw_tracer *t)
+{
+	return t->ntg;
+}
+
+void lw_tracer_target_label(const struct lw_tracer *t, int slot, char *buf, size_t len)
+{
+	const struct lw_target_live *g = &t->tg[slot];
+
+	snprintf(buf, len, "%s", g->opt->kind == LW_TARGET_PID ? g->comm : g->opt->name);
+}
+
+int lw_tracer_target_of(const struct lw_tracer *t, __u32 tgid)
+{
+	for (int i = 0; i < t->npids; i++)
+		if ((__u32)t->pids[i] == tgid)
+			return t->pid_slot[i];
+	return -1;
+}
