@@ -1464,6 +1464,7 @@ EOF
 }
 
 SERVE_REQ='latwhy_requests_total{target="lat_server"}'
+SERVE_SCHED='latwhy_slow_requests_total{target="lat_server",cause="sched"}'
 
 # The scrape of a serve that traced lat_server: every family, the histogram
 # against the request count, promtool's linter.
@@ -1526,7 +1527,7 @@ serve_check_http() {
 # (--sample off): serve_sample tests the duty cycle.
 # shellcheck disable=SC2015 # A && B || fail: fail is the else branch
 test_serve() {
-	local mport lpid cpid r1 rc PROM=
+	local mport lpid cpid r1 s0 a0 rc PROM=
 	mport=$(free_port)
 	start_server "$SRV_CPU" || { no_server serve; return; }
 	start_client 60
@@ -1575,16 +1576,35 @@ for k, v in p.items():
 assert not [k for k in m if "target=" in k and "target=\"lat_server\"" not in k]
 assert m["latwhy_sampling_active"] == 1
 '
+	# an injected cause: a hog on the server's CPU; its slow requests rise
+	# under cause="sched", the scrape's and (below) Prometheus's
+	# (at least 20 more, and most of the slow requests since: the running
+	# p99 makes some slow requests whatever the load)
+	s0=$(awk -v k="$SERVE_SCHED" '$1 == k {print $2}' "$OUT/metrics2.txt")
+	a0=$(awk '$1 ~ /^latwhy_slow_requests_total\{/ {n += $2} END {print n + 0}' "$OUT/metrics2.txt")
+	"$T/lw_hog" -C "$SRV_CPU" -d 10 &
+	PIDS+=("$!")
+	serve_scrape "$mport" "$OUT/metrics3.txt" "(lambda d, a: d >= 20 and d >= 0.5 * a)(m.get('$SERVE_SCHED', 0) - ${s0:-0}, sum(v for k, v in m.items() if k.startswith('latwhy_slow_requests_total{')) - $a0)" 30 &&
+		pass serve_cause || fail serve_cause "sched slow requests ${s0:-?} -> $(awk -v k="$SERVE_SCHED" '$1 == k {print $2}' "$OUT/metrics3.txt") of all slow $a0 -> $(awk '$1 ~ /^latwhy_slow_requests_total\{/ {n += $2} END {print n + 0}' "$OUT/metrics3.txt")"
 	if [ -n "$PROM" ]; then
-		serve_prom "$PROM" "$SERVE_REQ" "r and float(r[0]['value'][1]) > $r1 + 100" 40 &&
+		serve_prom "$PROM" "$SERVE_SCHED" "r and float(r[0]['value'][1]) >= ${s0:-0} + 20" 40 &&
+			serve_prom "$PROM" "latwhy_irqbalance_running" "r and int(float(r[0]['value'][1])) == $(pgrep -x irqbalance >/dev/null && echo 1 || echo 0)" 10 &&
+			serve_prom "$PROM" "$SERVE_REQ" "r and float(r[0]['value'][1]) > $r1 + 100" 40 &&
 			serve_prom "$PROM" "resets(${SERVE_REQ}[5m])" "r and float(r[0]['value'][1]) == 0" 10 &&
 			serve_prom "$PROM" "latwhy_thp_enabled_info" "r and r[0]['metric']['mode'] == open('/sys/kernel/mm/transparent_hugepage/enabled').read().split('[')[1].split(']')[0]" 10 &&
 			pass serve_prometheus || fail serve_prometheus "$(tail -1 "$OUT/prom.log")"
 	fi
-	kill -TERM "$lpid"
-	wait "$lpid"
-	rc=$?
-	[ $rc -eq 0 ] && pass serve_stop || fail serve_stop "latwhy serve exited $rc on SIGTERM"
+	# SIGTERM to serve and its target at once (a node shutting down): serve
+	# stops, also when its trace saw the target go first
+	kill -TERM "$SPID" "$lpid"
+	for _ in $(seq 100); do kill -0 "$lpid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$lpid" 2>/dev/null; then
+		fail serve_stop "still running 10 s after SIGTERM: $(tail -1 "$OUT/serve.err")"
+	else
+		wait "$lpid"
+		rc=$?
+		[ $rc -eq 0 ] && pass serve_stop || fail serve_stop "latwhy serve exited $rc on SIGTERM"
+	fi
 	cleanup
 }
 

@@ -232,7 +232,10 @@ static int serve_trace(struct serve *s, int pid)
 	bool exited;
 	int err;
 
+	/* this process alone: the parser's stand-in target gives way */
 	o.pid = pid;
+	o.ntargets = 1;
+	o.targets[0] = (struct lw_target_opt){.kind = LW_TARGET_PID, .pid = pid};
 	o.quiet = true;
 	if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
 		return 0; /* gone already */
@@ -255,12 +258,14 @@ static int serve_trace(struct serve *s, int pid)
 	err = lw_tracer_run(t);
 	exited = lw_tracer_target_exited(t);
 	s->t = NULL;
+	if (lw_tracer_stopped())
+		serve_stop = 1; /* also when the target exited in the same tick */
 	lw_tracer_close(t);
 	/* its last snapshots published, and kept as the next run's base */
 	lw_export_restart(s->x);
 	if (err)
 		return err;
-	return exited ? 0 : 1;
+	return exited && !serve_stop ? 0 : 1;
 }
 
 /* A cgroup or unit (or targets a tracer follows itself): one trace until
@@ -293,6 +298,8 @@ static enum lw_exit serve_targets(struct serve *s)
 	if (split && s->hist && s->sum)
 		serve_tick(s, 0); /* the last histograms, then published */
 	exited = lw_tracer_target_exited(s->t);
+	if (lw_tracer_stopped())
+		serve_stop = 1;
 	lw_tracer_close(s->t);
 	s->t = NULL;
 	lw_export_restart(s->x);

@@ -285,6 +285,13 @@ int lw_tracer_run(struct lw_tracer *t)
 
 static int tracer_load(struct lw_tracer *t)
 {
+	/*
+	 * vmlinux's BTF alone: a CO-RE type it lacks (a compat shim's older
+	 * layout) would send libbpf through the modules' BTF, and iterating
+	 * those needs CAP_SYS_ADMIN, which latwhy does not hold (source/caps.c).
+	 * latwhy relocates against no module's types.
+	 */
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .btf_custom_path = "/sys/kernel/btf/vmlinux");
 	int err;
 
 	t->nr_cpus = libbpf_num_possible_cpus();
@@ -293,7 +300,7 @@ static int tracer_load(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot count the possible CPUs: %s\n", strerror(-err));
 		return err;
 	}
-	t->skel = latwhy_bpf__open();
+	t->skel = latwhy_bpf__open_opts(&open_opts);
 	if (!t->skel) {
 		err = -errno;
 		fprintf(stderr, "latwhy: cannot open BPF object: %s\n", strerror(-err));
@@ -414,6 +421,11 @@ int lw_tracer_first_pid(const struct lw_tracer *t)
 bool lw_tracer_target_exited(const struct lw_tracer *t)
 {
 	return t->target_exited;
+}
+
+bool lw_tracer_stopped(void)
+{
+	return stop_flag;
 }
 
 void lw_tracer_close(struct lw_tracer *t)

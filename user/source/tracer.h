@@ -66,6 +66,10 @@ int lw_tracer_target_of(const struct lw_tracer *t, __u32 tgid);
 /* The target was gone at the last snapshot. */
 bool lw_tracer_target_exited(const struct lw_tracer *t);
 
+/* A run ended by SIGINT or SIGTERM (its handler took the signal): the
+ * caller's own stop, whatever else ended the run in the same tick. */
+bool lw_tracer_stopped(void);
+
 void lw_tracer_close(struct lw_tracer *t);
 
 #endif /* LW_TRACER_H */
