@@ -70,7 +70,7 @@ static __always_inline bool sock_reply(const struct sock *sk, __u32 tid)
 
 	if (!sk->sk_bpf_storage)
 		return true; /* never read by a target thread while watched */
-	ss = bpf_sk_storage_get(&socks, (struct sock *)sk, 0, 0);
+	ss = sock_find((struct sock *)sk);
 	if (!ss)
 		return true;
 	reader = ss->reader;
@@ -111,7 +111,7 @@ static __always_inline void send_conn(__u64 conn, const struct sock *sk)
 	cs = cpu_state_get(bpf_get_smp_processor_id());
 	if (cs && (cs->target_cur & LW_CUR_TARGET))
 		cs->target_cur |= LW_CUR_SENDING; /* see lw_softirq_entry() */
-	ts = bpf_task_storage_get(&threads, t, 0, 0);
+	ts = thread_find(t);
 	i = ts ? slot_open(ts, conn) : -1;
 	if (handoff_watch && sk && !sock_reply(sk, t->pid)) {
 		if (ts && i >= 0)
@@ -201,7 +201,7 @@ int BPF_PROG(lw_sk_ready, const struct sock *sk)
 	/* most sockets have no BPF storage at all: no helper call for them */
 	if (!sk->sk_bpf_storage)
 		return 0;
-	ss = bpf_sk_storage_get(&socks, (struct sock *)sk, 0, 0);
+	ss = sock_find((struct sock *)sk);
 	if (!ss)
 		return 0;
 	w = backlog_known && sk->sk_protocol == IPPROTO_TCP ? backlog_take(sk) : 0;
@@ -264,7 +264,7 @@ int BPF_KRETPROBE(lw_req_return)
 
 	if (!is_target_cur(t))
 		return 0;
-	ts = bpf_task_storage_get(&threads, t, 0, 0);
+	ts = thread_find(t);
 	if (!ts || !ts->depth)
 		return 0;
 	if (--ts->depth == 0)

@@ -50,7 +50,7 @@ struct sock_state {
 	__u64 backlog_ns; /* how long that data waited in a receive backlog */
 	__u64 start_ts;
 	__u32 reader;
-	__u32 pad;
+	__u32 gen; /* attach_gen when it was last reset */
 };
 
 struct {
@@ -149,11 +149,31 @@ static __always_inline void slot_drop(struct thread_state *ts, int i)
 }
 
 /* A read socket's state, created at its first read, when anything needs it. */
+/* A socket's state from before a detach (serve --sample) holds a read or
+ * an arrival that may have happened unseen since: reset, as if new. */
+static __always_inline struct sock_state *sock_fresh(struct sock_state *ss)
+{
+	if (ss && ss->gen != attach_gen) {
+		ss->ready_ts = 0;
+		ss->backlog_ns = 0;
+		ss->start_ts = 0;
+		ss->reader = 0;
+		ss->gen = attach_gen;
+	}
+	return ss;
+}
+
 static __always_inline struct sock_state *sock_state_get(struct sock *sk)
 {
 	if (!sk || !(arrival_known || handoff_watch))
 		return NULL;
-	return bpf_sk_storage_get(&socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	return sock_fresh(bpf_sk_storage_get(&socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE));
+}
+
+/* Its state, if it has one; never made here. */
+static __always_inline struct sock_state *sock_find(struct sock *sk)
+{
+	return sock_fresh(bpf_sk_storage_get(&socks, sk, 0, 0));
 }
 
 /* When data first became ready on the socket since its last read, or 0; the

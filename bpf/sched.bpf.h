@@ -324,7 +324,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 
 	if (!is_target(p))
 		return 0;
-	ts = bpf_task_storage_get(&threads, p, 0, 0);
+	ts = thread_find(p);
 	if (!ts || ts->state != TS_SLEEPING)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -389,7 +389,7 @@ int BPF_PROG(lw_sched_waking, struct task_struct *p)
 
 	if (!is_target(p))
 		return 0;
-	ts = bpf_task_storage_get(&threads, p, 0, 0);
+	ts = thread_find(p);
 	if (!ts)
 		return 0;
 	now = bpf_ktime_get_ns();

@@ -31,6 +31,14 @@ const volatile __u32 idle_poll_states = 0;
 volatile bool armed = false;
 
 /*
+ * Bumped by userspace each time it attaches the programs again after a
+ * detach (serve --sample): a thread's or a socket's state from an older
+ * generation saw only part of what happened while nothing ran, and is
+ * started afresh, as at the first attach.
+ */
+volatile __u32 attach_gen = 0;
+
+/*
  * Written by userspace every 10 s: the listening TCP ports of the target's
  * network namespace, a bit each (listen_known: some were found). A target's TCP socket on any
  * other local port is one it connected itself, a gateway's or a proxy's
@@ -132,6 +140,7 @@ struct thread_state {
 	__u64 slot_top_ns[LW_REQ_SLOTS]; /* longest single wait since slot_ts */
 	__u32 slot_top_pid[LW_REQ_SLOTS];
 	struct req_slot slots[LW_REQ_SLOTS];
+	__u32 gen; /* attach_gen when it was made */
 };
 
 /* thread_state::waiting: how it is counted in its wait CPU's waiters */
@@ -243,7 +252,28 @@ static __always_inline bool is_target_cur(struct task_struct *t)
 
 static __always_inline struct thread_state *thread_get(struct task_struct *t)
 {
-	return bpf_task_storage_get(&threads, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct thread_state *ts;
+
+	ts = bpf_task_storage_get(&threads, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts || ts->gen == attach_gen)
+		return ts;
+	bpf_task_storage_delete(&threads, t);
+	ts = bpf_task_storage_get(&threads, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ts)
+		ts->gen = attach_gen;
+	return ts;
+}
+
+/* The thread's state if it has one of this attach generation. */
+static __always_inline struct thread_state *thread_find(struct task_struct *t)
+{
+	struct thread_state *ts = bpf_task_storage_get(&threads, t, 0, 0);
+
+	if (ts && ts->gen != attach_gen) {
+		bpf_task_storage_delete(&threads, t);
+		return NULL;
+	}
+	return ts;
 }
 
 #endif /* LW_STATE_BPF_H */

@@ -1523,7 +1523,8 @@ serve_check_http() {
 # latwhy serve --comm lat_server: /metrics for Prometheus, its refusals, a
 # port in use, and the server restarted with a new pid: waited for, traced
 # again, every counter going on under the same target. With Prometheus
-# installed, a real one scrapes it through the restart.
+# installed, a real one scrapes it through the restart. Always attached
+# (--sample off): serve_sample tests the duty cycle.
 # shellcheck disable=SC2015 # A && B || fail: fail is the else branch
 test_serve() {
 	local mport lpid cpid r1 s0 a0 rc PROM=
@@ -1531,7 +1532,7 @@ test_serve() {
 	start_server "$SRV_CPU" || { no_server serve; return; }
 	start_client 60
 	cpid=${PIDS[-1]}
-	./latwhy serve --comm lat_server --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	./latwhy serve --comm lat_server --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
 	PIDS+=("$lpid")
 	if ! wait_for "$OUT/serve.err" "serving http" "$lpid" 10 ||
@@ -1607,6 +1608,110 @@ assert m["latwhy_sampling_active"] == 1
 	cleanup
 }
 
+# latwhy serve --sample 2s/4s against the lab server, scraped every 0.25 s for
+# about 10 s, each scrape taken twice around a look at latwhy's own fds
+# (/proc/PID/fdinfo: link_id, prog_id) and bpftool's link and prog lists:
+# sampling_active goes 1 and 0; while 0, latwhy holds no link and bpftool
+# lists none of the links it held while on, its programs stay loaded, the
+# request and attached-seconds counters stand still and the node gauges are
+# there; while 1 it holds links. Only samples whose neighbours agree are
+# judged: a change between two looks is not a disagreement. No request is
+# over 1 s: none spans a detached stretch.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_serve_sample() {
+	local mport lpid msg
+	mport=$(free_port)
+	# ~4 ms of work a request: a detach nearly always lands inside one
+	start_server "$SRV_CPU" -w 2500000 || { no_server serve_sample; return; }
+	start_client 40
+	./latwhy serve -p "$SPID" --sample 2s/4s --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve.err" "tracing lat_server (pid $SPID)" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$SERVE_REQ', 0) > 0" 20; then
+		fail serve_sample "nothing traced: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	if msg=$(python3 - "$mport" "$lpid" 2>&1 <<'EOF'
+import json, os, subprocess, sys, time, urllib.request
+port, pid = sys.argv[1], int(sys.argv[2])
+REQ = 'latwhy_requests_total{target="lat_server"}'
+ATT = "latwhy_sampling_attached_seconds_total"
+def scrape():
+    t = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5).read().decode()
+    return dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in t.splitlines()
+                                          if l and not l.startswith("#")))
+def own(kind):
+    ids = set()
+    for fd in os.listdir("/proc/%d/fdinfo" % pid):
+        try:
+            for l in open("/proc/%d/fdinfo/%s" % (pid, fd)):
+                if l.startswith(kind + ":"):
+                    ids.add(int(l.split()[1]))
+        except OSError:
+            pass
+    return ids
+def bpftool(what):
+    # an object that went away while bpftool listed is an {"error": ...}
+    out = subprocess.run(["bpftool", "-j", what, "show"], capture_output=True, text=True).stdout
+    return set(o["id"] for o in json.loads(out or "[]") if "id" in o)
+S = []
+end = time.time() + 10
+while time.time() < end:
+    a = scrape()
+    links, progs = own("link_id"), own("prog_id")
+    blinks, bprogs = bpftool("link"), bpftool("prog")
+    b = scrape()
+    if a["latwhy_sampling_active"] == b["latwhy_sampling_active"] and a[ATT] == b[ATT]:
+        S.append(dict(on=b["latwhy_sampling_active"] == 1, req=b[REQ], att=b[ATT], links=links,
+                      progs=progs, blinks=blinks, bprogs=bprogs, m=b))
+    else:
+        S.append(None)
+    time.sleep(0.25)
+on = [s for s in S if s and s["on"]]
+off = [s for s in S if s and not s["on"]]
+assert on and off, "sampling_active never %d" % (0 if not off else 1)
+seen = set().union(*(s["links"] for s in on))
+judged = {True: 0, False: 0}
+for i in range(1, len(S) - 1):
+    p, s, n = S[i - 1], S[i], S[i + 1]
+    if not (p and s and n) or not (p["on"] == s["on"] == n["on"]):
+        continue
+    judged[s["on"]] += 1
+    if s["on"]:
+        assert s["links"] and s["links"] <= s["blinks"], "attached: links %s" % s["links"]
+        continue
+    assert not s["links"], "detached but holding links %s" % s["links"]
+    assert not (seen & s["blinks"]), "bpftool still lists links %s" % (seen & s["blinks"])
+    assert s["progs"] and s["progs"] <= s["bprogs"], "its programs are not loaded while off"
+    assert p["req"] == s["req"] == n["req"], "requests grew while off: %s %s %s" % (p["req"], s["req"], n["req"])
+    assert p["att"] == s["att"] == n["att"], "attached seconds grew while off"
+    for k in ("latwhy_irqbalance_running", "latwhy_process_resident_memory_bytes"):
+        assert k in s["m"], k + " missing while off"
+    assert any(k.startswith("latwhy_thp_enabled_info{") for k in s["m"]), "THP gauge missing while off"
+assert judged[True] >= 2 and judged[False] >= 2, "too few samples judged: %s" % judged
+# no request spans a detached stretch (2 s): their state is started afresh
+# after it, so none is longer than the lab server's own (ms)
+last = [s for s in S if s][-1]["m"]
+H = 'latwhy_request_duration_seconds_bucket{target="lat_server",le="%s"}'
+assert last[H % "1.073741824"] == last[H % "+Inf"], \
+    "%d requests over 1 s" % (last[H % "+Inf"] - last[H % "1.073741824"])
+# the requests grew from one off stretch to the next: counted while on
+offs = [s["req"] for s in off]
+assert offs[-1] > offs[0], "requests did not grow between off stretches: %s" % offs
+print("%d samples, %d on and %d off judged; requests %d -> %d; attached %.1f s" %
+      (len(S), judged[True], judged[False], offs[0], offs[-1], [s for s in S if s][-1]["att"]))
+EOF
+	); then
+		pass serve_sample
+		echo "   $msg"
+	else
+		fail serve_sample "$(echo "$msg" | tail -1)"
+	fi
+	cleanup
+}
+
 # dir_names DIR: the names in DIR, one a line, sorted
 dir_names() {
 	find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort
@@ -1633,7 +1738,7 @@ test_serve_capture() {
 	mport=$(free_port)
 	start_server "$SRV_CPU" || { no_server serve_capture; return; }
 	start_client 60
-	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" --capture-dir "$caps" \
+	./latwhy serve -p "$SPID" --sample off --listen "127.0.0.1:$mport" --capture-dir "$caps" \
 		--capture-window 10s >"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
 	PIDS+=("$lpid")
@@ -1684,7 +1789,7 @@ assert text.count("# TYPE latwhy_captures_total counter") == 1
 
 	# a trigger: 200 ms a second of sched time in slow (> 1 ms) requests
 	# for 3 s; lw_hog on the server's CPU takes about half of it
-	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" --slow 1ms --capture-dir "$caps2" \
+	./latwhy serve -p "$SPID" --sample off --listen "127.0.0.1:$mport" --slow 1ms --capture-dir "$caps2" \
 		--capture-on sched:200ms/s:3s --capture-min-interval 0 --capture-max-files 2 \
 		>"$OUT/serve2.out" 2>"$OUT/serve2.err" &
 	lpid=$!
@@ -1831,7 +1936,7 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 	cpid=${PIDS[-1]}
 	mport=$(free_port)
 	caps_nobody +bpf,+perfmon
-	setpriv "${SETPRIV[@]}" "$pub/latwhy" serve --comm lw_caps_srv --listen "127.0.0.1:$mport" \
+	setpriv "${SETPRIV[@]}" "$pub/latwhy" serve --comm lw_caps_srv --sample off --listen "127.0.0.1:$mport" \
 		>"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
 	PIDS+=("$lpid")
@@ -1932,7 +2037,7 @@ assert summ['pid'] == $SPID, summ['pid']
 " || fail cgroup "latwhy exited $rc: $(tail -1 "$OUT/trace.err")"
 
 	mport=$(free_port)
-	./latwhy serve --cgroup "/$name" --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	./latwhy serve --cgroup "/$name" --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
 	PIDS+=("$lpid")
 	local req="latwhy_requests_total{target=\"/$name\"}"
@@ -1989,7 +2094,7 @@ cgroup_two() {
 	echo "$SPID" >"$CG/cgroup.procs"
 	start_client 30
 	mport=$(free_port)
-	./latwhy serve --cgroup "/$a" --cgroup "/$b" --listen "127.0.0.1:$mport" \
+	./latwhy serve --cgroup "/$a" --cgroup "/$b" --sample off --listen "127.0.0.1:$mport" \
 		>"$OUT/serve2.out" 2>"$OUT/serve2.err" &
 	lpid=$!
 	PIDS+=("$lpid")
@@ -2025,7 +2130,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve serve_capture caps cgroup accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve serve_sample serve_capture caps cgroup accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in

@@ -11,6 +11,11 @@
 #      nginx under wrk), each mode in turn, rounds alternating A B C, C B A;
 #   3. latwhy's own cost (CPU, peak memory, ring-buffer records per second).
 #
+# Section 2's serve mode runs `latwhy serve` at its defaults (a duty cycle of
+# 3 s attached every 60 s), scraped once a second by curl: a run of a few
+# seconds holds a larger attached share than its defaults' 5%, so the share
+# each run had (latwhy_sampling_attached_seconds_total) is reported with it.
+#
 #   BENCH_QUICK=1       a ~1 minute version (shorter windows, one round)
 #   BENCH_S1_SECS=N     section 1 measurement window (default 30, quick 8)
 #   BENCH_S2_SECS=N     section 2 run length (default 6, quick 4)
@@ -59,16 +64,16 @@ else
 	QUIET_WAIT=${BENCH_QUIET_WAIT:-30}
 fi
 SECTIONS=${BENCH_SECTIONS:-1 2}
-PKGS="bpftrace bpfcc-tools libbpf-tools redis-server redis-tools nginx wrk python3 procps iproute2"
+PKGS="bpftrace bpfcc-tools libbpf-tools redis-server redis-tools nginx wrk python3 procps iproute2 curl"
 
 # Section 2's modes: one column each, run in turn every round. A mode NAME
 # needs mode_NAME_start PID (attach to the server PID, return once attached)
 # and mode_NAME_stop (detach; may add a table 3 row with self_row); see
 # mode_live_*. The first is the baseline. A further mode (a cheaper always-on one)
 # becomes a column by writing its two functions and adding it here.
-MODES=(base floor live livesys livesched)
+MODES=(base floor live livesys livesched serve)
 MODE_TITLES=("without latwhy" "empty tp_btf programs" "latwhy -p (live)" "--request syscall"
-	"scheduler causes only")
+	"scheduler causes only" "latwhy serve (defaults)")
 JUDGED=live,livesched # the modes the throughput target applies to
 # A candidate beside the live mode, alternated with it in the same rounds:
 # the machine drifts more between runs than most changes move it.
@@ -545,6 +550,65 @@ mode_livesched_stop() {
 	mode_live_stop
 }
 
+# latwhy serve -p at its defaults (duty cycle, every cause), its /metrics
+# scraped once a second by curl as Prometheus would. Started attached: the
+# share of the run it was attached is what its ratios are the cost of, and
+# is reported (serve_share) beside table 3's row.
+serve_metric() { # serve_metric PORT NAME: a sample's value, empty if absent
+	curl -s --max-time 2 "http://127.0.0.1:$1/metrics" 2>/dev/null | awk -v k="$2" '$1 == k { print $2 }'
+}
+mode_serve_start() {
+	local i
+	MODE_OUT=$S2/serve-$RUN_TAG.out
+	SERVE_PORT=$(free_port) || return 1
+	spawn "$MODE_OUT" "$LATWHY" serve -p "$1" --listen "127.0.0.1:$SERVE_PORT"
+	MODE_PID=$SPAWNED
+	for ((i = 0; i < 150; i++)); do
+		kill -0 "$MODE_PID" 2>/dev/null || break
+		[ "$(serve_metric "$SERVE_PORT" latwhy_sampling_active)" = 1 ] && break
+		sleep 0.2
+	done
+	if [ "$(serve_metric "$SERVE_PORT" latwhy_sampling_active)" != 1 ]; then
+		note "latwhy serve did not attach: $(tail -1 "$MODE_OUT")"
+		stop "$MODE_PID"
+		MODE_PID=
+		return 1
+	fi
+	spawn "$S2/scraper.out" sh -c "while :; do curl -s -o /dev/null --max-time 2 http://127.0.0.1:$SERVE_PORT/metrics; sleep 1; done"
+	SERVE_SCRAPER=$SPAWNED
+	SERVE_ATT0=$(serve_metric "$SERVE_PORT" latwhy_sampling_attached_seconds_total)
+	MODE_C0=$(cpu_ns "$MODE_PID")
+	MODE_T0=$(now_ns)
+}
+mode_serve_stop() {
+	local c1 t1 hwm att secs
+	[ -n "$MODE_PID" ] || return 0
+	c1=$(cpu_ns "$MODE_PID")
+	t1=$(now_ns)
+	hwm=$(hwm_kb "$MODE_PID")
+	att=$(serve_metric "$SERVE_PORT" latwhy_sampling_attached_seconds_total)
+	stop "$SERVE_SCRAPER"
+	stop "$MODE_PID"
+	secs=$(awk -v a="$MODE_T0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
+	self_row "$RUN_TAG" "$secs" $((c1 - MODE_C0)) "$hwm" "$MODE_OUT" - -
+	printf '%s\t%s\t%s\n' "$RUN_TAG" "$secs" \
+		"$(awk -v a="${SERVE_ATT0:-0}" -v b="${att:-0}" 'BEGIN { printf "%.2f", b - a }')" >>"$S2/serve_share.tsv"
+	MODE_PID=
+}
+
+# serve_share: how much of its runs serve was attached, and what that makes
+# of its column at the defaults' 3 s of every 60 s.
+serve_share() {
+	[ -s "$S2/serve_share.tsv" ] || return 0
+	awk -F'\t' '{ s += $2; a += $3; n++ }
+		END { if (!n || !s) exit
+			f = a / s
+			printf "   latwhy serve (defaults): attached %.1f of %.1f s in its %d runs (%.0f%%); its duty cycle attaches it\n", a, s, n, f * 100
+			printf "   3 s of every 60 (5%%): its cost averaged over a cycle is the column'"'"'s (1 - ratio) x %.2f. Its own CPU\n", (f > 0 ? 0.05 / f : 0)
+			printf "   and memory (table 3) are over the same runs, scrapes included.\n" }' "$S2/serve_share.tsv" |
+		tee -a "$WORK/report.txt"
+}
+
 # LATWHY_ALT and/or BENCH_ALT_ARGS (see the top): the candidate, live.
 mode_alt_start() {
 	local LATWHY=${LATWHY_ALT:-$LATWHY}
@@ -706,6 +770,7 @@ section2() {
 	mkdir -p "$S2"
 	: >"$S2/results.tsv"
 	: >"$S2/quiet"
+	: >"$S2/serve_share.tsv"
 	note "section 2: real servers, ${ROUNDS} rounds of ${MODES[*]}, ${S2_SECS}s each"
 	bench_server redis
 	bench_server nginx
@@ -719,6 +784,7 @@ section2() {
 	say "   the cost of attaching at all, on the tracepoints of latwhy's default (socket) request mode."
 	say "   --request syscall: latwhy on raw_syscalls instead, which puts every syscall on the traced path."
 	say "   bpf_stats is off here (as in production): its clock reads would add to every program run."
+	serve_share
 	tee -a "$WORK/report.txt" <"$S2/quiet"
 	say ""
 }

@@ -7,6 +7,8 @@
  *
  * A --comm target that exits is waited for and traced again under the same
  * target label; the exporter keeps its counters going across the restart.
+ * The duty cycle (--sample) keeps one phase from serve's start across
+ * restarts; the exporter is told of each attach and detach.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -23,7 +25,9 @@
 #include "export/export.h"
 #include "export/http.h"
 #include "source/caps.h"
+#include "source/duty.h"
 #include "source/probe.h"
+#include "source/progstats.h"
 #include "source/tracer.h"
 
 /* How often a waited-for target is looked for. */
@@ -115,7 +119,37 @@ struct serve {
 	int series_of[LW_MAX_TARGETS];
 	__u64 *hist, *sum;
 	struct lw_serve_capture cap; /* --capture-dir: the window */
+	__u64 epoch;		     /* the duty cycle's, serve's start */
 };
+
+static __u64 serve_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void serve_on_duty(void *ctx, bool attached, __u64 now_ns)
+{
+	lw_export_attached(ctx, attached, now_ns);
+}
+
+/* The running tracer's programs' kernel counters, for the exporter. */
+static void serve_progs(struct serve *s)
+{
+	struct lw_prog_stat ps[LW_EXPORT_PROGS];
+	struct lw_export_prog xp[LW_EXPORT_PROGS];
+	int n = lw_tracer_prog_stats(s->t, ps, LW_EXPORT_PROGS);
+
+	for (int i = 0; i < n; i++) {
+		memcpy(xp[i].name, ps[i].name, sizeof(xp[i].name));
+		xp[i].run_ns = ps[i].run_ns;
+		xp[i].run_cnt = ps[i].run_cnt;
+	}
+	if (n > 0)
+		lw_export_progs(s->x, xp, n);
+}
 
 static int serve_classify(void *ctx, __u32 tgid)
 {
@@ -133,10 +167,9 @@ static int serve_record(void *ctx, const void *rec, size_t len)
 }
 
 /* Each series' histogram from the kernel's per-slot ones (targets of one
- * label summed), then the exporter's tick. */
-static int serve_tick(void *ctx, __u64 now_ns)
+ * label summed). */
+static void serve_hists(struct serve *s)
 {
-	struct serve *s = ctx;
 	int n = lw_tracer_targets(s->t);
 
 	for (int series = 0; series < n; series++) {
@@ -154,6 +187,18 @@ static int serve_tick(void *ctx, __u64 now_ns)
 		if (any)
 			lw_export_series_hist(s->x, series, s->sum);
 	}
+}
+
+/* The programs' counters, each series' histogram when there are several,
+ * then the exporter's tick. */
+static int serve_tick(void *ctx, __u64 now_ns)
+{
+	struct serve *s = ctx;
+
+	if (s->t)
+		serve_progs(s);
+	if (s->t && s->hist && s->sum)
+		serve_hists(s);
 	return lw_sink_tick(&s->xs, now_ns);
 }
 
@@ -195,17 +240,24 @@ static int serve_trace(struct serve *s, int pid)
 	if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
 		return 0; /* gone already */
 	lw_serve_capture_restart(&s->cap, pid);
-	t = lw_tracer_open(&o, comm, lw_serve_capture_sink(&s->cap, s->x));
+	s->xs = lw_serve_capture_sink(&s->cap, s->x);
+	t = lw_tracer_open(&o, comm,
+			   (struct lw_sink){.ctx = s, .record = serve_record, .tick = serve_tick});
 	if (!t)
 		return errno ? -errno : -EINVAL;
+	lw_tracer_set_duty(t, &s->o->sample, s->epoch, serve_on_duty, s->x);
+	lw_export_set_pid(s->x, pid);
+	s->t = t;
 	/* stopped while it loaded: serve's handler took the signal, which the
 	 * tracer's, installed when it runs, would not see */
 	if (serve_stop) {
+		s->t = NULL;
 		lw_tracer_close(t);
 		return 1;
 	}
 	err = lw_tracer_run(t);
 	exited = lw_tracer_target_exited(t);
+	s->t = NULL;
 	if (lw_tracer_stopped())
 		serve_stop = 1; /* also when the target exited in the same tick */
 	lw_tracer_close(t);
@@ -231,9 +283,11 @@ static enum lw_exit serve_targets(struct serve *s)
 	/* the exporter, and the hindsight window beside it */
 	lw_serve_capture_restart(&s->cap, 0);
 	s->xs = lw_serve_capture_sink(&s->cap, s->x);
-	s->t = lw_tracer_open(&o, "", split ? sink : s->xs);
+	s->t = lw_tracer_open(&o, "", sink);
 	if (!s->t)
 		return LW_EXIT_FAIL;
+	lw_tracer_set_duty(s->t, &s->o->sample, s->epoch, serve_on_duty, s->x);
+	lw_export_set_pid(s->x, o.pid); /* the IRQ spread: of one -p process */
 	err = split ? serve_series(s) : 0;
 	if (err)
 		fprintf(stderr, "latwhy: cannot make a series per target: %s\n", strerror(-err));
@@ -251,6 +305,7 @@ static enum lw_exit serve_targets(struct serve *s)
 	lw_export_restart(s->x);
 	free(s->hist);
 	free(s->sum);
+	s->hist = s->sum = NULL;
 	if (err)
 		return LW_EXIT_FAIL;
 	/* stopped (the tracer took the signal), or every target, all -p
@@ -313,6 +368,7 @@ static int serve_prepare(struct serve *s)
 
 	if (lw_probe_privileges())
 		return -EPERM;
+	s->epoch = serve_now_ns();
 	if (o->trace.pid && lw_probe_target(o->trace.pid, s->target, sizeof(s->target)))
 		return -ESRCH;
 	if (!o->trace.pid && o->comm[0])
@@ -327,7 +383,9 @@ static int serve_prepare(struct serve *s)
 		fprintf(stderr, "latwhy: out of memory\n");
 		return -ENOMEM;
 	}
-	if (o->comm[0]) /* a restarted target is traced again */
+	/* a restarted target is traced again; and the duty cycle attaches
+	 * uprobes again at each cycle, which perf_event_open() checks */
+	if (o->comm[0] || (o->sample.every_ns && o->trace.req_mode == LW_REQ_UPROBE))
 		lw_caps_keep_for_retrace();
 	s->h = lw_caps_run_bare(http_start, s); /* the HTTP thread holds none */
 	if (!s->h) {

@@ -10,10 +10,16 @@
 
 #include "latwhy.h" /* LW_COMM_LEN */
 #include "cli/opts.h"
+#include "source/duty.h"
 #include "cli/serve_capture.h"
 
 #define LW_SERVE_HOST "127.0.0.1"
 #define LW_SERVE_PORT 9462
+
+/* serve's defaults: attached 3 s of every 60 s (5%), every cause traced.
+ * docs/serve.md says why. */
+#define LW_SERVE_SAMPLE_ON_NS	 (3ULL * 1000000000ULL)
+#define LW_SERVE_SAMPLE_EVERY_NS (60ULL * 1000000000ULL)
 
 struct lw_serve_opts {
 	/* what to trace: -p PID (trace.pid), or --comm NAME (trace.pid 0,
@@ -22,8 +28,14 @@ struct lw_serve_opts {
 	char comm[LW_COMM_LEN];
 	char host[64]; /* --listen ADDR:PORT, numeric; [v6]:PORT */
 	unsigned port;
+	struct lw_duty sample;		      /* --sample X/Y; every_ns 0: off, always attached */
+	char causes[64];		      /* --causes, "" all: the others' tracepoints are
+					       * added to trace.skip */
 	struct lw_serve_capture_opts capture; /* --capture-dir DIR, ... */
 };
+
+/* "3s/60s" (X of every Y) or "off": 0, or -EINVAL with a message in err. */
+int lw_parse_sample(const char *s, struct lw_duty *d, char *err, size_t errlen);
 
 /* "127.0.0.1:9462", "[::1]:9462", ":9462" (the default host): 0 or -EINVAL. */
 int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port);

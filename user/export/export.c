@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "export/internal.h"
 
@@ -39,6 +40,7 @@ void lw_export_free(struct lw_export *x)
 		lw_node_free(&x->node);
 	for (int i = 0; i < x->nser; i++)
 		lw_engine_free(x->ser[i].eng);
+	free(x->irq_prev);
 	free(x->node_root);
 	pthread_mutex_destroy(&x->lock);
 	pthread_mutex_destroy(&x->node_lock);
@@ -142,6 +144,7 @@ static int export_record(void *ctx, const void *rec, size_t len)
 		if (record_take(rec, len, &meta, sizeof(meta))) {
 			x->dropped_cur = meta.dropped;
 			x->freq_source = meta.freq_source;
+			x->flags = meta.flags;
 		}
 		break;
 	case LW_REC_CPU:
@@ -152,9 +155,11 @@ static int export_record(void *ctx, const void *rec, size_t len)
 	return 0;
 }
 
+static void publish_at(struct lw_export *x, __u64 now_ns);
+
 static int export_tick(void *ctx, __u64 now_ns)
 {
-	lw_export_publish(ctx);
+	publish_at(ctx, now_ns);
 	return 0;
 }
 
@@ -195,9 +200,29 @@ static void counters_slow(struct lw_engine *eng, struct lw_export_series_counter
 	free(s);
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void counters_progs(const struct lw_export *x, struct lw_export_counters *c)
+{
+	c->nr_progs = x->nr_progs;
+	for (size_t i = 0; i < x->nr_progs; i++) {
+		const struct export_prog *p = &x->progs[i];
+
+		memcpy(c->progs[i].name, p->name, sizeof(p->name));
+		c->progs[i].run_ns = p->base_ns + p->cur_ns;
+		c->progs[i].run_cnt = p->base_cnt + p->cur_cnt;
+	}
+}
+
 /* Built aside, then copied under the lock: a scrape waits for a copy at
  * most. Only this thread writes pub, so it reads it unlocked. */
-void lw_export_publish(struct lw_export *x)
+static void publish_at(struct lw_export *x, __u64 now_ns)
 {
 	struct lw_export_counters *c = malloc(sizeof(*c));
 
@@ -217,13 +242,63 @@ void lw_export_publish(struct lw_export *x)
 	}
 	c->nseries = x->nser;
 	c->dropped = x->dropped_base + x->dropped_cur;
-	c->active = x->active;
+	c->active = x->active && !x->detached;
+	counters_progs(x, c);
+	c->attached_ns = x->attached_ns;
+	if (x->attached_from && now_ns > x->attached_from)
+		c->attached_ns += now_ns - x->attached_from;
+	c->flags = x->flags;
 	c->freq_source = x->freq_source;
 	memcpy(c->khz, x->khz, sizeof(c->khz));
 	pthread_mutex_lock(&x->lock);
 	x->pub = *c;
 	pthread_mutex_unlock(&x->lock);
 	free(c);
+}
+
+void lw_export_publish(struct lw_export *x)
+{
+	publish_at(x, mono_ns());
+}
+
+void lw_export_attached(struct lw_export *x, bool on, __u64 now_ns)
+{
+	if (on && !x->attached_from)
+		x->attached_from = now_ns ? now_ns : 1;
+	if (!on && x->attached_from) {
+		if (now_ns > x->attached_from)
+			x->attached_ns += now_ns - x->attached_from;
+		x->attached_from = 0;
+	}
+	x->detached = !on;
+	publish_at(x, now_ns);
+}
+
+void lw_export_progs(struct lw_export *x, const struct lw_export_prog *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < x->nr_progs; k++)
+			if (!strncmp(x->progs[k].name, p[i].name, sizeof(x->progs[k].name)))
+				break;
+		if (k == x->nr_progs) {
+			if (k == LW_EXPORT_PROGS)
+				continue;
+			memset(&x->progs[k], 0, sizeof(x->progs[k]));
+			snprintf(x->progs[k].name, sizeof(x->progs[k].name), "%s", p[i].name);
+			x->nr_progs++;
+		}
+		x->progs[k].cur_ns = p[i].run_ns;
+		x->progs[k].cur_cnt = p[i].run_cnt;
+	}
+}
+
+void lw_export_set_pid(struct lw_export *x, int pid)
+{
+	pthread_mutex_lock(&x->node_lock);
+	x->pid = pid;
+	pthread_mutex_unlock(&x->node_lock);
 }
 
 void lw_export_restart(struct lw_export *x)
@@ -238,6 +313,12 @@ void lw_export_restart(struct lw_export *x)
 	}
 	x->dropped_base += x->dropped_cur;
 	x->dropped_cur = 0;
+	for (size_t i = 0; i < x->nr_progs; i++) {
+		x->progs[i].base_ns += x->progs[i].cur_ns;
+		x->progs[i].base_cnt += x->progs[i].cur_cnt;
+		x->progs[i].cur_ns = x->progs[i].cur_cnt = 0;
+	}
+	x->flags = 0;
 	x->active = false; /* until the next tracer's records */
 	/* the clocks were the last process's: unknown until the next CPU
 	 * records, and published so (absent, not stale) */

@@ -16,6 +16,7 @@
 #ifndef LW_EXPORT_H
 #define LW_EXPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -64,6 +65,31 @@ void lw_export_publish(struct lw_export *x);
  */
 void lw_export_restart(struct lw_export *x);
 
+/*
+ * The tracer's programs were attached (on) or detached at now_ns
+ * (CLOCK_MONOTONIC), by its duty cycle or at the start and end of a run:
+ * latwhy_sampling_active and latwhy_sampling_attached_seconds_total.
+ * Tracing thread; published at once.
+ */
+void lw_export_attached(struct lw_export *x, bool on, __u64 now_ns);
+
+/* One BPF program's counters from bpf_prog_info (kernel.bpf_stats_enabled),
+ * cumulative since its tracer loaded it. */
+struct lw_export_prog {
+	char name[32];
+	__u64 run_ns;
+	__u64 run_cnt;
+};
+
+#define LW_EXPORT_PROGS 64
+
+/* The running tracer's programs, before a tick: latwhy_bpf_run_*_total.
+ * Tracing thread; a restart keeps what they reached as their base. */
+void lw_export_progs(struct lw_export *x, const struct lw_export_prog *p, size_t n);
+
+/* The target's process, whose allowed CPUs latwhy_irq_spread_entropy
+ * is about; 0: none (the family is absent). Any thread. */
+void lw_export_set_pid(struct lw_export *x, int pid);
 /* Hindsight captures (latwhy_captures_total{target,reason}): the reasons
  * known from the start, each at 0 (the family appears with the first); at
  * most LW_EXPORT_REASONS. Then one more written, from any thread. */

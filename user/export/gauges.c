@@ -38,6 +38,7 @@ static void node_refresh(struct lw_export *x)
 		lw_node_free(&n);
 		return;
 	}
+	lw_export_spread_update(x, &n);
 	if (x->node_read)
 		lw_node_free(&x->node);
 	x->node = n;
@@ -163,6 +164,7 @@ void lw_export_node_write(struct lw_export *x, FILE *f, const struct lw_export_c
 		lw_export_family(f, "latwhy_irqbalance_running", "gauge",
 				 "1 when an irqbalance daemon runs: it moves IRQs onto busy CPUs.");
 		fprintf(f, "latwhy_irqbalance_running %d\n", x->node.irqbalance.running ? 1 : 0);
+		lw_export_spread_write(x, f);
 	}
 	pthread_mutex_unlock(&x->node_lock);
 }

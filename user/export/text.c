@@ -41,6 +41,23 @@ static void write_target(FILE *f, const char *name, const char *target)
 	fputc('"', f);
 }
 
+/* A cause whose programs the tracer has none of (left out by --causes or
+ * --skip, or missing from the kernel) has no series: not a 0. */
+static bool cause_measured(const struct lw_export_counters *c, int k)
+{
+	switch (k) {
+	case LW_CAUSE_IRQ:
+		return (c->flags & (LW_META_NO_IRQ | LW_META_NO_SOFTIRQ)) !=
+		       (LW_META_NO_IRQ | LW_META_NO_SOFTIRQ);
+	case LW_CAUSE_THP:
+		return (c->flags & (LW_META_NO_THP | LW_META_NO_COMPACT)) !=
+		       (LW_META_NO_THP | LW_META_NO_COMPACT);
+	case LW_CAUSE_FREQ:
+		return !(c->flags & LW_META_NO_FREQ) || c->freq_source != LW_FREQ_NONE;
+	}
+	return true;
+}
+
 static void write_requests(FILE *f, const struct lw_export *x, const struct lw_export_counters *c)
 {
 	static const char *const slow = "latwhy_slow_requests_total";
@@ -56,6 +73,8 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 			 "Slow requests, by the cause that held most of each one's time.");
 	for (int i = 0; i < c->nseries; i++)
 		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
+			if (!cause_measured(c, k))
+				continue;
 			write_target(f, slow, x->ser[i].label);
 			fprintf(f, ",cause=\"%s\"} %llu\n", lw_cause_name(k),
 				(unsigned long long)c->s[i].slow[k]);
@@ -64,6 +83,8 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 			 "Time of the slow requests, by cause; none is their own run and sleep.");
 	for (int i = 0; i < c->nseries; i++)
 		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
+			if (!cause_measured(c, k))
+				continue;
 			write_target(f, secs, x->ser[i].label);
 			fprintf(f, ",cause=\"%s\"} ", lw_cause_name(k));
 			write_seconds(f, c->s[i].slow_ns[k]);
@@ -123,10 +144,14 @@ static void write_dropped(FILE *f, const struct lw_export_counters *c)
 	lw_export_family(f, "latwhy_events_dropped_total", "counter",
 			 "Records the kernel could not hand to latwhy (ring buffer full).");
 	fprintf(f, "latwhy_events_dropped_total %llu\n", (unsigned long long)c->dropped);
-	lw_export_family(
-		f, "latwhy_sampling_active", "gauge",
-		"1 while a tracer is attached to the target, 0 while serve waits for one.");
+	lw_export_family(f, "latwhy_sampling_active", "gauge",
+			 "1 while latwhy's programs are attached to the target, 0 while detached "
+			 "(--sample) or waiting for one.");
 	fprintf(f, "latwhy_sampling_active %d\n", c->active ? 1 : 0);
+	lw_export_family(f, "latwhy_sampling_attached_seconds_total", "counter",
+			 "Time latwhy's programs were attached: the counters count only then.");
+	fputs("latwhy_sampling_attached_seconds_total ", f);
+	write_seconds(f, c->attached_ns);
 }
 
 static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counters *c)
@@ -137,6 +162,7 @@ static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counte
 	for (int i = 0; i < c->nseries; i++)
 		write_histogram(f, x->ser[i].label, &c->s[i]);
 	write_dropped(f, c);
+	lw_export_bpf_write(x, f, c);
 	lw_export_captures_write(x, f);
 	lw_export_node_write(x, f, c);
 	lw_export_self_write(f);

@@ -167,6 +167,8 @@ void lw_control_tick(struct lw_tracer *t, __u64 now)
 	if (++t->ctl.ticks % LW_THP_REFRESH == 0)
 		control_thp_pids(t);
 	control_conns(t, t->ctl.ticks % LW_THP_REFRESH == 0);
+	if (!lw_duty_attached(t))
+		return; /* no link while the duty cycle has them off */
 	control_sock_send(t);
 	control_backlog(t, now);
 }

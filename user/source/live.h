@@ -6,6 +6,8 @@
  *   programs.c  which programs this kernel and these options load
  *   snapshot.c  the BPF maps read into records, once per interval
  *   control.c   adaptive control of the loaded programs while tracing
+ *   duty.c      the duty cycle (serve --sample): links off and on again
+ *   progstats.c the programs' run time and count (bpf_prog_info)
  *
  * Only source/ includes it; the rest of latwhy sees struct lw_tracer through
  * source/tracer.h and its records through a sink.
@@ -25,6 +27,7 @@
 
 struct latwhy_bpf;
 struct ring_buffer;
+struct lw_duty_state;
 
 /* Adaptive control's own state (control.c). */
 struct lw_control {
@@ -74,9 +77,10 @@ struct lw_tracer {
 	struct lw_count *count_buf; /* per-CPU values of irq_ev, softirq_ev */
 	bool target_exited;
 	char comm[LW_COMM_LEN];
-	struct lw_place place; /* where latwhy runs, and at which nice value */
-	__u64 dropped_seen;    /* records dropped at the previous tick */
-	__u64 last_tick_ns;    /* when the previous tick ran (tracer_keep_up()) */
+	struct lw_place place;	    /* where latwhy runs, and at which nice value */
+	__u64 dropped_seen;	    /* records dropped at the previous tick */
+	__u64 last_tick_ns;	    /* when the previous tick ran (tracer_keep_up()) */
+	struct lw_duty_state *duty; /* serve --sample (duty.c); NULL: always attached */
 };
 
 /* tracer.c */
@@ -96,6 +100,25 @@ int lw_targets_init(struct lw_tracer *t);
  * target is a -p process and none is left. */
 int lw_targets_refresh(struct lw_tracer *t, bool apply);
 void lw_targets_describe(const struct lw_tracer *t, char *buf, size_t len);
+
+/* Attach every program the skeleton attaches, and the uprobes; said on
+ * stderr when it cannot. At open, and again by the duty cycle. */
+int lw_tracer_attach(struct lw_tracer *t);
+
+/* One interval's snapshots and the sink's tick now, out of turn: what the
+ * programs counted up to a detach is published at it. */
+void lw_tracer_tick_now(struct lw_tracer *t);
+
+/* duty.c: attach or detach at now as the duty cycle says; 0 or the
+ * negative errno of an attach that failed (said on stderr). */
+int lw_duty_poll(struct lw_tracer *t, __u64 now);
+/* The run ended at now: detached, for whom is told. */
+void lw_duty_end(struct lw_tracer *t, __u64 now);
+/* The programs are attached now (always, without a duty cycle). */
+bool lw_duty_attached(const struct lw_tracer *t);
+/* An interval's tick while detached: the maps stand still, so no snapshot
+ * is read or sent; only whether the target still exists. */
+void lw_duty_idle_tick(struct lw_tracer *t, __u64 now);
 
 /* programs.c: switch off what this kernel or --skip and --request leave out,
  * configure .rodata; 0 or a negative errno said on stderr. */

@@ -121,7 +121,7 @@ static int uprobe_pid(const struct lw_tracer *t)
 	return t->o->pid ? t->o->pid : -1;
 }
 
-static int tracer_attach(struct lw_tracer *t)
+int lw_tracer_attach(struct lw_tracer *t)
 {
 	int err;
 
@@ -222,6 +222,11 @@ static void tracer_tick(struct lw_tracer *t, bool live)
 		t->cancelled = true;
 }
 
+void lw_tracer_tick_now(struct lw_tracer *t)
+{
+	tracer_tick(t, true);
+}
+
 static int tracer_loop(struct lw_tracer *t)
 {
 	__u64 next_tick = t->start_ns + t->o->interval_ns;
@@ -240,12 +245,17 @@ static int tracer_loop(struct lw_tracer *t)
 			return err;
 		}
 		now = lw_now_ns();
+		if (t->duty && (err = lw_duty_poll(t, now)))
+			return err;
 		if (now >= next_freq) {
 			lw_freq_sample(&t->freq, inject_freq, t);
 			next_freq = now + 100000000ULL;
 		}
 		if (now >= next_tick) {
-			tracer_tick(t, true);
+			if (lw_duty_attached(t))
+				tracer_tick(t, true);
+			else
+				lw_duty_idle_tick(t, now);
 			next_tick += t->o->interval_ns;
 			if (t->target_exited) /* seen by lw_control_tick() */
 				break;
@@ -269,6 +279,7 @@ int lw_tracer_run(struct lw_tracer *t)
 		return err;
 	ring_buffer__consume(t->rb);
 	tracer_tick(t, false); /* last snapshot, META included */
+	lw_duty_end(t, lw_now_ns());
 	return t->cancelled ? -ECANCELED : 0;
 }
 
@@ -332,7 +343,7 @@ static int tracer_open(struct lw_tracer *t)
 	}
 	t->skel->data->slow_thresh_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
 	lw_control_start(t);
-	err = tracer_attach(t);
+	err = lw_tracer_attach(t);
 	if (err)
 		return err;
 	t->skel->bss->armed = true;
@@ -424,6 +435,7 @@ void lw_tracer_close(struct lw_tracer *t)
 	ring_buffer__free(t->rb);
 	latwhy_bpf__destroy(t->skel);
 	lw_freq_close(&t->freq);
+	free(t->duty);
 	free(t->hist_buf);
 	free(t->count_buf);
 	free(t->hist);

@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * test_sample.c - serve's duty cycle and its families: the schedule on fake
+ * clocks, --sample and --causes (their errors, exact, and exit 2), and the
+ * exposition of the attached seconds, the BPF programs' cost and the IRQ
+ * spread from a fixture exporter. No BPF, no root.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/types.h>
+
+#include <cmocka.h>
+
+#include "latwhy.h"
+#include "cli/cmd.h"
+#include "cli/opts.h"
+#include "cli/serve_opts.h"
+#include "export/export.h"
+#include "export/internal.h" /* lw_export_entropy() */
+#include "source/causes.h"
+#include "source/duty.h"
+
+#define S	1000000000ULL
+#define MS	1000000ULL
+#define FIXTURE "tests/fixtures/acpi-powersave"
+
+/* ---- the schedule ---------------------------------------------------- */
+
+static void test_duty_at(void **state)
+{
+	struct lw_duty d = {.on_ns = 2 * S, .every_ns = 4 * S};
+	__u64 e = 100 * S, next;
+
+	assert_true(lw_duty_at(&d, e, e, &next));
+	assert_true(next == e + 2 * S);
+	assert_true(lw_duty_at(&d, e, e + 2 * S - 1, &next));
+	assert_true(next == e + 2 * S);
+	assert_false(lw_duty_at(&d, e, e + 2 * S, &next));
+	assert_true(next == e + 4 * S);
+	assert_false(lw_duty_at(&d, e, e + 3500 * MS, &next));
+	assert_true(next == e + 4 * S);
+	assert_true(lw_duty_at(&d, e, e + 4 * S, &next)); /* the next cycle */
+	assert_true(next == e + 6 * S);
+	assert_true(lw_duty_at(&d, e, e + 401 * S, &next)); /* 100 cycles on */
+	assert_true(next == e + 402 * S);
+	assert_false(lw_duty_at(&d, e, e - 1, &next)); /* before the epoch */
+	assert_true(next == e);
+	/* serve's default: 3 s of every 60 */
+	d = (struct lw_duty){.on_ns = 3 * S, .every_ns = 60 * S};
+	assert_false(lw_duty_at(&d, e, e + 59 * S, &next));
+	assert_true(next == e + 60 * S);
+	/* off, and X = Y: always attached, no change to wait for */
+	d = (struct lw_duty){0};
+	assert_true(lw_duty_at(&d, e, e + 7 * S, &next));
+	assert_true(next == LW_DUTY_NEVER);
+	d = (struct lw_duty){.on_ns = 5 * S, .every_ns = 5 * S};
+	assert_true(lw_duty_at(&d, e, e + 7 * S, &next));
+	assert_true(next == LW_DUTY_NEVER);
+}
+
+/* A poller on a fake clock that wakes every 100 ms, as the tracer's does,
+ * acting only when the schedule says a change is due: attached 3 of every
+ * 10 s, exactly, over 10 cycles, and never two changes in one wake-up. */
+static void test_duty_poller(void **state)
+{
+	struct lw_duty d = {.on_ns = 3 * S, .every_ns = 10 * S};
+	__u64 e = 5 * S, next = 0, on_ns = 0, since = e;
+	bool on = true;
+	int changes = 0;
+
+	for (__u64 now = e; now < e + 100 * S; now += 100 * MS) {
+		bool want;
+
+		if (now < next)
+			continue;
+		want = lw_duty_at(&d, e, now, &next);
+		assert_true(next > now);
+		if (want == on)
+			continue;
+		if (!want)
+			on_ns += now - since;
+		since = now;
+		on = want;
+		changes++;
+	}
+	if (on)
+		on_ns += e + 100 * S - since;
+	assert_true(on_ns == 30 * S);
+	assert_int_equal(changes, 19); /* off at 3 s, on at 10 s, ..., off at 93 s */
+}
+
+/* ---- options ------------------------------------------------------------ */
+
+static int parse(struct lw_serve_opts *o, char *err, ...)
+{
+	char *argv[16] = {"serve"};
+	int argc = 1;
+	va_list ap;
+
+	va_start(ap, err);
+	while (argc < 15 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	return lw_serve_opts_parse(o, argc, argv, err, 256);
+}
+
+static void test_sample_opts(void **state)
+{
+	struct lw_serve_opts o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, "--comm", "srv", NULL), 0);
+	assert_true(o.sample.on_ns == 3 * S && o.sample.every_ns == 60 * S);
+	assert_string_equal(o.trace.skip, ""); /* every cause by default */
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "2s/4s", NULL), 0);
+	assert_true(o.sample.on_ns == 2 * S && o.sample.every_ns == 4 * S);
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample=10s/1m", NULL), 0);
+	assert_true(o.sample.on_ns == 10 * S && o.sample.every_ns == 60 * S);
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "off", NULL), 0);
+	assert_true(o.sample.every_ns == 0);
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "60s/60s", NULL), 0);
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "70s/60s", NULL), -EINVAL);
+	assert_string_equal(err, "--sample: X must not exceed Y");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "500ms/60s", NULL), -EINVAL);
+	assert_string_equal(err, "--sample: X must be at least 1s");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "0/60s", NULL), -EINVAL);
+	assert_string_equal(err, "--sample: X must be at least 1s");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "10s", NULL), -EINVAL);
+	assert_string_equal(err, "--sample needs X/Y, two durations (e.g. 3s/60s), or off");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "1s/x", NULL), -EINVAL);
+	assert_string_equal(err, "--sample needs X/Y, two durations (e.g. 3s/60s), or off");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", NULL), -EINVAL);
+	assert_string_equal(err, "--sample needs X/Y, two durations (e.g. 3s/60s), or off");
+}
+
+/* A hindsight trigger must be able to hold within one attached stretch. */
+static void test_sample_capture(void **state)
+{
+	struct lw_serve_opts o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--capture-dir", "/tmp/d", "--capture-on",
+			       "sched:5:10s", NULL),
+			 -EINVAL);
+	assert_string_equal(err, "--capture-on sched:5:10s: its FOR is longer than --sample's X "
+				 "(3 s): it could never fire; give --sample off or a longer X");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "off", "--capture-dir",
+			       "/tmp/d", "--capture-on", "sched:5:10s", NULL),
+			 0);
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "10s/60s", "--capture-dir",
+			       "/tmp/d", "--capture-on", "sched:5:10s", NULL),
+			 0);
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--capture-dir", "/tmp/d", "--capture-on",
+			       "sched:5:2s", NULL),
+			 0);
+}
+
+static void test_causes_opts(void **state)
+{
+	struct lw_serve_opts o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "sched,irq", NULL), 0);
+	assert_string_equal(o.trace.skip,
+			    "cpu_frequency,mm_khugepaged_scan_pmd,mm_collapse_huge_page,"
+			    "mm_compaction_begin,mm_compaction_end,cpu_idle");
+	/* --skip's own come first; sched is always traced */
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--skip", "sk_data_ready", "--causes",
+			       "frequency,irq,thp,idle", NULL),
+			 0);
+	assert_string_equal(o.trace.skip, "sk_data_ready");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "thp", NULL), 0);
+	assert_true(lw_list_has(o.trace.skip, "irq_handler_entry"));
+	assert_true(lw_list_has(o.trace.skip, "netif_receive_skb"));
+	assert_true(lw_list_has(o.trace.skip, "call_function_single_entry"));
+	assert_false(lw_list_has(o.trace.skip, "mm_collapse_huge_page"));
+	assert_false(lw_list_has(o.trace.skip, "sched_switch"));
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "sched,disk", NULL), -EINVAL);
+	assert_string_equal(err, "--causes: 'disk' is not a cause (frequency,irq,thp,sched,idle)");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "", NULL), -EINVAL);
+	assert_string_equal(err, "--causes needs a list of causes (frequency,irq,thp,sched,idle)");
+}
+
+/* The command's own words on stderr and its exit status. */
+static enum lw_exit run_serve(char *out, size_t len, char *a1, char *a2, char *a3, char *a4)
+{
+	char path[] = "/tmp/latwhy-sample.XXXXXX";
+	char *argv[] = {"serve", a1, a2, a3, a4, NULL};
+	int fd = mkstemp(path), saved = dup(2);
+	enum lw_exit r;
+	ssize_t n;
+
+	assert_true(fd >= 0 && saved >= 0);
+	fflush(stderr);
+	dup2(fd, 2);
+	r = lw_cmd_serve(5, argv);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, out, len - 1, 0);
+	out[n > 0 ? n : 0] = '\0';
+	close(fd);
+	unlink(path);
+	return r;
+}
+
+static void test_usage_exit(void **state)
+{
+	char out[512];
+
+	assert_int_equal(run_serve(out, sizeof(out), "--comm", "srv", "--sample", "70s/60s"),
+			 LW_EXIT_USAGE);
+	assert_string_equal(out,
+			    "latwhy: --sample: X must not exceed Y (see latwhy serve --help)\n");
+	assert_int_equal(run_serve(out, sizeof(out), "--comm", "srv", "--causes", "net"),
+			 LW_EXIT_USAGE);
+	assert_string_equal(out, "latwhy: --causes: 'net' is not a cause "
+				 "(frequency,irq,thp,sched,idle) (see latwhy serve --help)\n");
+}
+
+/* ---- the families -------------------------------------------------------- */
+
+static double sample(const char *text, const char *key)
+{
+	size_t l = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, l) && p[l] == ' ')
+			return strtod(p + l + 1, NULL);
+	return -1;
+}
+
+static int count_lines(const char *text, const char *prefix)
+{
+	int n = 0;
+	size_t l = strlen(prefix);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		n += !strncmp(p, prefix, l);
+	return n;
+}
+
+static char *render(struct lw_export *x)
+{
+	size_t len;
+	char *t = lw_export_render(x, &len);
+
+	assert_non_null(t);
+	return t;
+}
+
+static void feed_meta(struct lw_export *x, __u32 flags)
+{
+	struct lw_meta_rec m = {.type = LW_REC_META, .flags = flags};
+	struct lw_sink s = lw_export_sink(x);
+
+	assert_int_equal(lw_sink_record(&s, &m, sizeof(m)), 0);
+}
+
+/* Attached 10-13 s and 30-31 s of a fake clock: 4 s, counted at the ticks
+ * and at each change; active only while attached. */
+static void test_attached_seconds(void **state)
+{
+	struct lw_export *x = lw_export_new("srv", FIXTURE);
+	struct lw_sink s = lw_export_sink(x);
+	const char *att = "latwhy_sampling_attached_seconds_total";
+	char *t;
+
+	feed_meta(x, 0);
+	lw_export_attached(x, true, 10 * S);
+	assert_int_equal(lw_sink_tick(&s, 12500 * MS), 0);
+	t = render(x);
+	assert_true(sample(t, att) == 2.5);
+	assert_true(sample(t, "latwhy_sampling_active") == 1);
+	assert_int_equal(count_lines(t, "# TYPE latwhy_sampling_attached_seconds_total counter"),
+			 1);
+	assert_int_equal(count_lines(t, "# HELP latwhy_sampling_attached_seconds_total "), 1);
+	free(t);
+	lw_export_attached(x, false, 13 * S);
+	t = render(x);
+	assert_true(sample(t, att) == 3);
+	assert_true(sample(t, "latwhy_sampling_active") == 0);
+	free(t);
+	feed_meta(x, 0); /* the tracer still ticks while detached */
+	assert_int_equal(lw_sink_tick(&s, 20 * S), 0);
+	t = render(x);
+	assert_true(sample(t, att) == 3);
+	assert_true(sample(t, "latwhy_sampling_active") == 0);
+	free(t);
+	lw_export_attached(x, true, 30 * S);
+	assert_int_equal(lw_sink_tick(&s, 31 * S), 0);
+	t = render(x);
+	assert_true(sample(t, att) == 4);
+	assert_true(sample(t, "latwhy_sampling_active") == 1);
+	free(t);
+	lw_export_free(x);
+}
+
+static void test_bpf_families(void **state)
+{
+	struct lw_export_prog p[2] = {{"lw_sched_switch", 1500 * MS, 42}, {"lw_irq_entry", 7, 3}};
+	struct lw_export *x = lw_export_new("srv", FIXTURE);
+	const char *sw = "latwhy_bpf_run_seconds_total{prog=\"lw_sched_switch\"}";
+	char *t;
+
+	lw_export_progs(x, p, 2);
+	lw_export_publish(x);
+	t = render(x);
+	assert_true(sample(t, "latwhy_bpf_stats_enabled") == 1);
+	assert_true(sample(t, sw) == 1.5);
+	assert_true(sample(t, "latwhy_bpf_run_count_total{prog=\"lw_sched_switch\"}") == 42);
+	assert_non_null(
+		strstr(t, "\nlatwhy_bpf_run_seconds_total{prog=\"lw_irq_entry\"} 0.000000007\n"));
+	assert_true(sample(t, "latwhy_bpf_run_count_total{prog=\"lw_irq_entry\"}") == 3);
+	assert_int_equal(count_lines(t, "# TYPE latwhy_bpf_run_seconds_total counter"), 1);
+	assert_int_equal(count_lines(t, "# TYPE latwhy_bpf_run_count_total counter"), 1);
+	assert_int_equal(count_lines(t, "latwhy_bpf_run_seconds_total{"), 2);
+	free(t);
+	/* a new process: its tracer's programs count from 0 again */
+	lw_export_restart(x);
+	p[0].run_ns = 500 * MS;
+	p[0].run_cnt = 8;
+	lw_export_progs(x, p, 1);
+	lw_export_publish(x);
+	t = render(x);
+	assert_true(sample(t, sw) == 2);
+	assert_true(sample(t, "latwhy_bpf_run_count_total{prog=\"lw_sched_switch\"}") == 50);
+	assert_true(sample(t, "latwhy_bpf_run_count_total{prog=\"lw_irq_entry\"}") == 3);
+	free(t);
+	lw_export_free(x);
+
+	/* kernel.bpf_stats_enabled 0: the gauge says so, the families are gone */
+	x = lw_export_new("srv", "tests/fixtures/vm-nocpufreq");
+	lw_export_progs(x, p, 2);
+	lw_export_publish(x);
+	t = render(x);
+	assert_true(sample(t, "latwhy_bpf_stats_enabled") == 0);
+	assert_int_equal(count_lines(t, "latwhy_bpf_run_"), 0);
+	assert_int_equal(count_lines(t, "# HELP latwhy_bpf_run_"), 0);
+	free(t);
+	lw_export_free(x);
+}
+
+/* Target 4242 of the fixture may run on CPUs 2-3: eth0-TxRx-2 and nvme0q3
+ * on 2 (9580245), eth0-TxRx-3 and nvme0q4 on 3 (9233579), since boot. */
+static void test_irq_spread(void **state)
+{
+	struct lw_export *x = lw_export_new("srv", FIXTURE);
+	double a = 9580245, b = 9233579, h;
+	char *t;
+
+	h = -(a / (a + b)) * log2(a / (a + b)) - (b / (a + b)) * log2(b / (a + b));
+	lw_export_publish(x);
+	t = render(x); /* no target yet: no spread to give */
+	assert_int_equal(count_lines(t, "latwhy_irq_spread_entropy"), 0);
+	free(t);
+	lw_export_free(x);
+	x = lw_export_new("srv", FIXTURE);
+	lw_export_set_pid(x, 4242);
+	lw_export_publish(x);
+	t = render(x);
+	assert_in_range(sample(t, "latwhy_irq_spread_entropy{cpus=\"2-3\"}") * 1e6, h * 1e6 - 1,
+			h * 1e6 + 1);
+	assert_int_equal(count_lines(t, "# TYPE latwhy_irq_spread_entropy gauge"), 1);
+	assert_int_equal(count_lines(t, "latwhy_irq_spread_entropy{"), 1);
+	free(t);
+	lw_export_free(x);
+}
+
+static void test_entropy(void **state)
+{
+	unsigned long long v[4] = {10, 10, 10, 10}, one[4] = {0, 0, 99, 0};
+	struct lw_cpuset all = {0}, two = {0};
+	double h = -1;
+
+	for (int c = 0; c < 4; c++)
+		lw_cpuset_set(&all, c);
+	lw_cpuset_set(&two, 0);
+	lw_cpuset_set(&two, 1);
+	assert_true(lw_export_entropy(v, 4, &all, &h));
+	assert_true(fabs(h - 2) < 1e-12);
+	assert_true(lw_export_entropy(v, 4, &two, &h));
+	assert_true(fabs(h - 1) < 1e-12);
+	assert_true(lw_export_entropy(one, 4, &all, &h));
+	assert_true(h == 0);
+	assert_false(lw_export_entropy(one, 4, &two, &h)); /* none there: nothing measured */
+}
+
+/* Causes whose programs were all left out have no series, not a 0. */
+static void test_causes_absent(void **state)
+{
+	struct lw_export *x = lw_export_new("srv", FIXTURE);
+	char *t;
+
+	feed_meta(x, LW_META_NO_IRQ | LW_META_NO_SOFTIRQ | LW_META_NO_FREQ);
+	lw_export_publish(x);
+	t = render(x);
+	assert_int_equal(count_lines(t, "latwhy_slow_requests_total{"), 4);
+	assert_int_equal(count_lines(t, "latwhy_slow_request_seconds_total{"), 4);
+	assert_null(strstr(t, "cause=\"irq\""));
+	assert_null(strstr(t, "cause=\"frequency\""));
+	assert_true(sample(t, "latwhy_slow_requests_total{target=\"srv\",cause=\"thp\"}") == 0);
+	free(t);
+	/* one of the two IRQ kinds left is enough to measure irq */
+	feed_meta(x, LW_META_NO_IRQ);
+	lw_export_publish(x);
+	t = render(x);
+	assert_true(sample(t, "latwhy_slow_requests_total{target=\"srv\",cause=\"irq\"}") == 0);
+	free(t);
+	lw_export_free(x);
+}
+
+/* promtool's linter on a scrape with every new family in it. */
+static void test_promtool(void **state)
+{
+	struct lw_export_prog p = {"lw_sched_switch", 1500 * MS, 42};
+	struct lw_export *x = lw_export_new("srv", FIXTURE);
+	char path[] = "/tmp/latwhy-sample.XXXXXX", cmd[128], *t;
+	int fd;
+
+	if (system("command -v promtool >/dev/null 2>&1")) {
+		print_message("promtool not installed: not linted\n");
+		lw_export_free(x);
+		skip();
+	}
+	lw_export_set_pid(x, 4242);
+	lw_export_progs(x, &p, 1);
+	lw_export_attached(x, true, 1 * S);
+	lw_export_attached(x, false, 2 * S);
+	t = render(x);
+	assert_non_null(strstr(t, "latwhy_irq_spread_entropy{"));
+	assert_non_null(strstr(t, "latwhy_bpf_run_seconds_total{"));
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, t, strlen(t)), (ssize_t)strlen(t));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+	assert_int_equal(system(cmd), 0);
+	unlink(path);
+	free(t);
+	lw_export_free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_duty_at),		 cmocka_unit_test(test_duty_poller),
+		cmocka_unit_test(test_sample_opts),	 cmocka_unit_test(test_sample_capture),
+		cmocka_unit_test(test_causes_opts),	 cmocka_unit_test(test_usage_exit),
+		cmocka_unit_test(test_attached_seconds), cmocka_unit_test(test_bpf_families),
+		cmocka_unit_test(test_irq_spread),	 cmocka_unit_test(test_entropy),
+		cmocka_unit_test(test_causes_absent),	 cmocka_unit_test(test_promtool),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * causes.c - the tracepoints behind each cause (programs.c attaches them):
+ *
+ *   sched      sched_switch, sched_wakeup, sched_waking: always, since every
+ *              request's split (and every other cause) is measured along
+ *              its scheduler events
+ *   idle       cpu_idle: whether a woken CPU left a C-state or only polled;
+ *              without it a wait for an idle CPU is still idle, not split
+ *   irq        hard IRQs, softirqs, call-function IPIs, and the receive
+ *              backlog (netif_rx, netif_receive_skb: part of softirq time)
+ *   thp        khugepaged's scans and collapses, direct compaction
+ *   frequency  cpu_frequency (the clock is still sampled where the CPU
+ *              has APERF/MPERF)
+ *
+ * What delimits requests (the socket or syscall tracepoints) is no cause:
+ * always attached.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/opts.h" /* lw_list_has() */
+#include "source/causes.h"
+
+static const struct cause_tps {
+	const char *cause;
+	const char *tps; /* "" for the always traced */
+} causes[] = {
+	{"frequency", "cpu_frequency"},
+	{"irq", "irq_handler_entry,irq_handler_exit,softirq_entry,softirq_exit,"
+		"call_function_entry,call_function_single_entry,netif_rx,netif_receive_skb"},
+	{"thp", "mm_khugepaged_scan_pmd,mm_collapse_huge_page,mm_compaction_begin,"
+		"mm_compaction_end"},
+	{"sched", ""},
+	{"idle", "cpu_idle"},
+};
+
+#define NR_CAUSES (sizeof(causes) / sizeof(causes[0]))
+
+static int check_names(const char *list, char *err, size_t errlen)
+{
+	char buf[256], *save = NULL;
+
+	if (!*list || strlen(list) >= sizeof(buf))
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *n = strtok_r(buf, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+		size_t i;
+
+		for (i = 0; i < NR_CAUSES && strcmp(causes[i].cause, n); i++)
+			;
+		if (i == NR_CAUSES) {
+			snprintf(err, errlen, "--causes: '%s' is not a cause (%s)", n,
+				 LW_CAUSES_ALL);
+			return -EINVAL;
+		}
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "--causes needs a list of causes (%s)", LW_CAUSES_ALL);
+	return -EINVAL;
+}
+
+int lw_causes_skip(const char *list, char *skip, size_t len, char *err, size_t errlen)
+{
+	size_t used = strlen(skip);
+	int err_ = check_names(list, err, errlen);
+
+	if (err_)
+		return err_;
+	for (size_t i = 0; i < NR_CAUSES; i++) {
+		const char *tps = causes[i].tps;
+		int n;
+
+		if (!*tps || lw_list_has(list, causes[i].cause))
+			continue;
+		n = snprintf(skip + used, len - used, "%s%s", used ? "," : "", tps);
+		if (n < 0 || (size_t)n >= len - used) {
+			skip[used] = '\0';
+			snprintf(err, errlen, "--causes: the list of tracepoints to skip is full");
+			return -ENOSPC;
+		}
+		used += n;
+	}
+	return 0;
+}

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * duty.c - the tracer's duty cycle: its BPF links destroyed while off and
+ * made again when on.
+ *
+ * Destroying a link (closing its fd) unregisters the program from its
+ * tracepoint, so the target's events run no latwhy code at all; the programs
+ * stay loaded and verified, and the maps, the ring buffer and their fds stay
+ * open with their contents. Attaching again is then one link-create syscall
+ * a program, no load and no verification. bpf_link__detach() would gain
+ * nothing: a detached link cannot be attached again, only made anew.
+ *
+ * What the programs keep between two events (a thread's open requests and
+ * its scheduler state, a socket's unread arrival, a CPU's handler in
+ * progress) is stale after a gap in which nothing was seen. The BPF side
+ * starts a thread's and a socket's state afresh when its attach_gen is older
+ * (state.bpf.h); the CPUs' in-progress fields are cleared here, while
+ * nothing runs. Cumulative counters and evidence are kept.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "latwhy.h"
+#include "latwhy.skel.h"
+#include "source/duty.h"
+#include "source/live.h"
+
+struct lw_duty_state {
+	struct lw_duty d;
+	__u64 epoch;
+	__u64 next; /* when the schedule changes next */
+	bool attached;
+	bool started; /* the first poll ran */
+	lw_duty_fn fn;
+	void *ctx;
+};
+
+bool lw_duty_at(const struct lw_duty *d, __u64 epoch, __u64 now, __u64 *next)
+{
+	__u64 phase;
+
+	if (!d->every_ns || d->on_ns >= d->every_ns) {
+		*next = LW_DUTY_NEVER;
+		return true;
+	}
+	if (now < epoch) {
+		*next = epoch;
+		return false;
+	}
+	phase = (now - epoch) % d->every_ns;
+	if (phase < d->on_ns) {
+		*next = now - phase + d->on_ns;
+		return true;
+	}
+	*next = now - phase + d->every_ns;
+	return false;
+}
+
+void lw_tracer_set_duty(struct lw_tracer *t, const struct lw_duty *d, __u64 epoch, lw_duty_fn fn,
+			void *ctx)
+{
+	struct lw_duty_state *s = t->duty ? t->duty : calloc(1, sizeof(*s));
+
+	if (!s) { /* then always attached, as without a duty cycle */
+		fprintf(stderr, "latwhy: out of memory: --sample ignored\n");
+		return;
+	}
+	*s = (struct lw_duty_state){
+		.d = *d, .epoch = epoch, .attached = true, .fn = fn, .ctx = ctx};
+	t->duty = s;
+}
+
+static void duty_tell(const struct lw_duty_state *s, bool on, __u64 now)
+{
+	if (s->fn)
+		s->fn(s->ctx, on, now);
+}
+
+/* Every link, the late and the manual ones included (the skeleton holds
+ * them all), then what the ring buffer still has, and the counters as they
+ * stand: published now, they do not move until the next attach. */
+static void duty_detach(struct lw_tracer *t)
+{
+	latwhy_bpf__detach(t->skel);
+	ring_buffer__consume(t->rb);
+	lw_tracer_tick_now(t);
+}
+
+/* The fields of lw_cpu_state that say what is in progress on a CPU, not
+ * what it accumulated: as at the first attach (0: none). */
+static void duty_reset_cpus(struct lw_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.cpus);
+
+	for (__u32 c = 0; c < (__u32)t->nr_cpus && c < LW_MAX_CPUS; c++) {
+		struct lw_cpu_state cs;
+
+		if (bpf_map_lookup_elem(fd, &c, &cs))
+			continue;
+		cs.target_cur = 0;
+		cs.waiters = 0;
+		cs.irq_start = 0;
+		cs.softirq_start = 0;
+		cs.softirq_irq_snap = 0;
+		cs.thp_start = 0;
+		cs.ksd_start = 0;
+		cs.idle_polling = 0;
+		bpf_map_update_elem(fd, &c, &cs, BPF_EXIST);
+	}
+}
+
+/* A receive-backlog wait NET_RX took before the gap waits for no one now. */
+static void duty_reset_backlog(struct lw_tracer *t)
+{
+	struct bpf_map *m = t->skel->maps.rx_last;
+	size_t vs = (bpf_map__value_size(m) + 7) & ~7UL;
+	void *zero = calloc(t->nr_cpus, vs);
+	__u32 key = 0;
+
+	if (!zero)
+		return;
+	bpf_map_update_elem(bpf_map__fd(m), &key, zero, BPF_EXIST);
+	free(zero);
+}
+
+static int duty_attach(struct lw_tracer *t)
+{
+	struct latwhy_bpf *s = t->skel;
+	bool sock_send = s->bss->sock_send_on;
+	int err;
+
+	/* no request starts while only some programs are back (armed) */
+	s->bss->armed = false;
+	s->bss->attach_gen++;
+	duty_reset_cpus(t);
+	if (s->rodata->backlog_known)
+		duty_reset_backlog(t);
+	err = lw_tracer_attach(t);
+	if (err)
+		return err;
+	/* attached late (control.c) when it was on: on again */
+	if (sock_send && !s->links.lw_sock_send) {
+		s->links.lw_sock_send = bpf_program__attach(s->progs.lw_sock_send);
+		if (!s->links.lw_sock_send)
+			fprintf(stderr,
+				"latwhy: cannot attach sock_send_length again (%s): requests on "
+				"non-TCP sockets are not traced\n",
+				strerror(errno));
+	}
+	s->bss->sock_send_on = s->links.lw_sock_send != NULL;
+	s->bss->armed = true;
+	return 0;
+}
+
+int lw_duty_poll(struct lw_tracer *t, __u64 now)
+{
+	struct lw_duty_state *s = t->duty;
+	bool on;
+	int err;
+
+	if (s->started && now < s->next)
+		return 0;
+	on = lw_duty_at(&s->d, s->epoch, now, &s->next);
+	if (!s->started) { /* attached since the run began */
+		duty_tell(s, true, t->start_ns);
+		s->started = true;
+	}
+	if (on == s->attached)
+		return 0;
+	if (on) {
+		err = duty_attach(t);
+		if (err)
+			return err;
+		s->attached = true;
+	} else {
+		s->attached = false; /* first: the tick out of turn attaches nothing */
+		duty_detach(t);
+	}
+	if (t->o->verbose)
+		fprintf(stderr, "latwhy: %s for %.1f s\n", on ? "attached" : "detached",
+			(s->next - now) / 1e9);
+	duty_tell(s, on, now);
+	return 0;
+}
+
+bool lw_duty_attached(const struct lw_tracer *t)
+{
+	return !t->duty || t->duty->attached;
+}
+
+void lw_duty_idle_tick(struct lw_tracer *t, __u64 now)
+{
+	lw_control_tick(t, now);
+	t->last_tick_ns = now; /* not late: tracer_keep_up() */
+}
+
+void lw_duty_end(struct lw_tracer *t, __u64 now)
+{
+	if (t->duty && t->duty->started)
+		duty_tell(t->duty, false, now);
+}
