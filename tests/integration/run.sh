@@ -1766,7 +1766,7 @@ test_serve_capture() {
 	n=$(sed -n 's/^Requests (socket): \([0-9]*\) .*/\1/p' <<<"$out")
 	if [ $rc -eq 0 ] && [ ! -s "$OUT/sig.err" ] && [ "${n:-0}" -gt 0 ] &&
 		python3 -c "import sys; sys.exit(not 9.5 <= float('${secs:-0}') <= 11.5)" &&
-		grep -q "^Recorded with: serve -p $SPID --listen 127.0.0.1:$mport --capture-dir $caps --capture-window 10s$" <<<"$out" &&
+		grep -q "^Recorded with: serve -p $SPID --sample off --listen 127.0.0.1:$mport --capture-dir $caps --capture-window 10s$" <<<"$out" &&
 		grep -q "^Hindsight capture: reason signal, the [0-9.]* s before [0-9-]*T[0-9:]*Z$" <<<"$out"; then
 		pass serve_capture_report
 	else
