@@ -10,8 +10,6 @@
  * The duty cycle (--sample) keeps one phase from serve's start across
  * restarts; the exporter is told of each attach and detach.
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -57,30 +55,20 @@ static void nap_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+static void comm_lowest(void *ctx, int pid)
+{
+	int *best = ctx;
+
+	if (!*best || pid < *best)
+		*best = pid;
+}
+
 /* The lowest pid of a live process named comm, latwhy aside; 0 if none. */
 static int find_comm(const char *comm)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int best = 0, self = getpid();
+	int best = 0;
 
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		char c[LW_COMM_LEN], state;
-		int pid;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = atoi(de->d_name);
-		if (pid == self || (best && pid > best))
-			continue;
-		if (lw_probe_stat(pid, c, sizeof(c), &state, NULL) || strcmp(c, comm))
-			continue;
-		if (state != 'Z' && state != 'X')
-			best = pid;
-	}
-	closedir(d);
+	lw_probe_comm_each(comm, comm_lowest, &best);
 	return best;
 }
 

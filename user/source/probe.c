@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <bpf/btf.h>
 
+#include "latwhy.h"
 #include "source/caps.h"
 #include "source/probe.h"
 
@@ -154,6 +155,31 @@ int lw_probe_listen_ports(int pid, __u64 *bits)
 		read = true;
 	}
 	return read ? n : err;
+}
+
+int lw_probe_comm_each(const char *comm, void (*fn)(void *ctx, int pid), void *ctx)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0, self = getpid();
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char c[LW_COMM_LEN], state;
+		int pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		if (pid == self || lw_probe_stat(pid, c, sizeof(c), &state, NULL) ||
+		    strcmp(c, comm) || state == 'Z' || state == 'X')
+			continue;
+		fn(ctx, pid);
+		n++;
+	}
+	closedir(d);
+	return n;
 }
 
 int lw_probe_target(int pid, char *comm, size_t len)

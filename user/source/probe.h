@@ -17,6 +17,9 @@ struct btf;
  * the number of threads (if threads is not NULL; 0 if unreadable).
  * -ESRCH if there is no such process, -EINVAL if the line is malformed. */
 int lw_probe_stat(int pid, char *comm, size_t len, char *state, int *threads);
+/* Each live process (not a zombie) named comm, latwhy aside: fn(ctx, pid)
+ * in /proc's order. The processes seen; 0 when /proc cannot be read. */
+int lw_probe_comm_each(const char *comm, void (*fn)(void *ctx, int pid), void *ctx);
 /* The target exists (not a zombie); copies its comm. Prints the error. */
 int lw_probe_target(int pid, char *comm, size_t len);
 /* CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN (lw_caps_check()); kernel BTF

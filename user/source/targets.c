@@ -10,8 +10,6 @@
  * rather than a filter: latwhy's placement, the listening ports, the thread
  * count, uprobes, the node's facts.
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,30 +132,26 @@ static int pids_add(struct lw_tracer *t, int pid)
 	return 0;
 }
 
+struct comm_add {
+	struct lw_tracer *t;
+	int n; /* processes new to the union */
+};
+
+static void comm_proc_add(void *ctx, int pid)
+{
+	struct comm_add *a = ctx;
+
+	if (!pids_add(a->t, pid))
+		a->n++;
+}
+
 /* The processes named comm, latwhy aside, into the union. */
 static int comm_procs(struct lw_tracer *t, const char *comm)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *de;
-	int n = 0, self = getpid();
+	struct comm_add a = {.t = t};
 
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		char c[LW_COMM_LEN], state;
-		int pid;
-
-		if (!isdigit((unsigned char)de->d_name[0]))
-			continue;
-		pid = atoi(de->d_name);
-		if (pid == self || lw_probe_stat(pid, c, sizeof(c), &state, NULL) ||
-		    strcmp(c, comm) || state == 'Z' || state == 'X')
-			continue;
-		if (!pids_add(t, pid))
-			n++;
-	}
-	closedir(d);
-	return n;
+	lw_probe_comm_each(comm, comm_proc_add, &a);
+	return a.n;
 }
 
 /* A cgroup target now: its id, 0 while it does not exist, and its
