@@ -200,9 +200,17 @@ struct {
 
 __u64 targ_tgid_bits[LW_TGID_BITS / 64] = {};
 volatile __u32 targ_ncgroups = 0;
+/* The only target process when no cgroup is a target (-p, one process of
+ * --comm): compared, not looked up, on every event of the hot path. 0: the
+ * maps decide. */
+volatile __u32 targ_one = 0;
 
 static __always_inline bool tgid_is_target(__u32 tgid)
 {
+	__u32 one = targ_one;
+
+	if (one)
+		return tgid == one;
 	if (!(targ_tgid_bits[(tgid / 64) % (LW_TGID_BITS / 64)] & (1ULL << (tgid % 64))))
 		return false;
 	return bpf_map_lookup_elem(&targ_tgids, &tgid) != NULL;

@@ -253,6 +253,25 @@ static void tgids_apply(struct lw_tracer *t, const int *slot_of)
 			t->skel->bss->targ_tgid_bits[w] = bits[w];
 }
 
+/* One target process and no cgroup: BPF compares its tgid instead of
+ * looking it up (state.bpf.h's targ_one). Set after the maps, so that
+ * either test finds it. */
+static void targets_one(struct lw_tracer *t, const int *slot_of)
+{
+	__u32 one = 0;
+	int n = 0;
+
+	for (int i = 0; i < t->npids; i++)
+		if (slot_of[i] >= 0) {
+			one = (__u32)t->pids[i];
+			n++;
+		}
+	if (n != 1 || t->skel->bss->targ_ncgroups)
+		one = 0;
+	if (t->skel->bss->targ_one != one)
+		t->skel->bss->targ_one = one;
+}
+
 int lw_targets_refresh(struct lw_tracer *t, bool apply)
 {
 	int slot_of[LW_MAX_TGIDS];
@@ -302,6 +321,7 @@ int lw_targets_refresh(struct lw_tracer *t, bool apply)
 	for (int i = 0; i < t->ntg; i++)
 		if (t->tg[i].opt->kind == LW_TARGET_CGROUP || t->tg[i].opt->kind == LW_TARGET_UNIT)
 			cgroup_apply(t, &t->tg[i], ids[i]);
+	targets_one(t, slot_of);
 	return 0;
 }
 
