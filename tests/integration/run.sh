@@ -1463,6 +1463,20 @@ EOF
 	wait_for "$OUT/prom.log" "Server is ready to receive web requests" "$!" 30
 }
 
+# serve_as DIR ARGS...: latwhy ARGS (exec'd: $! is latwhy's pid) as nobody
+# with only CAP_BPF and CAP_PERFMON, from a copy in DIR nobody may run;
+# as root where setpriv or the kernel cannot.
+serve_as() {
+	local dir=$1
+	shift
+	if setpriv --help 2>/dev/null | grep -q -- --ambient-caps &&
+		caps_nobody +bpf,+perfmon && setpriv "${SETPRIV[@]}" true 2>/dev/null; then
+		mkdir -p "$dir" && chmod 711 "$OUT" && chmod 755 "$dir" && cp latwhy "$dir/"
+		exec setpriv "${SETPRIV[@]}" "$dir/latwhy" "$@"
+	fi
+	exec ./latwhy "$@"
+}
+
 SERVE_REQ='latwhy_requests_total{target="lat_server"}'
 SERVE_SCHED='latwhy_slow_requests_total{target="lat_server",cause="sched"}'
 
@@ -1532,7 +1546,9 @@ test_serve() {
 	start_server "$SRV_CPU" || { no_server serve; return; }
 	start_client 60
 	cpid=${PIDS[-1]}
-	./latwhy serve --comm lat_server --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	# as it runs in production: an unprivileged user holding CAP_BPF and
+	# CAP_PERFMON alone (tools/systemd/latwhy.service), where setpriv can
+	serve_as "$OUT/pub" serve --comm lat_server --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
 	PIDS+=("$lpid")
 	if ! wait_for "$OUT/serve.err" "serving http" "$lpid" 10 ||
@@ -1543,6 +1559,11 @@ test_serve() {
 	fi
 	grep -q "^latwhy: tracing lat_server (pid $SPID)$" "$OUT/serve.err" ||
 		fail serve_target "not the test's server ($SPID): $(cat "$OUT/serve.err")"
+	if [ "$(awk '/^Uid:/ {print $2}' "/proc/$lpid/status")" = 65534 ]; then
+		pass serve_unprivileged
+	else
+		skip serve_unprivileged "setpriv or the kernel cannot grant CAP_BPF+CAP_PERFMON alone: serve ran as root"
+	fi
 	serve_check_first
 	serve_check_http "$mport"
 	if command -v prometheus >/dev/null; then
