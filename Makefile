@@ -133,8 +133,9 @@ accuracy: deps
 SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 ASAN_OBJS   := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(USER_SRCS))
 ASAN_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRCS))
-# the reader and what its node snapshots need
-FUZZ_SRCS   := $(wildcard user/capture/*.c user/node/*.c)
+# the reader and what its node snapshots need (not the hindsight window:
+# serve's, built on the engine)
+FUZZ_SRCS   := $(filter-out user/capture/hindsight%.c,$(wildcard user/capture/*.c user/node/*.c))
 FUZZ_CORPUS := tests/fuzz/corpus
 FUZZ_RUN     = $(BUILD)/fuzz/fuzz_capture -timeout=10 -rss_limit_mb=1024 \
 	       -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus $(FUZZ_CORPUS)
