@@ -78,6 +78,8 @@ start_server() {
 }
 
 # start_client SECONDS [lat_client args...]
+# SECONDS must outlast latwhy's start as well as its trace: loading takes
+# 2 s here unloaded (the verifier), seconds more beside a busy client.
 start_client() {
 	local secs=$1
 	shift
@@ -177,7 +179,7 @@ test_skip() {
 		return
 	fi
 	start_server "$SRV_CPU" || { no_server skip; return; }
-	start_client 4
+	start_client 6
 	./latwhy -p "$SPID" -d 2s -j --slow 1us \
 		--skip irq_handler_entry,irq_handler_exit,softirq_entry,softirq_exit \
 		>"$OUT/trace.json" 2>"$OUT/latwhy.err"
@@ -321,7 +323,7 @@ assert lat[-1] < 500000000, 'longest %d ns' % lat[-1]
 # --request syscall (raw_syscalls): the same requests as the socket default.
 test_syscall() {
 	start_server "$SRV_CPU" || { no_server syscall; return; }
-	start_client 5
+	start_client 9
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us --request syscall >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	check syscall '
@@ -344,7 +346,7 @@ net_rx() {
 # of its batch; one open request per thread would see one per batch.
 test_eventloop() {
 	start_server "$SRV_CPU" -e -w 20000 || { no_server eventloop; return; }
-	start_client 6 -c 8 -t "$OUT/lat.t"
+	start_client 10 -c 8 -t "$OUT/lat.t"
 	local client=${PIDS[-1]} rx0 rx1 cp50
 	sleep 0.5
 	rx0=$(net_rx "$SRV_CPU")
@@ -381,11 +383,11 @@ assert irq['share'] < 0.1, 'irq is %.0f%% of all requests: %s' % (100 * irq['sha
 # request that is followed still adds up.
 test_slots() {
 	start_server "$SRV_CPU" -e -w 5000 || { no_server slots; return; }
-	start_client 5 -c 24
+	start_client 10 -c 24
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	check slots '
-assert summ["untracked"] > 0, "no request given up with 24 open"
+assert summ["untracked"] > 0, "no request given up with 24 open (%d requests, %d records, %d dropped)" % (summ["requests"], len(reqs), summ["dropped"])
 assert len(reqs) > 1000, "only %d requests" % len(reqs)
 '
 	cleanup
@@ -409,7 +411,7 @@ test_gateway() {
 	}
 	up=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/upstream.out")
 	start_server "$SRV_CPU" -U "$up" -H -w 20000 || { no_server gateway; return; }
-	start_client 6 -t "$OUT/lat.t"
+	start_client 10 -t "$OUT/lat.t"
 	client=${PIDS[-1]}
 	sleep 0.5
 	./latwhy -p "$SPID" -d 4s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err"
@@ -2030,7 +2032,7 @@ test_cgroup() {
 	cgroup_make "$name" || { fail cgroup "cannot make $CGROOT/$name"; return; }
 	start_server "$SRV_CPU" || { no_server cgroup; return; }
 	echo "$SPID" >"$CG/cgroup.procs"
-	start_client 5 -t "$OUT/lat.t"
+	start_client 9 -t "$OUT/lat.t"
 	cpid=${PIDS[-1]}
 	sleep 0.5
 	# every request a record (--slow 1us): latwhy's count against the
