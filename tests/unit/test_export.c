@@ -25,40 +25,10 @@
 #include "cli/serve_opts.h"
 #include "export/export.h"
 #include "export/http.h"
+#include "scrape.h"
 
 #define FIXTURE "tests/fixtures/acpi-powersave"
 #define MS	1000000ULL
-
-/* The value of the sample whose name and labels are key; -1 when absent. */
-static double sample(const char *text, const char *key)
-{
-	size_t l = strlen(key);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, key, l) && p[l] == ' ')
-			return strtod(p + l + 1, NULL);
-	return -1;
-}
-
-static int count_lines(const char *text, const char *prefix)
-{
-	int n = 0;
-	size_t l = strlen(prefix);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		n += !strncmp(p, prefix, l);
-	return n;
-}
-
-static char *render(struct lw_export *x)
-{
-	size_t len;
-	char *t = lw_export_render(x, &len);
-
-	assert_non_null(t);
-	assert_int_equal(strlen(t), len);
-	return t;
-}
 
 static void feed(struct lw_export *x, const void *rec, size_t len)
 {

@@ -27,6 +27,7 @@
 #include "export/internal.h" /* lw_export_entropy() */
 #include "source/causes.h"
 #include "source/duty.h"
+#include "scrape.h"
 
 #define S	1000000000ULL
 #define MS	1000000ULL
@@ -227,35 +228,6 @@ static void test_usage_exit(void **state)
 }
 
 /* ---- the families -------------------------------------------------------- */
-
-static double sample(const char *text, const char *key)
-{
-	size_t l = strlen(key);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, key, l) && p[l] == ' ')
-			return strtod(p + l + 1, NULL);
-	return -1;
-}
-
-static int count_lines(const char *text, const char *prefix)
-{
-	int n = 0;
-	size_t l = strlen(prefix);
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		n += !strncmp(p, prefix, l);
-	return n;
-}
-
-static char *render(struct lw_export *x)
-{
-	size_t len;
-	char *t = lw_export_render(x, &len);
-
-	assert_non_null(t);
-	return t;
-}
 
 static void feed_meta(struct lw_export *x, __u32 flags)
 {
