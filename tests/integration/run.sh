@@ -52,13 +52,17 @@ skip() { echo "SKIP $1: $2"; SKIPS=$((SKIPS + 1)); }
 # no_server NAME: NAME failed before it began; with the server's last words,
 # or, when it printed none, whether it still ran and where it waited
 no_server() {
-	local last st
+	local last st cpu
 	last=$(tail -1 "$OUT/server.out" 2>/dev/null)
 	if [ -z "$last" ]; then
 		st=$(awk '/^State:/ {print $2}' "/proc/$SPID/status" 2>/dev/null)
 		# where it is: its CPU times (user, system ticks), last CPU, kernel stack
 		last="no output; pid $SPID ${st:+state $st wchan $(cat "/proc/$SPID/wchan" 2>/dev/null)}"
-		[ -n "$st" ] && last+=" utime/stime/cpu $(awk '{sub(/.*\) /, ""); print $12 "/" $13 "/" $37}' "/proc/$SPID/stat" 2>/dev/null) stack $(awk '{printf "%s ", $2}' "/proc/$SPID/stack" 2>/dev/null)"
+		cpu=$(awk '{sub(/.*\) /, ""); print $37}' "/proc/$SPID/stat" 2>/dev/null)
+		[ -n "$st" ] && last+=" utime/stime/cpu $(awk '{sub(/.*\) /, ""); print $12 "/" $13}' "/proc/$SPID/stat" 2>/dev/null)/$cpu stack $(awk '{printf "%s ", $2}' "/proc/$SPID/stack" 2>/dev/null)"
+		# and what holds its CPU (it once sat runnable there for 10 s)
+		[ -n "$cpu" ] && last+="; on CPU $cpu: $(ps -eLo psr=,pcpu=,stat=,rtprio=,comm= --sort=-pcpu |
+			awk -v c="$cpu" '$1 == c { printf "%s %s%% %s rt %s; ", $5, $2, $3, $4; if (++n == 3) exit }')"
 		[ -n "$st" ] || last+="exited"
 	fi
 	fail "$1" "server did not start: $last"
@@ -72,7 +76,8 @@ start_server() {
 	"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
 	SPID=$!
 	PIDS+=("$SPID")
-	wait_for "$OUT/server.out" 'port=' "$SPID" 10
+	# 30 s: it starts in ~50 ms; once it sat runnable for 10 s (no_server)
+	wait_for "$OUT/server.out" 'port=' "$SPID" 30
 	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
 	[ -n "$PORT" ]
 }
