@@ -84,6 +84,9 @@ static __always_inline bool sock_reply(const struct sock *sk, __u32 tid)
 	__sync_fetch_and_add(&handoffs, 1);
 	if (latency <= slow_thresh_ns)
 		return false;
+	causes_count(NULL, latency);
+	if (!emit_requests)
+		return false;
 	r = request_rec(ss->start_ts, latency);
 	if (!r)
 		return false;

@@ -120,6 +120,81 @@ static inline int lw_bucket_whole(int b)
 	return LW_B_MAX;
 }
 
+/* What held a slow request's time: the index of the slow-request counters
+ * (cause_counts) and the engine's. Order is part of the ABI. */
+enum lw_cause {
+	LW_CAUSE_NONE = 0,
+	LW_CAUSE_FREQ,
+	LW_CAUSE_IRQ, /* hard IRQ + softirq */
+	LW_CAUSE_THP,
+	LW_CAUSE_SCHED,
+	LW_CAUSE_IDLE, /* wake-up of an idle CPU: C-state exit latency, PM QoS */
+	LW_CAUSE_CPU,  /* CPU quota / throttling (node findings only) */
+	LW_CAUSE_MAX,
+};
+
+/* The causes a trace attributes requests to: LW_CAUSE_FREQ up to this one. */
+#define LW_CAUSE_TRACED_LAST LW_CAUSE_IDLE
+
+/* A request's cause must hold at least this share of its latency (percent):
+ * below it the request was slow for its own run or sleep, and a 3 us wake-up
+ * in a 750 us request is not why it was slow. It is lower than a summary's
+ * 10%: one request's traced delay is a share of its excess over a typical
+ * request, not of its whole time (a halted vCPU's 30 us in 350 us). */
+#define LW_REQ_CAUSE_MIN_PCT 5
+
+/* A request's ns per traced cause from its buckets, the others 0. Shared
+ * by BPF (cause_counts) and the engine, so that both decide alike. */
+static inline void lw_cause_ns(const __u64 *ns, __u64 *v)
+{
+	__u64 polled = ns[LW_B_IDLE_POLL];
+
+	if (polled > ns[LW_B_IDLE])
+		polled = ns[LW_B_IDLE];
+	for (int c = 0; c < LW_CAUSE_MAX; c++)
+		v[c] = 0;
+	v[LW_CAUSE_FREQ] = ns[LW_B_FREQ];
+	v[LW_CAUSE_IRQ] = ns[LW_B_IRQ] + ns[LW_B_SOFTIRQ];
+	v[LW_CAUSE_THP] = ns[LW_B_THP];
+	v[LW_CAUSE_SCHED] = ns[LW_B_SCHED];
+	/* a polling CPU had no exit to pay: no cause latwhy can name */
+	v[LW_CAUSE_IDLE] = ns[LW_B_IDLE] - polled;
+}
+
+/* The cause of a request of latency with ns v per cause (lw_cause_ns()):
+ * the largest, the first of equals, if it holds LW_REQ_CAUSE_MIN_PCT of
+ * the latency; else LW_CAUSE_NONE. */
+static inline __u32 lw_cause_of(const __u64 *v, __u64 latency)
+{
+	__u32 best = LW_CAUSE_NONE;
+	__u64 max = 0;
+
+	for (__u32 c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
+		if (v[c] > max) {
+			max = v[c];
+			best = c;
+		}
+	}
+	if (max * 100 < (__u64)LW_REQ_CAUSE_MIN_PCT * latency)
+		return LW_CAUSE_NONE;
+	return best;
+}
+
+/*
+ * One target's slow requests, counted in the kernel as each ends: a value
+ * of cause_counts (per CPU, indexed by the target's slot), cumulative since
+ * load. What `serve` exports; it needs no record per slow request for them.
+ */
+struct lw_cause_counts {
+	__u64 slow[LW_CAUSE_MAX]; /* by lw_cause_of(); handed-off ones apart */
+	__u64 ns[LW_CAUSE_MAX];	  /* their time by traced cause; [NONE] is 0 */
+	__u64 latency_ns;	  /* their latency */
+	/* slow and answered by another thread (LW_REQ_HANDOFF): no split */
+	__u64 handoff;
+	__u64 handoff_ns;
+};
+
+
 struct lw_request {
 	__u32 type; /* LW_REC_REQUEST */
 	__u32 pid;

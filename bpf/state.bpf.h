@@ -140,6 +140,11 @@ struct thread_state {
 	__u64 slot_top_ns[LW_REQ_SLOTS]; /* longest single wait since slot_ts */
 	__u32 slot_top_pid[LW_REQ_SLOTS];
 	struct req_slot slots[LW_REQ_SLOTS];
+	/* request_slow()'s buckets of the request ending: here, not on the
+	 * stack, where the verifier tracks each one's bounds (the send
+	 * programs at 852k of its 1M instructions), nor per CPU, where a
+	 * preempted program's could be another thread's */
+	__u64 end_ns[LW_B_MAX];
 	__u32 gen; /* attach_gen when it was made */
 };
 

@@ -2024,6 +2024,70 @@ cgroup_make() {
 	CGDIRS+=("$CG")
 }
 
+# serve's slow requests by cause are the kernel's counts (cause_counts);
+# its hindsight window holds the records of the same requests, which the
+# engine attributes on its own. With the client done and the counts
+# published, a scrape and the window's capture must agree cause by cause:
+# the same requests, the same rule (lw_cause_of()) on both sides.
+test_serve_counts() {
+	local mport lpid cpid caps=$OUT/caps3 f msg
+	mport=$(free_port)
+	start_server "$SRV_CPU" || { no_server serve_counts; return; }
+	./latwhy serve -p "$SPID" --sample off --slow 1ms --listen "127.0.0.1:$mport" \
+		--capture-dir "$caps" >"$OUT/serve3.out" 2>"$OUT/serve3.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve3.err" "tracing lat_server (pid $SPID)" "$lpid" 10; then
+		fail serve_counts "not traced: $(tail -2 "$OUT/serve3.err")"
+		cleanup
+		return
+	fi
+	start_client 8
+	cpid=${PIDS[-1]}
+	"$T/lw_hog" -C "$SRV_CPU" -d 4 &
+	PIDS+=("$!")
+	wait "$cpid" # no request after it
+	sleep 2.5    # two of serve's ticks: the last counts published
+	serve_scrape "$mport" "$OUT/metrics3.txt" 'True' 5
+	kill -USR1 "$lpid"
+	if ! wait_for "$OUT/serve3.err" "^latwhy: wrote $caps/.*-signal\.lwy " "$lpid" 10; then
+		fail serve_counts "no capture on SIGUSR1: $(tail -2 "$OUT/serve3.err")"
+		cleanup
+		return
+	fi
+	f=$caps/$(dir_names "$caps" | head -1)
+	./latwhy report --json "$f" >"$OUT/counts.json" 2>"$OUT/counts.err"
+	if msg=$(python3 - "$OUT/metrics3.txt" "$OUT/counts.json" 2>&1 <<'EOF'
+import json, sys
+m = dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in open(sys.argv[1]).read().splitlines()
+                                    if l and not l.startswith("#")))
+summ = [o for o in map(json.loads, open(sys.argv[2])) if o["type"] == "summary"][0]
+key = 'latwhy_%s{target="lat_server",cause="%s"}'
+assert m["latwhy_events_dropped_total"] == 0 and summ["dropped"] == 0, "records dropped"
+slow = m[key % ("slow_requests_total", "sched")]
+assert slow >= 50, "only %d slow requests for sched with lw_hog on the CPU" % slow
+named = 0
+for c, v in summ["causes"].items():
+    k = m[key % ("slow_requests_total", c)]
+    assert k == v["requests"], "%s: the kernel counted %d, the engine %d" % (c, k, v["requests"])
+    named += v["requests"]
+    if v["ns"] is not None:
+        secs = m[key % ("slow_request_seconds_total", c)]
+        assert abs(secs - v["ns"] / 1e9) < 1e-6, "%s: %.9f s, the engine %.9f s" % (c, secs, v["ns"] / 1e9)
+none = summ["slow_requests"] - named + summ["handoff_slow_requests"]
+assert m[key % ("slow_requests_total", "none")] == none, (m[key % ("slow_requests_total", "none")], none)
+print("%d slow requests, sched %d" % (summ["slow_requests"], slow))
+EOF
+	); then
+		pass serve_counts
+		echo "  $msg"
+	else
+		fail serve_counts "$(tail -1 <<<"$msg") $(head -1 "$OUT/counts.err")"
+	fi
+	stop_child "$lpid"
+	cleanup
+}
+
 # latwhy --cgroup /NAME: the lab server moved into a cgroup of the test's;
 # every request it answers is counted, as the -p tests count them (against
 # the client's replies in latwhy's window); then serve --cgroup through the server's restart into the cgroup
@@ -2158,7 +2222,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve serve_sample serve_capture caps cgroup accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve serve_sample serve_capture serve_counts caps cgroup accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in

@@ -44,16 +44,25 @@ static void feed_tick(struct lw_export *x, __u64 requests)
 	feed(x, &t, sizeof(t));
 }
 
-/* A slow request of latency_ns, ns[bucket] of it in bucket, the rest run. */
-static void feed_request(struct lw_export *x, __u64 latency_ns, int bucket, __u64 ns, __u32 flags)
+/* A slow request of latency_ns, ns[bucket] of it in bucket, the rest run,
+ * counted into c as the kernel counts it (causes_count(), request.bpf.h). */
+static void count_request(struct lw_cause_counts *c, __u64 latency_ns, int bucket, __u64 ns,
+			  __u32 flags)
 {
-	struct lw_request r = {.type = LW_REC_REQUEST, .latency_ns = latency_ns, .flags = flags};
+	__u64 b[LW_B_MAX] = {0}, v[LW_CAUSE_MAX];
 
-	if (!(flags & LW_REQ_HANDOFF)) {
-		r.ns[bucket] = ns;
-		r.ns[LW_B_RUN] += latency_ns - ns;
+	if (flags & LW_REQ_HANDOFF) {
+		c->handoff++;
+		c->handoff_ns += latency_ns;
+		return;
 	}
-	feed(x, &r, sizeof(r));
+	b[bucket] = ns;
+	b[LW_B_RUN] += latency_ns - ns;
+	lw_cause_ns(b, v);
+	c->slow[lw_cause_of(v, latency_ns)]++;
+	for (int k = LW_CAUSE_FREQ; k <= LW_CAUSE_TRACED_LAST; k++)
+		c->ns[k] += v[k];
+	c->latency_ns += latency_ns;
 }
 
 static void feed_hist(struct lw_export *x, const __u64 *lat, const __u64 *count, int n)
@@ -75,29 +84,20 @@ static void feed_meta(struct lw_export *x, __u64 dropped)
 	feed(x, &m, sizeof(m));
 }
 
-/* tgid 100 is /a's, 200 nginx.service's, anything else nobody's */
-static int classify(void *ctx, __u32 tgid)
-{
-	return tgid == 100 ? 0 : tgid == 200 ? 1 : -1;
-}
-
 static void test_series(void **state)
 {
 	struct lw_export *x = lw_export_new("/a", FIXTURE);
 	struct lw_sink s = lw_export_sink(x);
 	__u64 *b = calloc(LW_HIST_BUCKETS, sizeof(*b));
-	struct lw_request r = {.type = LW_REC_REQUEST, .latency_ns = 10 * MS, .pid = 200};
+	struct lw_cause_counts c = {0};
 	char *t;
 
 	assert_non_null(b);
 	assert_int_equal(lw_export_add_series(x, "nginx.service"), 1);
 	assert_int_equal(lw_export_add_series(x, "/a"), 0); /* the same label: one series */
-	lw_export_set_classify(x, classify, NULL);
-	r.ns[LW_B_SCHED] = 9 * MS;
-	r.ns[LW_B_RUN] = 1 * MS;
-	feed(x, &r, sizeof(r));
-	r.pid = 300; /* nobody's: not counted */
-	feed(x, &r, sizeof(r));
+	count_request(&c, 10 * MS, LW_B_SCHED, 9 * MS, 0);
+	lw_export_series_causes(x, 1, &c);
+	lw_export_series_causes(x, 2, &c); /* no such series: not counted */
 	/* several series: the ticks' total is no series' count; each series
 	 * counts its own histogram */
 	feed_tick(x, 1000);
@@ -132,16 +132,18 @@ static void test_slow_by_cause(void **state)
 {
 	struct lw_export *x = lw_export_new("srv", FIXTURE);
 	struct lw_sink s = lw_export_sink(x);
+	struct lw_cause_counts c = {0};
 	char *t;
 
 	feed_tick(x, 1000);
-	feed_request(x, 10 * MS, LW_B_SCHED, 6 * MS, 0);
-	feed_request(x, 4 * MS, LW_B_SCHED, 1 * MS, 0);
-	feed_request(x, 2 * MS, LW_B_IRQ, 1 * MS, 0);
-	feed_request(x, 2 * MS, LW_B_SOFTIRQ, 500000, 0);
-	feed_request(x, 5 * MS, LW_B_THP, 4 * MS, 0);
-	feed_request(x, 100 * MS, LW_B_FREQ, 1 * MS, 0); /* 1%: below 5%, none */
-	feed_request(x, 3 * MS, 0, 0, LW_REQ_HANDOFF);	 /* not split: none */
+	count_request(&c, 10 * MS, LW_B_SCHED, 6 * MS, 0);
+	count_request(&c, 4 * MS, LW_B_SCHED, 1 * MS, 0);
+	count_request(&c, 2 * MS, LW_B_IRQ, 1 * MS, 0);
+	count_request(&c, 2 * MS, LW_B_SOFTIRQ, 500000, 0);
+	count_request(&c, 5 * MS, LW_B_THP, 4 * MS, 0);
+	count_request(&c, 100 * MS, LW_B_FREQ, 1 * MS, 0); /* 1%: below 5%, none */
+	count_request(&c, 3 * MS, 0, 0, LW_REQ_HANDOFF);	/* not split: none */
+	lw_export_series_causes(x, 0, &c);
 	/* nothing is seen before the tick publishes it */
 	t = render(x);
 	assert_true(sample(t, "latwhy_requests_total{target=\"srv\"}") == 0);
@@ -231,6 +233,7 @@ static void test_reattach(void **state)
 	struct lw_cpu_rec cpu = {.type = LW_REC_CPU, .cpu = 1, .khz = 2000000};
 	struct lw_meta_rec m = {.type = LW_REC_META, .freq_source = LW_FREQ_TRACEPOINT};
 	const char *freq = "latwhy_cpu_frequency_hertz{cpu=\"1\",source=\"cpu_frequency\"}";
+	struct lw_cause_counts c = {0};
 	char *t;
 
 	feed(x, &cpu, sizeof(cpu));
@@ -238,7 +241,8 @@ static void test_reattach(void **state)
 	feed_tick(x, first);
 	m.dropped = 5;
 	feed(x, &m, sizeof(m));
-	feed_request(x, 10 * MS, LW_B_IDLE, 5 * MS, 0);
+	count_request(&c, 10 * MS, LW_B_IDLE, 5 * MS, 0);
+	lw_export_series_causes(x, 0, &c);
 	lw_export_publish(x);
 	t = render(x);
 	assert_true(sample(t, freq) == 2e9);
@@ -254,7 +258,10 @@ static void test_reattach(void **state)
 	feed_hist(x, lat, &second, 1);
 	feed_tick(x, second);
 	feed_meta(x, 1);
-	feed_request(x, 10 * MS, LW_B_IDLE, 5 * MS, 0);
+	/* the new tracer's counts start from zero, as its maps do */
+	memset(&c, 0, sizeof(c));
+	count_request(&c, 10 * MS, LW_B_IDLE, 5 * MS, 0);
+	lw_export_series_causes(x, 0, &c);
 	lw_export_publish(x);
 	t = render(x);
 	assert_true(sample(t, "latwhy_requests_total{target=\"srv\"}") == 10);
@@ -323,6 +330,7 @@ static void test_promtool(void **state)
 	static const __u64 cnt[] = {10, 20};
 	struct lw_export *x = lw_export_new("srv", FIXTURE);
 	char path[] = "/tmp/latwhy-export.XXXXXX", cmd[128], *t;
+	struct lw_cause_counts c = {0};
 	int fd;
 
 	if (system("command -v promtool >/dev/null 2>&1")) {
@@ -332,7 +340,8 @@ static void test_promtool(void **state)
 	}
 	feed_hist(x, lat, cnt, 2);
 	feed_tick(x, 30);
-	feed_request(x, 10 * MS, LW_B_SCHED, 6 * MS, 0);
+	count_request(&c, 10 * MS, LW_B_SCHED, 6 * MS, 0);
+	lw_export_series_causes(x, 0, &c);
 	lw_export_publish(x);
 	t = render(x);
 	fd = mkstemp(path);

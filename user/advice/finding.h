@@ -14,20 +14,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The causes latwhy attributes latency to; also the finding's category. */
-enum lw_cause {
-	LW_CAUSE_NONE = 0,
-	LW_CAUSE_FREQ,
-	LW_CAUSE_IRQ, /* hard IRQ + softirq */
-	LW_CAUSE_THP,
-	LW_CAUSE_SCHED,
-	LW_CAUSE_IDLE, /* wake-up of an idle CPU: C-state exit latency, PM QoS */
-	LW_CAUSE_CPU,  /* CPU quota / throttling (node findings only) */
-	LW_CAUSE_MAX,
-};
+#include "latwhy.h"
 
-/* The causes a trace attributes requests to: LW_CAUSE_FREQ up to this one. */
-#define LW_CAUSE_TRACED_LAST LW_CAUSE_IDLE
+/* enum lw_cause, the causes latwhy attributes latency to, is the ABI's
+ * (latwhy.h): the slow-request counters in the kernel are indexed by it.
+ * It is also a finding's category. */
 
 enum lw_severity {
 	LW_SEV_INFO = 0,

@@ -139,14 +139,6 @@ static void serve_progs(struct serve *s)
 		lw_export_progs(s->x, xp, n);
 }
 
-static int serve_classify(void *ctx, __u32 tgid)
-{
-	struct serve *s = ctx;
-	int slot = lw_tracer_target_of(s->t, tgid);
-
-	return slot < 0 ? -1 : s->series_of[slot];
-}
-
 static int serve_record(void *ctx, const void *rec, size_t len)
 {
 	struct serve *s = ctx;
@@ -177,14 +169,41 @@ static void serve_hists(struct serve *s)
 	}
 }
 
-/* The programs' counters, each series' histogram when there are several,
- * then the exporter's tick. */
+/* Each series' slow requests by cause from the kernel's per-slot counts
+ * (targets of one label summed). */
+static void serve_causes(struct serve *s)
+{
+	int n = lw_tracer_targets(s->t);
+
+	for (int series = 0; series < n; series++) {
+		struct lw_cause_counts sum = {}, c;
+		bool any = false;
+
+		for (int slot = 0; slot < n; slot++) {
+			__u64 *to = (__u64 *)&sum;
+			const __u64 *from = (const __u64 *)&c;
+
+			if (s->series_of[slot] != series || lw_tracer_target_causes(s->t, slot, &c))
+				continue;
+			for (size_t k = 0; k < sizeof(c) / sizeof(__u64); k++)
+				to[k] += from[k];
+			any = true;
+		}
+		if (any)
+			lw_export_series_causes(s->x, series, &sum);
+	}
+}
+
+/* The programs' counters, the slow requests by cause, each series'
+ * histogram when there are several, then the exporter's tick. */
 static int serve_tick(void *ctx, __u64 now_ns)
 {
 	struct serve *s = ctx;
 
-	if (s->t)
+	if (s->t) {
 		serve_progs(s);
+		serve_causes(s);
+	}
 	if (s->t && s->hist && s->sum)
 		serve_hists(s);
 	return lw_sink_tick(&s->xs, now_ns);
@@ -206,7 +225,6 @@ static int serve_series(struct serve *s)
 		if (s->series_of[slot] < 0)
 			return s->series_of[slot];
 	}
-	lw_export_set_classify(s->x, serve_classify, s);
 	return 0;
 }
 

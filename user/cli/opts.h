@@ -54,6 +54,9 @@ struct lw_opts {
 	bool irq_cost_set;
 	__u64 irq_cost_ns;
 	char capture[LW_PATH_MAX]; /* --capture FILE: "" none */
+	/* slow requests counted in the kernel only, no record each (serve
+	 * without a hindsight window): not an option, set by the command */
+	bool counts_only;
 };
 
 /*

@@ -208,6 +208,8 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 		ret = check_sample(o, err, errlen);
 	if (!ret && o->causes[0])
 		ret = lw_causes_skip(o->causes, o->trace.skip, sizeof(o->trace.skip), err, errlen);
+	/* the metrics are the kernel's counts: records only for the window */
+	o->trace.counts_only = !o->capture.hs.dir;
 	return ret ? -EINVAL : 0;
 }
 

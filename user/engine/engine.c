@@ -89,42 +89,17 @@ void lw_engine_on_request(struct lw_engine *e, lw_request_fn fn, void *ctx)
 	e->on_request_ctx = ctx;
 }
 
-/* A request's ns per traced cause: the buckets each cause is made of. */
-static void request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX])
-{
-	__u64 polled = r->ns[LW_B_IDLE_POLL];
-
-	if (polled > r->ns[LW_B_IDLE])
-		polled = r->ns[LW_B_IDLE];
-	memset(v, 0, LW_CAUSE_MAX * sizeof(v[0]));
-	v[LW_CAUSE_FREQ] = r->ns[LW_B_FREQ];
-	v[LW_CAUSE_IRQ] = r->ns[LW_B_IRQ] + r->ns[LW_B_SOFTIRQ];
-	v[LW_CAUSE_THP] = r->ns[LW_B_THP];
-	v[LW_CAUSE_SCHED] = r->ns[LW_B_SCHED];
-	/* a polling CPU had no exit to pay: no cause latwhy can name */
-	v[LW_CAUSE_IDLE] = r->ns[LW_B_IDLE] - polled;
-}
-
 void lw_request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX])
 {
-	request_cause_ns(r, v);
+	lw_cause_ns(r->ns, v);
 }
 
 enum lw_cause lw_request_cause(const struct lw_request *r)
 {
-	enum lw_cause best = LW_CAUSE_NONE;
-	__u64 v[LW_CAUSE_MAX], max = 0;
+	__u64 v[LW_CAUSE_MAX];
 
-	request_cause_ns(r, v);
-	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
-		if (v[c] > max) {
-			max = v[c];
-			best = c;
-		}
-	}
-	if (max * 100 < (__u64)LW_REQ_CAUSE_MIN_PCT * r->latency_ns)
-		return LW_CAUSE_NONE;
-	return best;
+	lw_cause_ns(r->ns, v);
+	return lw_cause_of(v, r->latency_ns);
 }
 
 bool lw_request_consistent(const struct lw_request *r)
@@ -215,10 +190,10 @@ static int feed_request(struct lw_engine *e, const struct lw_request *r)
 	e->slow_latency += r->latency_ns;
 	for (int b = 0; b < LW_B_MAX; b++)
 		e->bucket_ns[b] += r->ns[b];
-	request_cause_ns(r, v);
+	lw_cause_ns(r->ns, v);
 	for (int k = LW_CAUSE_FREQ; k <= LW_CAUSE_TRACED_LAST; k++)
 		e->cause[k].ns += v[k];
-	c = lw_request_cause(r);
+	c = lw_cause_of(v, r->latency_ns);
 	e->cause[c].requests++;
 	if (r->preempt_ns && add_slow_wait(e, r))
 		return -ENOMEM;

@@ -123,13 +123,6 @@ struct lw_sink lw_engine_sink(struct lw_engine *e);
 typedef void (*lw_request_fn)(void *ctx, const struct lw_request *r);
 void lw_engine_on_request(struct lw_engine *e, lw_request_fn fn, void *ctx);
 
-/* A request's cause must hold at least this share of its latency (percent):
- * below it the request was slow for its own run or sleep, and a 3 us wake-up
- * in a 750 us request is not why it was slow. It is lower than a summary's
- * 10%: one request's traced delay is a share of its excess over a typical
- * request, not of its whole time (a halted vCPU's 30 us in 350 us). */
-#define LW_REQ_CAUSE_MIN_PCT 5
-
 /* The cause of one request: the largest of frequency, irq+softirq, thp, sched
  * and idle, if it holds LW_REQ_CAUSE_MIN_PCT of the latency; LW_CAUSE_NONE
  * otherwise. */

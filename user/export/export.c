@@ -2,11 +2,12 @@
 /*
  * export.c - the exporter as a sink: records in, cumulative counters out.
  *
- * REQUEST records are the slow requests; an engine of its own attributes
- * them (lw_request_cause() and the per-cause bucket sums), so a scrape
- * counts exactly what `latwhy trace` would summarise. TICK records carry
- * the interval's request count, HIST the in-kernel latency histogram since
- * the tracer started, META its dropped records, CPU its clocks.
+ * The slow requests by cause are the kernel's counts (lw_cause_counts, by
+ * lw_cause_of(), the engine's own rule), given by lw_export_series_causes():
+ * a scrape counts what `latwhy trace` would summarise, with no record per
+ * slow request. TICK records carry the interval's request count, HIST the
+ * in-kernel latency histogram since the tracer started, META its dropped
+ * records, CPU its clocks; REQUEST records are not the exporter's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,8 +39,6 @@ void lw_export_free(struct lw_export *x)
 		return;
 	if (x->node_read)
 		lw_node_free(&x->node);
-	for (int i = 0; i < x->nser; i++)
-		lw_engine_free(x->ser[i].eng);
 	free(x->irq_prev);
 	free(x->node_root);
 	pthread_mutex_destroy(&x->lock);
@@ -59,21 +58,12 @@ int lw_export_add_series(struct lw_export *x, const char *label)
 	s = &x->ser[x->nser];
 	memset(s, 0, sizeof(*s));
 	snprintf(s->label, sizeof(s->label), "%s", label);
-	s->eng = lw_engine_new();
-	if (!s->eng)
-		return -ENOMEM;
 	x->nser++;
 	/* there at zero from the first scrape */
 	pthread_mutex_lock(&x->lock);
 	x->pub.nseries = x->nser;
 	pthread_mutex_unlock(&x->lock);
 	return x->nser - 1;
-}
-
-void lw_export_set_classify(struct lw_export *x, int (*fn)(void *ctx, __u32 tgid), void *ctx)
-{
-	x->classify = fn;
-	x->classify_ctx = ctx;
 }
 
 void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b)
@@ -90,16 +80,10 @@ void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b)
 	s->requests = n;
 }
 
-/* The series a slow request is of: series 0 alone, else its process's. */
-static int request_series(struct lw_export *x, const void *rec, size_t len)
+void lw_export_series_causes(struct lw_export *x, int series, const struct lw_cause_counts *c)
 {
-	const struct lw_request *r = rec;
-
-	if (x->nser == 1)
-		return 0;
-	if (len < sizeof(*r) || !x->classify)
-		return -1;
-	return x->classify(x->classify_ctx, r->pid);
+	if (series >= 0 && series < x->nser)
+		x->ser[series].causes_cur = *c;
 }
 
 /* A record of type's struct, copied out when rec holds one whole. */
@@ -123,14 +107,6 @@ static int export_record(void *ctx, const void *rec, size_t len)
 		return 0;
 	x->active = true;
 	switch (type) {
-	case LW_REC_REQUEST: {
-		int i = request_series(x, rec, len);
-
-		/* the engine counts what it cannot take in */
-		if (i >= 0 && i < x->nser)
-			lw_engine_feed(x->ser[i].eng, rec, len);
-		break;
-	}
 	case LW_REC_TICK:
 		if (x->nser == 1 && record_take(rec, len, &tick, sizeof(tick)))
 			x->ser[0].requests += tick.requests;
@@ -169,35 +145,32 @@ struct lw_sink lw_export_sink(struct lw_export *x)
 }
 
 /*
- * Slow requests and their time by cause, from the engine's summary. "none"
- * is what no traced cause holds: the requests without one, those answered
- * by another thread (not split), and the rest of every slow request's time
- * (its own run and sleep), so the causes' seconds sum to the slow requests'
- * latency.
+ * Slow requests and their time by cause, from the kernel's counts of every
+ * run so far. "none" is what no traced cause holds: the requests without
+ * one, those answered by another thread (not split), and the rest of every
+ * slow request's time (its own run and sleep), so the causes' seconds sum
+ * to the slow requests' latency.
  */
-static void counters_slow(struct lw_engine *eng, struct lw_export_series_counters *c)
+static void counters_slow(const struct lw_export_series *s, struct lw_export_series_counters *c)
 {
-	struct lw_summary *s = malloc(sizeof(*s));
-	__u64 traced = 0, none;
+	const struct lw_cause_counts *b = &s->causes_base, *k = &s->causes_cur;
+	__u64 traced = 0, latency, none;
 
-	if (!s)
-		return; /* the last published values stand */
-	lw_engine_summarize(eng, s);
-	for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
-		c->slow[k] = s->cause[k].requests;
-		if (k != LW_CAUSE_NONE) {
-			c->slow_ns[k] = s->cause[k].ns;
-			traced += s->cause[k].ns;
+	for (int i = LW_CAUSE_NONE; i <= LW_CAUSE_TRACED_LAST; i++) {
+		c->slow[i] = b->slow[i] + k->slow[i];
+		if (i != LW_CAUSE_NONE) {
+			c->slow_ns[i] = b->ns[i] + k->ns[i];
+			traced += c->slow_ns[i];
 		}
 	}
-	c->slow[LW_CAUSE_NONE] += s->handoff_slow;
-	none = s->slow_latency_ns > traced ? s->slow_latency_ns - traced : 0;
-	none += s->handoff_slow_ns;
+	c->slow[LW_CAUSE_NONE] += b->handoff + k->handoff;
+	latency = b->latency_ns + k->latency_ns;
+	none = latency > traced ? latency - traced : 0;
+	none += b->handoff_ns + k->handoff_ns;
 	/* a request's traced time may exceed its latency by up to 1%: never
 	 * let the rest go back */
 	if (none > c->slow_ns[LW_CAUSE_NONE])
 		c->slow_ns[LW_CAUSE_NONE] = none;
-	free(s);
 }
 
 static __u64 mono_ns(void)
@@ -235,7 +208,7 @@ static void publish_at(struct lw_export *x, __u64 now_ns)
 		struct lw_export_series_counters *sc = &c->s[i];
 		const struct lw_export_series *s = &x->ser[i];
 
-		counters_slow(s->eng, sc);
+		counters_slow(s, sc);
 		sc->requests = s->requests;
 		for (int b = 0; b < LW_HIST_BUCKETS; b++)
 			sc->hist[b] = s->hist_base[b] + s->hist_cur[b];
@@ -307,9 +280,15 @@ void lw_export_restart(struct lw_export *x)
 	for (int i = 0; i < x->nser; i++) {
 		struct lw_export_series *s = &x->ser[i];
 
+		__u64 *cb = (__u64 *)&s->causes_base;
+		const __u64 *cc = (const __u64 *)&s->causes_cur;
+
 		for (int b = 0; b < LW_HIST_BUCKETS; b++)
 			s->hist_base[b] += s->hist_cur[b];
 		memset(s->hist_cur, 0, sizeof(s->hist_cur));
+		for (size_t k = 0; k < sizeof(s->causes_cur) / sizeof(__u64); k++)
+			cb[k] += cc[k];
+		memset(&s->causes_cur, 0, sizeof(s->causes_cur));
 	}
 	x->dropped_base += x->dropped_cur;
 	x->dropped_cur = 0;

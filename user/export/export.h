@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include "latwhy.h"
 #include "engine/sink.h"
 
 /* latwhy_build_info{version}; the build may set it (-DLW_VERSION=...). */
@@ -43,14 +44,15 @@ void lw_export_free(struct lw_export *x);
 /*
  * Several targets, a series each: a series more, labelled (the first is
  * lw_export_new()'s target): its index, or -E2BIG past LW_MAX_TARGETS; the
- * same index for a label given before. With more than one, classify(ctx,
- * tgid) says whose a slow request is (-1: none's), and each series'
+ * same index for a label given before. With more than one, each series'
  * latency histogram since its tracer began comes from
  * lw_export_series_hist() before each tick.
  */
 int lw_export_add_series(struct lw_export *x, const char *label);
-void lw_export_set_classify(struct lw_export *x, int (*fn)(void *ctx, __u32 tgid), void *ctx);
 void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b);
+/* A series' slow requests by cause since its tracer began, as the kernel
+ * counted them (lw_tracer_target_causes()), before each tick. */
+void lw_export_series_causes(struct lw_export *x, int series, const struct lw_cause_counts *c);
 
 /* The exporter as a sink: record() takes the records, tick() publishes. */
 struct lw_sink lw_export_sink(struct lw_export *x);

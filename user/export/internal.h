@@ -10,7 +10,6 @@
 
 #include "latwhy.h"
 #include "advice/finding.h" /* enum lw_cause */
-#include "engine/engine.h"
 #include "node/node.h"
 #include "export/export.h"
 
@@ -39,13 +38,14 @@ struct lw_export_counters {
 
 /* A target's series on the tracing thread. Series 0 alone: the whole
  * trace is its (TICK, HIST); several (lw_export_add_series()): each has its
- * slow requests by process (the classifier) and its histogram from
- * lw_export_series_hist(), its requests counted from that. */
+ * histogram from lw_export_series_hist(), its requests counted from that.
+ * Every series has its slow requests from lw_export_series_causes(). */
 struct lw_export_series {
-	char label[512];       /* unit, cgroup path or comm */
-	struct lw_engine *eng; /* its slow requests' attribution */
+	char label[512]; /* unit, cgroup path or comm */
 	__u64 requests;
 	__u64 hist_base[LW_HIST_BUCKETS], hist_cur[LW_HIST_BUCKETS];
+	/* its slow requests by cause, counted in the kernel */
+	struct lw_cause_counts causes_base, causes_cur;
 };
 
 struct lw_export {
@@ -53,8 +53,6 @@ struct lw_export {
 	/* tracing thread only */
 	struct lw_export_series ser[LW_MAX_TARGETS];
 	int nser;
-	int (*classify)(void *ctx, __u32 tgid); /* a series, or -1 */
-	void *classify_ctx;
 	__u64 dropped_base, dropped_cur;
 	bool active;	     /* records came since the last restart */
 	bool detached;	     /* the duty cycle took the programs off */

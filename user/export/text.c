@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h" /* lw_hist_lower() */
 #include "export/internal.h"
 
 void lw_export_label(FILE *f, const char *v)

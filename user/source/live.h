@@ -73,7 +73,7 @@ struct lw_tracer {
 	__u64 slow_in_tick;	    /* ring-buffer records since the previous tick */
 	__u64 clock_events;	    /* cpu_frequency events, summed at the last snapshot */
 	struct lw_hist_rec *hist;   /* lat_hist summed over CPUs, at the last read */
-	__u64 *hist_buf;	    /* per-CPU values of lat_hist */
+	__u64 *hist_buf;	    /* per-CPU values of lat_hist, or cause_counts */
 	struct lw_count *count_buf; /* per-CPU values of irq_ev, softirq_ev */
 	bool target_exited;
 	char comm[LW_COMM_LEN];

@@ -158,6 +158,7 @@ static void probe_rodata(struct lw_tracer *t)
 		bpf_program__set_autoload(s->progs.lw_req_return, false);
 	}
 	s->rodata->req_by_conn = t->mode != LW_REQ_UPROBE;
+	s->rodata->emit_requests = !t->o->counts_only;
 	s->rodata->tcp_send_ends = bpf_program__autoload(s->progs.lw_tcp_send);
 	/* then sock_send_length only ends requests on other sockets: attached
 	 * when the target reads one (control.c) */

@@ -37,6 +37,31 @@ int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b)
 	return 0;
 }
 
+/* A per-CPU value is lat_hist's size at most: hist_buf holds it. */
+_Static_assert(sizeof(struct lw_cause_counts) <= sizeof(((struct lw_hist_rec *)0)->b),
+	       "cause_counts' per-CPU values do not fit hist_buf");
+
+int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_counts *c)
+{
+	size_t per = bpf_map__value_size(t->skel->maps.cause_counts);
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *sum = (__u64 *)c;
+	__u32 key = slot;
+
+	if (slot < 0 || slot >= t->ntg)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.cause_counts), &key, t->hist_buf))
+		return -errno;
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		const __u64 *v = (const __u64 *)((const char *)t->hist_buf + cpu * per);
+
+		for (size_t i = 0; i < sizeof(*c) / sizeof(__u64); i++)
+			sum[i] += v[i];
+	}
+	return 0;
+}
+
 __u64 lw_snapshot_hist(struct lw_tracer *t)
 {
 	size_t per = bpf_map__value_size(t->skel->maps.lat_hist);

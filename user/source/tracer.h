@@ -61,6 +61,9 @@ int lw_tracer_first_pid(const struct lw_tracer *t);
 int lw_tracer_targets(const struct lw_tracer *t);
 void lw_tracer_target_label(const struct lw_tracer *t, int slot, char *buf, size_t len);
 int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b);
+/* A slot's slow requests by cause since the start, counted in the kernel
+ * (with or without records, opts' counts_only): 0 or -errno. */
+int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_counts *c);
 int lw_tracer_target_of(const struct lw_tracer *t, __u32 tgid);
 
 /* The target was gone at the last snapshot. */
