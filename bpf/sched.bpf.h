@@ -104,6 +104,10 @@ static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u3
 		v = bpf_map_lookup_elem(&preempt_ev, &pid);
 		if (!v)
 			return;
+	} else {
+		/* named as it runs now: a shell's child that exec'ed lw_hog
+		 * was "bash" when it first ran there */
+		__builtin_memcpy(v->comm, comm, LW_COMM_LEN);
 	}
 	__sync_fetch_and_add(&v->ns, delta);
 	__sync_fetch_and_add(&v->count, 1);

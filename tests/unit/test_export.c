@@ -510,8 +510,11 @@ static void test_serve_opts(void **state)
 	struct lw_serve_opts o;
 	char err[256];
 
+	/* --comm alone: a target the tracer follows, the stand-in gone */
 	assert_int_equal(parse(&o, err, "--comm", "lat_server", NULL), 0);
-	assert_string_equal(o.comm, "lat_server");
+	assert_int_equal(o.trace.ntargets, 1);
+	assert_int_equal(o.trace.targets[0].kind, LW_TARGET_COMM);
+	assert_string_equal(o.trace.targets[0].name, "lat_server");
 	assert_int_equal(o.trace.pid, 0);
 	assert_string_equal(o.host, "127.0.0.1");
 	assert_int_equal(o.port, 9462);
@@ -522,7 +525,7 @@ static void test_serve_opts(void **state)
 	assert_int_equal(o.port, 9000);
 	assert_true(o.trace.slow_ns == 1000000);
 	assert_int_equal(parse(&o, err, "--comm=srv", "--listen", "127.0.0.1:1", NULL), 0);
-	assert_string_equal(o.comm, "srv");
+	assert_string_equal(o.trace.targets[0].name, "srv");
 	assert_int_equal(o.port, 1);
 	assert_int_equal(parse(&o, err, NULL), -EINVAL);
 	assert_string_equal(

@@ -15,6 +15,8 @@
 # 3 s attached every 60 s), scraped once a second by curl: a run of a few
 # seconds holds a larger attached share than its defaults' 5%, so the share
 # each run had (latwhy_sampling_attached_seconds_total) is reported with it.
+# Its steady state is a run of its own per server (serve_cycle): one whole
+# cycle under load, scraped every 15 s, latwhy's CPU and memory over it.
 #
 #   BENCH_QUICK=1       a ~1 minute version (shorter windows, one round)
 #   BENCH_S1_SECS=N     section 1 measurement window (default 30, quick 8)
@@ -764,6 +766,55 @@ bench_server() {
 	"${s}_stop"
 }
 
+# serve_cycle NAME: latwhy serve at its defaults over one whole duty cycle
+# (attached 3 s of every 60) under NAME's load without pause, scraped every
+# 15 s (Prometheus's default interval): its own CPU and peak memory over the
+# cycle, table 3's "one cycle" row, judged against the always-on budget of
+# 0.3% of a core and 64 MiB. Section 2's serve runs are 20% attached: their
+# rows are no steady state.
+SERVE_CYCLE_SECS=60
+serve_cycle() {
+	local s=$1 port pid scraper c0 c1 t0 t1 end hwm att i pct mib
+	command -v "$([ "$s" = redis ] && echo redis-server || echo nginx)" >/dev/null || return 0
+	"${s}_start" || { "${s}_stop"; return 0; }
+	"${s}_calibrate"
+	port=$(free_port) || return 0
+	spawn "$S2/cycle-$s.out" "$LATWHY" serve -p "$SERVER_PID" --listen "127.0.0.1:$port"
+	pid=$SPAWNED
+	for ((i = 0; i < 150; i++)); do
+		[ "$(serve_metric "$port" latwhy_sampling_active)" = 1 ] && break
+		sleep 0.2
+	done
+	spawn "$S2/cycle-scraper.out" sh -c "while :; do curl -s -o /dev/null --max-time 2 http://127.0.0.1:$port/metrics; sleep 15; done"
+	scraper=$SPAWNED
+	note "section 2: $s, serve over one ${SERVE_CYCLE_SECS} s cycle"
+	c0=$(cpu_ns "$pid")
+	t0=$(now_ns)
+	end=$((t0 + SERVE_CYCLE_SECS * 1000000000))
+	while [ "$(now_ns)" -lt "$end" ]; do
+		"${s}_load" cycle 0 >/dev/null
+	done
+	c1=$(cpu_ns "$pid")
+	t1=$(now_ns)
+	hwm=$(hwm_kb "$pid")
+	att=$(serve_metric "$port" latwhy_sampling_attached_seconds_total)
+	stop "$scraper"
+	stop "$pid"
+	"${s}_stop"
+	self_row "$s, serve, one cycle (attached ${att:-?} s)" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" \
+		$((c1 - c0)) "$hwm" "$S2/cycle-$s.out" - -
+	pct=$(awk -v c=$((c1 - c0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", 100 * c / (b - a) }')
+	mib=$(awk -v k="${hwm:-0}" 'BEGIN { printf "%.1f", k / 1024 }')
+	if awk -v p="$pct" -v m="$mib" 'BEGIN { exit !(p < 0.3 && m < 64) }'; then
+		printf 'VERDICT latwhy serve under 0.3%% of a core and 64 MiB over a cycle (%s)\tmet: %s%% of a core, %s MiB\n' \
+			"$s" "$pct" "$mib" >>"$WORK/verdicts"
+	else
+		printf 'VERDICT latwhy serve under 0.3%% of a core and 64 MiB over a cycle (%s)\tMISSED: %s%% of a core, %s MiB\n' \
+			"$s" "$pct" "$mib" >>"$WORK/verdicts"
+	fi
+}
+
 section2() {
 	local titles
 	S2=$WORK/s2
@@ -774,6 +825,9 @@ section2() {
 	note "section 2: real servers, ${ROUNDS} rounds of ${MODES[*]}, ${S2_SECS}s each"
 	bench_server redis
 	bench_server nginx
+	SELF_OUT=$SELF_TSV
+	serve_cycle redis
+	serve_cycle nginx
 	titles=$(IFS=,; echo "${MODE_TITLES[*]}")
 	python3 "$B/report.py" --verdicts "$WORK/verdicts" servers "$S2/results.tsv" \
 		--modes "$(IFS=,; echo "${MODES[*]}")" --titles "$titles" --judge "$JUDGED" --floor floor \

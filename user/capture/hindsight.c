@@ -699,6 +699,11 @@ void lw_hindsight_restart(struct lw_hindsight *h, int pid)
 	h->pid = pid;
 }
 
+void lw_hindsight_set_pid(struct lw_hindsight *h, int pid)
+{
+	h->pid = pid;
+}
+
 void lw_hindsight_request(struct lw_hindsight *h)
 {
 	h->requested = 1;

@@ -93,6 +93,9 @@ struct lw_sink lw_hindsight_sink(struct lw_hindsight *h);
 /* A new run of the source (the target restarted, pid its new process): the
  * window starts again, its cumulative snapshots counting from zero. */
 void lw_hindsight_restart(struct lw_hindsight *h, int pid);
+/* The process whose facts a capture records from now on (a target's new
+ * process, traced by the same run): the window goes on. */
+void lw_hindsight_set_pid(struct lw_hindsight *h, int pid);
 
 /* Async-signal-safe: a capture with reason "signal" at the next tick. */
 void lw_hindsight_request(struct lw_hindsight *h);

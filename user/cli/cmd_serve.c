@@ -5,10 +5,11 @@
  *
  *   tracer (source) -> exporter (sink) <- HTTP thread (scrapes)
  *
- * A --comm target that exits is waited for and traced again under the same
- * target label; the exporter keeps its counters going across the restart.
- * The duty cycle (--sample) keeps one phase from serve's start across
- * restarts; the exporter is told of each attach and detach.
+ * Every target (-p, --comm, --cgroup, --unit) is followed by the one tracer:
+ * a --comm process that exits and comes back, a cgroup made again, only
+ * change what the BPF filter matches, so the counters go on under the same
+ * labels with no re-attach. The duty cycle (--sample) keeps one phase from
+ * serve's start; the exporter is told of each attach and detach.
  */
 #include <errno.h>
 #include <signal.h>
@@ -53,47 +54,6 @@ static void nap_ms(long ms)
 	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
 
 	nanosleep(&ts, NULL);
-}
-
-static void comm_lowest(void *ctx, int pid)
-{
-	int *best = ctx;
-
-	if (!*best || pid < *best)
-		*best = pid;
-}
-
-/* The lowest pid of a live process named comm, latwhy aside; 0 if none. */
-static int find_comm(const char *comm)
-{
-	int best = 0;
-
-	lw_probe_comm_each(comm, comm_lowest, &best);
-	return best;
-}
-
-/* A process named comm, once there; 0 when stopped first. exited: why
- * the last one's trace ended, said with the wait, NULL at the start. */
-static int wait_comm(const char *comm, const char *exited)
-{
-	bool said = false;
-	int pid;
-
-	catch_stop();
-	while (!serve_stop) {
-		pid = find_comm(comm);
-		if (pid) {
-			if (exited && !said)
-				fprintf(stderr, "latwhy: %s\n", exited);
-			return pid;
-		}
-		if (!said)
-			fprintf(stderr, "latwhy: %s: waiting for a process named %s\n",
-				exited ? exited : "none running yet", comm);
-		said = true;
-		nap_ms(SERVE_POLL_MS);
-	}
-	return 0;
 }
 
 struct serve {
@@ -201,8 +161,13 @@ static int serve_tick(void *ctx, __u64 now_ns)
 	struct serve *s = ctx;
 
 	if (s->t) {
+		int pid = lw_tracer_first_pid(s->t);
+
 		serve_progs(s);
 		serve_causes(s);
+		/* the IRQ spread and a capture's facts: of the process now */
+		lw_export_set_pid(s->x, pid);
+		lw_serve_capture_set_pid(&s->cap, pid);
 	}
 	if (s->t && s->hist && s->sum)
 		serve_hists(s);
@@ -228,55 +193,8 @@ static int serve_series(struct serve *s)
 	return 0;
 }
 
-/* Trace pid until it exits (0) or serve is stopped (1); -errno, said on
- * stderr, when it cannot. */
-static int serve_trace(struct serve *s, int pid)
-{
-	struct lw_opts o = s->o->trace;
-	struct lw_tracer *t;
-	char comm[LW_COMM_LEN], state;
-	bool exited;
-	int err;
-
-	/* this process alone: the parser's stand-in target gives way */
-	o.pid = pid;
-	o.ntargets = 1;
-	o.targets[0] = (struct lw_target_opt){.kind = LW_TARGET_PID, .pid = pid};
-	o.quiet = true;
-	if (lw_probe_stat(pid, comm, sizeof(comm), &state, NULL))
-		return 0; /* gone already */
-	lw_serve_capture_restart(&s->cap, pid);
-	s->xs = lw_serve_capture_sink(&s->cap, s->x);
-	t = lw_tracer_open(&o, comm,
-			   (struct lw_sink){.ctx = s, .record = serve_record, .tick = serve_tick});
-	if (!t)
-		return errno ? -errno : -EINVAL;
-	lw_tracer_set_duty(t, &s->o->sample, s->epoch, serve_on_duty, s->x);
-	lw_export_set_pid(s->x, pid);
-	s->t = t;
-	/* stopped while it loaded: serve's handler took the signal, which the
-	 * tracer's, installed when it runs, would not see */
-	if (serve_stop) {
-		s->t = NULL;
-		lw_tracer_close(t);
-		return 1;
-	}
-	err = lw_tracer_run(t);
-	exited = lw_tracer_target_exited(t);
-	s->t = NULL;
-	if (lw_tracer_stopped())
-		serve_stop = 1; /* also when the target exited in the same tick */
-	lw_tracer_close(t);
-	/* its last snapshots published, and kept as the next run's base */
-	lw_export_restart(s->x);
-	if (err)
-		return err;
-	return exited && !serve_stop ? 0 : 1;
-}
-
-/* A cgroup or unit (or targets a tracer follows itself): one trace until
- * stopped; the tracer puts a cgroup's new id into its filter and says
- * what it waits for. */
+/* One trace until stopped: the tracer puts a target's new processes and
+ * cgroup ids into its filter and says what it waits for. */
 static enum lw_exit serve_targets(struct serve *s)
 {
 	struct lw_opts o = s->o->trace;
@@ -289,11 +207,11 @@ static enum lw_exit serve_targets(struct serve *s)
 	/* the exporter, and the hindsight window beside it */
 	lw_serve_capture_restart(&s->cap, 0);
 	s->xs = lw_serve_capture_sink(&s->cap, s->x);
-	s->t = lw_tracer_open(&o, "", sink);
+	/* a single -p process names the run, as a live trace's does */
+	s->t = lw_tracer_open(&o, o.pid ? s->target : "", sink);
 	if (!s->t)
 		return LW_EXIT_FAIL;
 	lw_tracer_set_duty(s->t, &s->o->sample, s->epoch, serve_on_duty, s->x);
-	lw_export_set_pid(s->x, o.pid); /* the IRQ spread: of one -p process */
 	err = split ? serve_series(s) : 0;
 	if (err)
 		fprintf(stderr, "latwhy: cannot make a series per target: %s\n", strerror(-err));
@@ -326,40 +244,6 @@ static enum lw_exit serve_targets(struct serve *s)
 	return LW_EXIT_OK;
 }
 
-/* Trace and re-trace until stopped: LW_EXIT_OK, or LW_EXIT_FAIL. */
-static enum lw_exit serve_loop(struct serve *s)
-{
-	const struct lw_serve_opts *o = s->o;
-	char why[96];
-	int pid = o->trace.pid, ret;
-
-	if (!pid && !o->comm[0])
-		return serve_targets(s);
-	if (!pid)
-		pid = wait_comm(o->comm, NULL);
-	while (pid && !serve_stop) {
-		fprintf(stderr, "latwhy: tracing %s (pid %d)\n", s->target, pid);
-		ret = serve_trace(s, pid);
-		if (ret < 0)
-			return LW_EXIT_FAIL;
-		if (ret > 0)
-			break;
-		if (o->trace.pid) {
-			fprintf(stderr,
-				"latwhy: target %d exited: serving its last counters until "
-				"stopped\n",
-				pid);
-			catch_stop();
-			while (!serve_stop)
-				nap_ms(SERVE_POLL_MS);
-			break;
-		}
-		snprintf(why, sizeof(why), "%s (pid %d) exited", o->comm, pid);
-		pid = wait_comm(o->comm, why);
-	}
-	return LW_EXIT_OK;
-}
-
 static void *http_start(void *arg)
 {
 	struct serve *s = arg;
@@ -375,23 +259,21 @@ static int serve_prepare(struct serve *s)
 	if (lw_probe_privileges())
 		return -EPERM;
 	s->epoch = serve_now_ns();
-	if (o->trace.pid && lw_probe_target(o->trace.pid, s->target, sizeof(s->target)))
-		return -ESRCH;
-	if (!o->trace.pid && o->comm[0])
-		snprintf(s->target, sizeof(s->target), "%s", o->comm);
-	else if (!o->trace.pid && o->trace.targets[0].kind == LW_TARGET_PID &&
-		 lw_probe_target(o->trace.targets[0].pid, s->target, sizeof(s->target)))
-		return -ESRCH;
-	else if (!o->trace.pid && o->trace.targets[0].kind != LW_TARGET_PID)
+	/* the first target's label: a -p process's comm, else its name */
+	if (o->trace.targets[0].kind == LW_TARGET_PID) {
+		if (lw_probe_target(o->trace.targets[0].pid, s->target, sizeof(s->target)))
+			return -ESRCH;
+	} else {
 		snprintf(s->target, sizeof(s->target), "%s", o->trace.targets[0].name);
+	}
 	s->x = lw_export_new(s->target, "/");
 	if (!s->x) {
 		fprintf(stderr, "latwhy: out of memory\n");
 		return -ENOMEM;
 	}
-	/* a restarted target is traced again; and the duty cycle attaches
-	 * uprobes again at each cycle, which perf_event_open() checks */
-	if (o->comm[0] || (o->sample.every_ns && o->trace.req_mode == LW_REQ_UPROBE))
+	/* the duty cycle attaches uprobes again at each cycle, which
+	 * perf_event_open() checks */
+	if (o->sample.every_ns && o->trace.req_mode == LW_REQ_UPROBE)
 		lw_caps_keep_for_retrace();
 	s->h = lw_caps_run_bare(http_start, s); /* the HTTP thread holds none */
 	if (!s->h) {
@@ -429,7 +311,7 @@ enum lw_exit lw_cmd_serve(int argc, char **argv)
 		return LW_EXIT_USAGE;
 	if (!serve_prepare(&s) &&
 	    !lw_serve_capture_start(&s.cap, &o.capture, &o.trace, s.x, s.target, argc, argv))
-		ret = serve_loop(&s);
+		ret = serve_targets(&s);
 	lw_serve_capture_stop(&s.cap);
 	lw_http_stop(s.h);
 	lw_export_free(s.x);

@@ -260,7 +260,7 @@ int lw_serve_capture_start(struct lw_serve_capture *c, const struct lw_serve_cap
 			   int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
-	char cmd[1024] = "", slow[32];
+	char cmd[1024] = "", slow[32], targets[1024];
 	size_t off = 0;
 	int err;
 
@@ -278,12 +278,15 @@ int lw_serve_capture_start(struct lw_serve_capture *c, const struct lw_serve_cap
 	for (int i = 0; i < argc && off < sizeof(cmd); i++)
 		off += snprintf(cmd + off, sizeof(cmd) - off, "%s%s", i ? " " : "", argv[i]);
 	snprintf(slow, sizeof(slow), "%llu", (unsigned long long)trace->slow_ns);
+	lw_opts_targets(trace, targets, sizeof(targets));
 	const struct lw_capture_kv kv[] = {
 		{"command", cmd},
 		{"slow_ns", slow},
 		{"skip", trace->skip},
+		{"targets", targets}, /* last: only without a single -p process, as record's */
 	};
-	struct hs_start a = {&o->hs, target, trace->pid, kv, sizeof(kv) / sizeof(kv[0])};
+	struct hs_start a = {&o->hs, target, trace->pid, kv,
+			     sizeof(kv) / sizeof(kv[0]) - (trace->pid ? 1 : 0)};
 
 	/* capabilities are per thread: the writer's starts with none (it
 	 * writes DIR as its owner and reads what any process may) */
@@ -317,6 +320,12 @@ void lw_serve_capture_restart(struct lw_serve_capture *c, int pid)
 {
 	if (c->h)
 		lw_hindsight_restart(c->h, pid);
+}
+
+void lw_serve_capture_set_pid(struct lw_serve_capture *c, int pid)
+{
+	if (c->h)
+		lw_hindsight_set_pid(c->h, pid);
 }
 
 void lw_serve_capture_stop(struct lw_serve_capture *c)

@@ -120,36 +120,34 @@ static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t 
 	return 0;
 }
 
-/* The trace's options: with --comm, its pid is found later, so the parser
- * gets a stand-in only once it said that a target was missing. */
+/* The trace's options. --comm is a target the tracer follows itself (its
+ * processes into the BPF filter as they come): alone, the parser gets a
+ * stand-in target once it said that one was missing, which gives way. */
 static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, size_t errlen)
 {
-	int ret = lw_opts_parse(&o->trace, n, rest, err, errlen);
+	struct lw_opts *t = &o->trace;
+	int ret = lw_opts_parse(t, n, rest, err, errlen);
 
 	if (!o->comm[0])
 		return ret;
-	if (!ret) {
-		/* with others: one target more, followed by the tracer itself */
-		struct lw_opts *t = &o->trace;
-
-		if (t->ntargets == LW_MAX_TARGETS) {
-			snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
-			return -EINVAL;
-		}
-		t->targets[t->ntargets].kind = LW_TARGET_COMM;
-		t->targets[t->ntargets].pid = 0;
-		snprintf(t->targets[t->ntargets].name, sizeof(t->targets[0].name), "%s", o->comm);
-		t->ntargets++;
-		t->pid = 0;
-		o->comm[0] = '\0';
-		return 0;
-	}
 	if (ret < 0 && !strcmp(err, NO_TARGET)) {
 		rest[n] = "--pid=1";
-		ret = lw_opts_parse(&o->trace, n + 1, rest, err, errlen);
-		o->trace.pid = 0;
+		ret = lw_opts_parse(t, n + 1, rest, err, errlen);
+		t->ntargets = 0;
 	}
-	return ret;
+	if (ret)
+		return ret;
+	if (t->ntargets == LW_MAX_TARGETS) {
+		snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
+		return -EINVAL;
+	}
+	t->targets[t->ntargets].kind = LW_TARGET_COMM;
+	t->targets[t->ntargets].pid = 0;
+	snprintf(t->targets[t->ntargets].name, sizeof(t->targets[0].name), "%s", o->comm);
+	t->ntargets++;
+	t->pid = 0;
+	o->comm[0] = '\0';
+	return 0;
 }
 
 static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)

@@ -185,14 +185,16 @@ __u64 lw_caps_keep(__u64 eff, const struct lw_caps_use *u)
 		keep |= CAP(CAP_SYS_NICE);
 	/* The attached programs run on without any: the maps, the ring buffer
 	 * and the perf counters are read through their fds, and the programs
-	 * control.c attaches late through their program fds, which the kernel
-	 * checks no capability for. A restarted serve --comm target is traced
-	 * by a fresh lw_tracer_open(), which needs them all again: BTF and map
-	 * creation and program loads (CAP_BPF; tracing programs also
-	 * CAP_PERFMON), the clock's CPU-wide perf counters (CAP_PERFMON),
-	 * uprobes (CAP_SYS_ADMIN, which also stands for CAP_BPF before 5.8),
-	 * the memlock limit before 5.11 (CAP_SYS_RESOURCE) and, for a target
-	 * that may share latwhy's CPUs, its priority (CAP_SYS_NICE). */
+	 * control.c and the duty cycle attach late through their program fds,
+	 * which the kernel checks no capability for; a target's new process
+	 * goes into the filter map. Uprobes are the exception: the duty cycle
+	 * attaches them again through perf_event_open(), so retrace keeps what
+	 * a fresh start needs: BTF and map creation and program loads
+	 * (CAP_BPF; tracing programs also CAP_PERFMON), the clock's CPU-wide
+	 * perf counters (CAP_PERFMON), uprobes (CAP_SYS_ADMIN, which also
+	 * stands for CAP_BPF before 5.8), the memlock limit before 5.11
+	 * (CAP_SYS_RESOURCE) and, for a target that may share latwhy's CPUs,
+	 * its priority (CAP_SYS_NICE). */
 	if (u->retrace) {
 		keep |= CAP(CAP_BPF) | CAP(CAP_PERFMON) | CAP(CAP_SYS_NICE);
 		if (u->uprobe || !(eff & CAP(CAP_BPF)))

@@ -31,8 +31,8 @@ int lw_caps_check(void);
 /* Uprobes can be attached (CAP_SYS_ADMIN); false is said once. */
 bool lw_caps_uprobes(void);
 
-/* serve --comm: a restarted target is traced again by a fresh
- * lw_tracer_open(), so the drop keeps what loading and attaching need. */
+/* serve --sample with uprobes: the duty cycle attaches them again through
+ * perf_event_open(), so the drop keeps what loading and attaching need. */
 void lw_caps_keep_for_retrace(void);
 
 /* What the rest of a run does that a capability is checked for. */
@@ -40,7 +40,7 @@ struct lw_caps_use {
 	bool foreign; /* the target is another user's (its smaps, at the end) */
 	bool uprobe;  /* traced with uprobes */
 	bool shared;  /* latwhy shares the target's CPUs (its priority) */
-	bool retrace; /* lw_tracer_open() again (serve --comm) */
+	bool retrace; /* attached again from scratch (uprobes, serve --sample) */
 	bool memlock; /* before 5.11: maps count against RLIMIT_MEMLOCK */
 };
 

@@ -49,6 +49,7 @@ struct lw_target_live {
 	int nprocs;		  /* its processes at the last refresh */
 	bool seen;		  /* it existed once */
 	bool waiting;		  /* its absence was said */
+	__u64 scanned_ns;	  /* --comm: its last walk of /proc */
 };
 
 struct lw_tracer {
@@ -59,6 +60,8 @@ struct lw_tracer {
 	int pids[LW_MAX_TGIDS];	    /* every target's processes, first seen first */
 	int pid_slot[LW_MAX_TGIDS]; /* the slot of the target each is of */
 	int npids;
+	int prev_pids[LW_MAX_TGIDS], prev_slot[LW_MAX_TGIDS]; /* the refresh before */
+	int nprev;
 	struct latwhy_bpf *skel;
 	struct ring_buffer *rb;
 	struct lw_sink sink; /* where every record goes */
