@@ -192,6 +192,11 @@ bool lw_duty_attached(const struct lw_tracer *t)
 	return !t->duty || t->duty->attached;
 }
 
+__u64 lw_duty_next(const struct lw_tracer *t)
+{
+	return t->duty && t->duty->started ? t->duty->next : 0;
+}
+
 void lw_duty_idle_tick(struct lw_tracer *t, __u64 now)
 {
 	lw_control_tick(t, now);

@@ -119,6 +119,8 @@ int lw_duty_poll(struct lw_tracer *t, __u64 now);
 void lw_duty_end(struct lw_tracer *t, __u64 now);
 /* The programs are attached now (always, without a duty cycle). */
 bool lw_duty_attached(const struct lw_tracer *t);
+/* When the duty cycle changes next; 0 before it started, or without one. */
+__u64 lw_duty_next(const struct lw_tracer *t);
 /* An interval's tick while detached: the maps stand still, so no snapshot
  * is read or sent; only whether the target still exists. */
 void lw_duty_idle_tick(struct lw_tracer *t, __u64 now);

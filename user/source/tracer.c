@@ -227,6 +227,23 @@ void lw_tracer_tick_now(struct lw_tracer *t)
 	tracer_tick(t, true);
 }
 
+/* How long the loop may sleep, in ms: 100 while attached (records are
+ * drained on the timeout, the clock sampled); detached, nothing can come
+ * until the next tick or the duty cycle's next attach, so it sleeps until
+ * then: a detached serve wakes once a second, not ten times. */
+static int loop_wait_ms(const struct lw_tracer *t, __u64 now, __u64 next_tick)
+{
+	__u64 until = next_tick, next = lw_duty_next(t);
+
+	if (lw_duty_attached(t) || !next)
+		return 100;
+	if (next < until)
+		until = next;
+	if (until <= now)
+		return 0;
+	return (until - now) / 1000000 + 1;
+}
+
 static int tracer_loop(struct lw_tracer *t)
 {
 	__u64 next_tick = t->start_ns + t->o->interval_ns;
@@ -234,8 +251,8 @@ static int tracer_loop(struct lw_tracer *t)
 	__u64 next_freq = t->start_ns;
 
 	while (!stop_flag && !t->cancelled) {
-		__u64 now;
-		int err = ring_buffer__poll(t->rb, 100);
+		__u64 now = lw_now_ns();
+		int err = ring_buffer__poll(t->rb, loop_wait_ms(t, now, next_tick));
 
 		/* records are submitted without a wake-up: drain on the timeout */
 		if (err >= 0)
@@ -247,7 +264,7 @@ static int tracer_loop(struct lw_tracer *t)
 		now = lw_now_ns();
 		if (t->duty && (err = lw_duty_poll(t, now)))
 			return err;
-		if (now >= next_freq) {
+		if (now >= next_freq && lw_duty_attached(t)) { /* no program to feed else */
 			lw_freq_sample(&t->freq, inject_freq, t);
 			next_freq = now + 100000000ULL;
 		}
