@@ -1606,16 +1606,17 @@ assert m["latwhy_sampling_active"] == 1
 '
 	# an injected cause: a hog on the server's CPU; its slow requests rise
 	# under cause="sched", the scrape's and (below) Prometheus's
-	# (at least 20 more, and most of the slow requests since: the running
-	# p99 makes some slow requests whatever the load)
+	# (at least 10 more, and most of the slow requests since: the running
+	# p99 adapts to the hog, so about 1% of its requests stay slow, past
+	# the first seconds: 10 s of it gave 17 to 65 here)
 	s0=$(awk -v k="$SERVE_SCHED" '$1 == k {print $2}' "$OUT/metrics2.txt")
 	a0=$(awk '$1 ~ /^latwhy_slow_requests_total\{/ {n += $2} END {print n + 0}' "$OUT/metrics2.txt")
-	"$T/lw_hog" -C "$SRV_CPU" -d 10 &
+	"$T/lw_hog" -C "$SRV_CPU" -d 15 &
 	PIDS+=("$!")
-	serve_scrape "$mport" "$OUT/metrics3.txt" "(lambda d, a: d >= 20 and d >= 0.5 * a)(m.get('$SERVE_SCHED', 0) - ${s0:-0}, sum(v for k, v in m.items() if k.startswith('latwhy_slow_requests_total{')) - $a0)" 30 &&
+	serve_scrape "$mport" "$OUT/metrics3.txt" "(lambda d, a: d >= 10 and d >= 0.5 * a)(m.get('$SERVE_SCHED', 0) - ${s0:-0}, sum(v for k, v in m.items() if k.startswith('latwhy_slow_requests_total{')) - $a0)" 30 &&
 		pass serve_cause || fail serve_cause "sched slow requests ${s0:-?} -> $(awk -v k="$SERVE_SCHED" '$1 == k {print $2}' "$OUT/metrics3.txt") of all slow $a0 -> $(awk '$1 ~ /^latwhy_slow_requests_total\{/ {n += $2} END {print n + 0}' "$OUT/metrics3.txt")"
 	if [ -n "$PROM" ]; then
-		serve_prom "$PROM" "$SERVE_SCHED" "r and float(r[0]['value'][1]) >= ${s0:-0} + 20" 40 &&
+		serve_prom "$PROM" "$SERVE_SCHED" "r and float(r[0]['value'][1]) >= ${s0:-0} + 10" 40 &&
 			serve_prom "$PROM" "latwhy_irqbalance_running" "r and int(float(r[0]['value'][1])) == $(pgrep -x irqbalance >/dev/null && echo 1 || echo 0)" 10 &&
 			serve_prom "$PROM" "$SERVE_REQ" "r and float(r[0]['value'][1]) > $r1 + 100" 40 &&
 			serve_prom "$PROM" "resets(${SERVE_REQ}[5m])" "r and float(r[0]['value'][1]) == 0" 10 &&

@@ -67,7 +67,9 @@ static void control_conns(struct lw_tracer *t, bool ports)
 	/* the targets' processes and ids again: whether they are still there
 	 * (the poll loop stops when every -p one is gone) */
 	lw_targets_refresh(t, true);
-	if (ports) {
+	/* a target's new process (a restart) listens on ports of its own:
+	 * read them now, or its requests wait for the next walk */
+	if (ports || t->pids_changed) {
 		__u64 bits[sizeof(s->bss->listen_ports) / sizeof(__u64)] = {};
 		int listeners = 0;
 

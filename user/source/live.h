@@ -62,6 +62,7 @@ struct lw_tracer {
 	int npids;
 	int prev_pids[LW_MAX_TGIDS], prev_slot[LW_MAX_TGIDS]; /* the refresh before */
 	int nprev;
+	bool pids_changed; /* the last refresh found other processes than the one before */
 	struct latwhy_bpf *skel;
 	struct ring_buffer *rb;
 	struct lw_sink sink; /* where every record goes */

@@ -357,6 +357,8 @@ int lw_targets_refresh(struct lw_tracer *t, bool apply)
 			target_say(t, g, there);
 	}
 	t->target_exited = !alive;
+	t->pids_changed = t->npids != t->nprev ||
+			  memcmp(t->pids, t->prev_pids, t->npids * sizeof(t->pids[0]));
 	if (!apply)
 		return 0;
 	tgids_apply(t, slot_of);
