@@ -73,6 +73,7 @@ no_server() {
 start_server() {
 	local cpu=$1
 	shift
+	: >"$OUT/server.out" # the last server's port= would match at once
 	"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
 	SPID=$!
 	PIDS+=("$SPID")
@@ -88,6 +89,7 @@ start_server() {
 start_client() {
 	local secs=$1
 	shift
+	: >"$OUT/client.out" # the last client's p50_us= would match at once
 	"$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d "$secs" -q "$@" >"$OUT/client.out" 2>&1 &
 	PIDS+=("$!")
 }
@@ -265,9 +267,13 @@ test_arrival() {
 	check arrival "
 p50 = summ['p50_ns'] / 1000
 # near the client's, which adds its own CPU's delays to every request (16
-# threads on one CPU: 20-60 us at a p50 of 100-350 us, so 0.66-1.10x)
-assert 0.6 * $cp50 <= p50 <= 1.25 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
+# threads on one CPU beside two latwhys): 64-195 us below it in 12 runs of
+# both builds of 2026-12-02, at client p50s of 280-580 us (so a ratio, 0.44
+# at the fastest, says less than the gap)
+assert $cp50 - 250 <= p50 <= 1.25 * $cp50, 'p50 %.0f us, client p50 $cp50 us' % p50
 skip = [json.loads(l) for l in open('$OUT/skip.json') if l.strip()][-1]
+# and later than the read: the data's wait for the server is in it
+assert p50 > skip['p50_ns'] / 1000, 'p50 %.0f us, without arrival %.0f us' % (p50, skip['p50_ns'] / 1000)
 assert 'sk_data_ready' not in summ['not_attached'], summ['not_attached']
 assert abs(skip['requests'] - summ['requests']) <= 0.05 * summ['requests'], (skip['requests'], summ['requests'])
 assert skip['not_attached'] == ['sk_data_ready'], skip['not_attached']
@@ -1555,6 +1561,7 @@ test_serve() {
 	cpid=${PIDS[-1]}
 	# as it runs in production: an unprivileged user holding CAP_BPF and
 	# CAP_PERFMON alone (tools/systemd/latwhy.service), where setpriv can
+	: >"$OUT/serve.err" # its last run's lines would match at once
 	serve_as "$OUT/pub" serve --comm lat_server --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
 	PIDS+=("$lpid")
@@ -1653,6 +1660,7 @@ test_serve_sample() {
 	# ~4 ms of work a request: a detach nearly always lands inside one
 	start_server "$SRV_CPU" -w 2500000 || { no_server serve_sample; return; }
 	start_client 40
+	: >"$OUT/serve.err" # its last run's lines would match at once
 	./latwhy serve -p "$SPID" --sample 2s/4s --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
 	PIDS+=("$lpid")
@@ -1767,6 +1775,7 @@ test_serve_capture() {
 	mport=$(free_port)
 	start_server "$SRV_CPU" || { no_server serve_capture; return; }
 	start_client 60
+	: >"$OUT/serve.err" # its last run's lines would match at once
 	./latwhy serve -p "$SPID" --sample off --listen "127.0.0.1:$mport" --capture-dir "$caps" \
 		--capture-window 10s >"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
@@ -1868,6 +1877,10 @@ caps_run() {
 	local name=$1 caps=$2 lpid
 	shift 2
 	caps_nobody "$caps"
+	# emptied first: the background job's redirection may come after the
+	# wait below has read the last run's "tracing" line (and taken the
+	# caps of setpriv, still root: CI saw 1fffeffffff and no NoNewPrivs)
+	: >"$OUT/latwhy.err"
 	setpriv "${SETPRIV[@]}" "$OUT/pub/latwhy" "$@" >"$OUT/trace.json" 2>"$OUT/latwhy.err" &
 	lpid=$!
 	CAPS_SEEN=
@@ -1965,6 +1978,7 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 	cpid=${PIDS[-1]}
 	mport=$(free_port)
 	caps_nobody +bpf,+perfmon
+	: >"$OUT/serve.err" # its last run's lines would match at once
 	setpriv "${SETPRIV[@]}" "$pub/latwhy" serve --comm lw_caps_srv --sample off --listen "127.0.0.1:$mport" \
 		>"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
@@ -2002,6 +2016,7 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 # caps_server: the lab server as $OUT/pub/lw_caps_srv, a name no other test's
 # server has, on the server's CPU; sets SPID and PORT.
 caps_server() {
+	: >"$OUT/server.out"
 	"$OUT/pub/lw_caps_srv" -p 0 -c "$SRV_CPU" >"$OUT/server.out" 2>&1 &
 	SPID=$!
 	PIDS+=("$SPID")
@@ -2129,6 +2144,7 @@ assert summ['pid'] == $SPID, summ['pid']
 " || fail cgroup "latwhy exited $rc: $(tail -1 "$OUT/trace.err")"
 
 	mport=$(free_port)
+	: >"$OUT/serve.err" # its last run's lines would match at once
 	./latwhy serve --cgroup "/$name" --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
 	PIDS+=("$lpid")

@@ -54,10 +54,12 @@ static void test_duty_at(void **state)
 	assert_true(next == e + 402 * S);
 	assert_false(lw_duty_at(&d, e, e - 1, &next)); /* before the epoch */
 	assert_true(next == e);
-	/* serve's default: 3 s of every 60 */
-	d = (struct lw_duty){.on_ns = 3 * S, .every_ns = 60 * S};
-	assert_false(lw_duty_at(&d, e, e + 59 * S, &next));
-	assert_true(next == e + 60 * S);
+	/* serve's default: 3 s of every 90 */
+	d = (struct lw_duty){.on_ns = LW_SERVE_SAMPLE_ON_NS, .every_ns = LW_SERVE_SAMPLE_EVERY_NS};
+	assert_true(lw_duty_at(&d, e, e + 2 * S, &next));
+	assert_true(next == e + 3 * S);
+	assert_false(lw_duty_at(&d, e, e + 89 * S, &next));
+	assert_true(next == e + 90 * S);
 	/* off, and X = Y: always attached, no change to wait for */
 	d = (struct lw_duty){0};
 	assert_true(lw_duty_at(&d, e, e + 7 * S, &next));
@@ -119,7 +121,7 @@ static void test_sample_opts(void **state)
 	char err[256];
 
 	assert_int_equal(parse(&o, err, "--comm", "srv", NULL), 0);
-	assert_true(o.sample.on_ns == 3 * S && o.sample.every_ns == 60 * S);
+	assert_true(o.sample.on_ns == 3 * S && o.sample.every_ns == 90 * S); /* 3s/90s */
 	assert_string_equal(o.trace.skip, ""); /* every cause by default */
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "2s/4s", NULL), 0);
 	assert_true(o.sample.on_ns == 2 * S && o.sample.every_ns == 4 * S);

@@ -12,8 +12,8 @@
 #   3. latwhy's own cost (CPU, peak memory, ring-buffer records per second).
 #
 # Section 2's serve mode runs `latwhy serve` at its defaults (a duty cycle of
-# 3 s attached every 60 s), scraped once a second by curl: a run of a few
-# seconds holds a larger attached share than its defaults' 5%, so the share
+# 3 s attached every 90 s), scraped once a second by curl: a run of a few
+# seconds holds a larger attached share than its defaults' 3.3%, so the share
 # each run had (latwhy_sampling_attached_seconds_total) is reported with it.
 # Its steady state is a run of its own per server (serve_cycle): one whole
 # cycle under load, scraped every 15 s, latwhy's CPU and memory over it.
@@ -599,14 +599,14 @@ mode_serve_stop() {
 }
 
 # serve_share: how much of its runs serve was attached, and what that makes
-# of its column at the defaults' 3 s of every 60 s.
+# of its column at the defaults' 3 s of every 90 s.
 serve_share() {
 	[ -s "$S2/serve_share.tsv" ] || return 0
 	awk -F'\t' '{ s += $2; a += $3; n++ }
 		END { if (!n || !s) exit
 			f = a / s
 			printf "   latwhy serve (defaults): attached %.1f of %.1f s in its %d runs (%.0f%%); its duty cycle attaches it\n", a, s, n, f * 100
-			printf "   3 s of every 60 (5%%): its cost averaged over a cycle is the column'"'"'s (1 - ratio) x %.2f. Its own CPU\n", (f > 0 ? 0.05 / f : 0)
+			printf "   3 s of every 90 (3.3%%): its cost averaged over a cycle is the column'"'"'s (1 - ratio) x %.2f. Its own CPU\n", (f > 0 ? (3 / 90) / f : 0)
 			printf "   and memory (table 3) are over the same runs, scrapes included.\n" }' "$S2/serve_share.tsv" |
 		tee -a "$WORK/report.txt"
 }
@@ -767,12 +767,12 @@ bench_server() {
 }
 
 # serve_cycle NAME: latwhy serve at its defaults over one whole duty cycle
-# (attached 3 s of every 60) under NAME's load without pause, scraped every
+# (attached 3 s of every 90) under NAME's load without pause, scraped every
 # 15 s (Prometheus's default interval): its own CPU and peak memory over the
 # cycle, table 3's "one cycle" row, judged against the always-on budget of
 # 0.3% of a core and 64 MiB. Section 2's serve runs are 20% attached: their
 # rows are no steady state.
-SERVE_CYCLE_SECS=60
+SERVE_CYCLE_SECS=90
 serve_cycle() {
 	local s=$1 port pid scraper c0 c1 t0 t1 end hwm att i pct mib
 	command -v "$([ "$s" = redis ] && echo redis-server || echo nginx)" >/dev/null || return 0

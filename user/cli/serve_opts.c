@@ -232,7 +232,7 @@ void lw_serve_usage(FILE *f)
 	lw_serve_capture_usage(f);
 	fprintf(f,
 		"      --sample X/Y      attached X of every Y, detached (costing the target\n"
-		"                        nothing) in between; off: always (default 3s/60s)\n"
+		"                        nothing) in between; off: always (default 3s/90s)\n"
 		"      --causes LIST     trace only these of frequency,irq,thp,sched,idle\n"
 		"                        (default all; sched always)\n"
 		"\n"

@@ -16,10 +16,10 @@
 #define LW_SERVE_HOST "127.0.0.1"
 #define LW_SERVE_PORT 9462
 
-/* serve's defaults: attached 3 s of every 60 s (5%), every cause traced.
+/* serve's defaults: attached 3 s of every 90 s (3.3%), every cause traced.
  * docs/serve.md says why. */
 #define LW_SERVE_SAMPLE_ON_NS	 (3ULL * 1000000000ULL)
-#define LW_SERVE_SAMPLE_EVERY_NS (60ULL * 1000000000ULL)
+#define LW_SERVE_SAMPLE_EVERY_NS (90ULL * 1000000000ULL)
 
 struct lw_serve_opts {
 	/* what to trace: -p PID (trace.pid), or --comm NAME (trace.pid 0,
