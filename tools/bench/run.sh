@@ -576,7 +576,9 @@ mode_serve_start() {
 		MODE_PID=
 		return 1
 	fi
-	spawn "$S2/scraper.out" sh -c "while :; do curl -s -o /dev/null --max-time 2 http://127.0.0.1:$SERVE_PORT/metrics; sleep 1; done"
+	# on the load generator's CPU: Prometheus scrapes from another host,
+	# and a curl started each second on the server's CPU is not latwhy's
+	spawn "$S2/scraper.out" taskset -c "$LOAD_CPU" sh -c "while :; do curl -s -o /dev/null --max-time 2 http://127.0.0.1:$SERVE_PORT/metrics; sleep 1; done"
 	SERVE_SCRAPER=$SPAWNED
 	SERVE_ATT0=$(serve_metric "$SERVE_PORT" latwhy_sampling_attached_seconds_total)
 	MODE_C0=$(cpu_ns "$MODE_PID")
@@ -785,7 +787,7 @@ serve_cycle() {
 		[ "$(serve_metric "$port" latwhy_sampling_active)" = 1 ] && break
 		sleep 0.2
 	done
-	spawn "$S2/cycle-scraper.out" sh -c "while :; do curl -s -o /dev/null --max-time 2 http://127.0.0.1:$port/metrics; sleep 15; done"
+	spawn "$S2/cycle-scraper.out" taskset -c "$LOAD_CPU" sh -c "while :; do curl -s -o /dev/null --max-time 2 http://127.0.0.1:$port/metrics; sleep 15; done"
 	scraper=$SPAWNED
 	note "section 2: $s, serve over one ${SERVE_CYCLE_SECS} s cycle"
 	c0=$(cpu_ns "$pid")
