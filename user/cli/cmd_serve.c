@@ -140,13 +140,9 @@ static void serve_causes(struct serve *s)
 		bool any = false;
 
 		for (int slot = 0; slot < n; slot++) {
-			__u64 *to = (__u64 *)&sum;
-			const __u64 *from = (const __u64 *)&c;
-
 			if (s->series_of[slot] != series || lw_tracer_target_causes(s->t, slot, &c))
 				continue;
-			for (size_t k = 0; k < sizeof(c) / sizeof(__u64); k++)
-				to[k] += from[k];
+			lw_cause_counts_add(&sum, &c);
 			any = true;
 		}
 		if (any)
@@ -205,7 +201,6 @@ static enum lw_exit serve_targets(struct serve *s)
 
 	o.quiet = true;
 	/* the exporter, and the hindsight window beside it */
-	lw_serve_capture_restart(&s->cap, 0);
 	s->xs = lw_serve_capture_sink(&s->cap, s->x);
 	/* a single -p process names the run, as a live trace's does */
 	s->t = lw_tracer_open(&o, o.pid ? s->target : "", sink);

@@ -316,12 +316,6 @@ struct lw_sink lw_serve_capture_sink(struct lw_serve_capture *c, struct lw_expor
 	return lw_fanout_sink(&c->sinks);
 }
 
-void lw_serve_capture_restart(struct lw_serve_capture *c, int pid)
-{
-	if (c->h)
-		lw_hindsight_restart(c->h, pid);
-}
-
 void lw_serve_capture_set_pid(struct lw_serve_capture *c, int pid)
 {
 	if (c->h)

@@ -46,8 +46,6 @@ int lw_serve_capture_start(struct lw_serve_capture *c, const struct lw_serve_cap
 			   int argc, char **argv);
 /* The tracer's sink: the exporter, and the window when there is one. */
 struct lw_sink lw_serve_capture_sink(struct lw_serve_capture *c, struct lw_export *x);
-/* A trace of pid begins: the window starts again. */
-void lw_serve_capture_restart(struct lw_serve_capture *c, int pid);
 /* The target's process now, whose facts a capture records. */
 void lw_serve_capture_set_pid(struct lw_serve_capture *c, int pid);
 /* A capture being written is finished; then freed. */

@@ -80,6 +80,15 @@ void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b)
 	s->requests = n;
 }
 
+void lw_cause_counts_add(struct lw_cause_counts *to, const struct lw_cause_counts *from)
+{
+	__u64 *t = (__u64 *)to;
+	const __u64 *f = (const __u64 *)from;
+
+	for (size_t k = 0; k < sizeof(*to) / sizeof(__u64); k++)
+		t[k] += f[k];
+}
+
 void lw_export_series_causes(struct lw_export *x, int series, const struct lw_cause_counts *c)
 {
 	if (series >= 0 && series < x->nser)
@@ -153,20 +162,20 @@ struct lw_sink lw_export_sink(struct lw_export *x)
  */
 static void counters_slow(const struct lw_export_series *s, struct lw_export_series_counters *c)
 {
-	const struct lw_cause_counts *b = &s->causes_base, *k = &s->causes_cur;
-	__u64 traced = 0, latency, none;
+	struct lw_cause_counts a = s->causes_base;
+	__u64 traced = 0, none;
 
+	lw_cause_counts_add(&a, &s->causes_cur);
 	for (int i = LW_CAUSE_NONE; i <= LW_CAUSE_TRACED_LAST; i++) {
-		c->slow[i] = b->slow[i] + k->slow[i];
+		c->slow[i] = a.slow[i];
 		if (i != LW_CAUSE_NONE) {
-			c->slow_ns[i] = b->ns[i] + k->ns[i];
-			traced += c->slow_ns[i];
+			c->slow_ns[i] = a.ns[i];
+			traced += a.ns[i];
 		}
 	}
-	c->slow[LW_CAUSE_NONE] += b->handoff + k->handoff;
-	latency = b->latency_ns + k->latency_ns;
-	none = latency > traced ? latency - traced : 0;
-	none += b->handoff_ns + k->handoff_ns;
+	c->slow[LW_CAUSE_NONE] += a.handoff;
+	none = a.latency_ns > traced ? a.latency_ns - traced : 0;
+	none += a.handoff_ns;
 	/* a request's traced time may exceed its latency by up to 1%: never
 	 * let the rest go back */
 	if (none > c->slow_ns[LW_CAUSE_NONE])
@@ -280,14 +289,10 @@ void lw_export_restart(struct lw_export *x)
 	for (int i = 0; i < x->nser; i++) {
 		struct lw_export_series *s = &x->ser[i];
 
-		__u64 *cb = (__u64 *)&s->causes_base;
-		const __u64 *cc = (const __u64 *)&s->causes_cur;
-
 		for (int b = 0; b < LW_HIST_BUCKETS; b++)
 			s->hist_base[b] += s->hist_cur[b];
 		memset(s->hist_cur, 0, sizeof(s->hist_cur));
-		for (size_t k = 0; k < sizeof(s->causes_cur) / sizeof(__u64); k++)
-			cb[k] += cc[k];
+		lw_cause_counts_add(&s->causes_base, &s->causes_cur);
 		memset(&s->causes_cur, 0, sizeof(s->causes_cur));
 	}
 	x->dropped_base += x->dropped_cur;

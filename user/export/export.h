@@ -53,6 +53,8 @@ void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b);
 /* A series' slow requests by cause since its tracer began, as the kernel
  * counted them (lw_tracer_target_causes()), before each tick. */
 void lw_export_series_causes(struct lw_export *x, int series, const struct lw_cause_counts *c);
+/* to += from, counter by counter. */
+void lw_cause_counts_add(struct lw_cause_counts *to, const struct lw_cause_counts *from);
 
 /* The exporter as a sink: record() takes the records, tick() publishes. */
 struct lw_sink lw_export_sink(struct lw_export *x);

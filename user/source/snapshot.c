@@ -17,70 +17,52 @@
 #include "source/live.h"
 #include "source/probe.h"
 
-int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b)
-{
-	size_t per = bpf_map__value_size(t->skel->maps.lat_hist);
-	int ncpu = libbpf_num_possible_cpus();
-	__u32 key = 1 + slot;
-
-	if (slot < 0 || slot >= t->ntg)
-		return -EINVAL;
-	memset(b, 0, LW_HIST_BUCKETS * sizeof(*b));
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.lat_hist), &key, t->hist_buf))
-		return -errno;
-	for (int c = 0; c < ncpu; c++) {
-		const __u64 *h = (const __u64 *)((const char *)t->hist_buf + c * per);
-
-		for (int i = 0; i < LW_HIST_BUCKETS; i++)
-			b[i] += h[i];
-	}
-	return 0;
-}
-
 /* A per-CPU value is lat_hist's size at most: hist_buf holds it. */
 _Static_assert(sizeof(struct lw_cause_counts) <= sizeof(((struct lw_hist_rec *)0)->b),
 	       "cause_counts' per-CPU values do not fit hist_buf");
 
-int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_counts *c)
+/* Entry key of per-CPU array m, n counters a CPU, summed over CPUs into
+ * sum (through hist_buf): 0 or -errno. */
+static int percpu_sum(struct lw_tracer *t, const struct bpf_map *m, __u32 key, __u64 *sum, size_t n)
 {
-	size_t per = bpf_map__value_size(t->skel->maps.cause_counts);
+	size_t per = bpf_map__value_size(m);
 	int ncpu = libbpf_num_possible_cpus();
-	__u64 *sum = (__u64 *)c;
-	__u32 key = slot;
 
-	if (slot < 0 || slot >= t->ntg)
-		return -EINVAL;
-	memset(c, 0, sizeof(*c));
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.cause_counts), &key, t->hist_buf))
+	memset(sum, 0, n * sizeof(*sum));
+	if (bpf_map_lookup_elem(bpf_map__fd(m), &key, t->hist_buf))
 		return -errno;
-	for (int cpu = 0; cpu < ncpu; cpu++) {
-		const __u64 *v = (const __u64 *)((const char *)t->hist_buf + cpu * per);
+	for (int c = 0; c < ncpu; c++) {
+		const __u64 *v = (const __u64 *)((const char *)t->hist_buf + c * per);
 
-		for (size_t i = 0; i < sizeof(*c) / sizeof(__u64); i++)
+		for (size_t i = 0; i < n; i++)
 			sum[i] += v[i];
 	}
 	return 0;
 }
 
+int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b)
+{
+	if (slot < 0 || slot >= t->ntg)
+		return -EINVAL;
+	return percpu_sum(t, t->skel->maps.lat_hist, 1 + slot, b, LW_HIST_BUCKETS);
+}
+
+int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_counts *c)
+{
+	if (slot < 0 || slot >= t->ntg)
+		return -EINVAL;
+	return percpu_sum(t, t->skel->maps.cause_counts, slot, (__u64 *)c,
+			  sizeof(*c) / sizeof(__u64));
+}
+
 __u64 lw_snapshot_hist(struct lw_tracer *t)
 {
-	size_t per = bpf_map__value_size(t->skel->maps.lat_hist);
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *b = t->hist->b;
-	__u32 zero = 0;
-	__u64 count = 0;
+	__u64 *b = t->hist->b, count = 0;
 
-	memset(b, 0, sizeof(t->hist->b));
-	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.lat_hist), &zero, t->hist_buf))
+	if (percpu_sum(t, t->skel->maps.lat_hist, 0, b, LW_HIST_BUCKETS))
 		return 0;
-	for (int c = 0; c < ncpu; c++) {
-		const __u64 *h = (const __u64 *)((const char *)t->hist_buf + c * per);
-
-		for (int i = 0; i < LW_HIST_BUCKETS; i++) {
-			b[i] += h[i];
-			count += h[i];
-		}
-	}
+	for (int i = 0; i < LW_HIST_BUCKETS; i++)
+		count += b[i];
 	return count;
 }
 

@@ -416,11 +416,3 @@ void lw_tracer_target_label(const struct lw_tracer *t, int slot, char *buf, size
 
 	snprintf(buf, len, "%s", g->opt->kind == LW_TARGET_PID ? g->comm : g->opt->name);
 }
-
-int lw_tracer_target_of(const struct lw_tracer *t, __u32 tgid)
-{
-	for (int i = 0; i < t->npids; i++)
-		if ((__u32)t->pids[i] == tgid)
-			return t->pid_slot[i];
-	return -1;
-}

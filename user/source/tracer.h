@@ -55,16 +55,14 @@ int lw_tracer_first_pid(const struct lw_tracer *t);
 
 /* Several targets, a series each (serve): how many (slots 0..n-1), the
  * label of one (the unit, the cgroup path, the comm; -p: its process's
- * comm), its latency histogram since the start (LW_HIST_BUCKETS counts,
- * kept in the kernel per slot when there are several: 0 or -errno), and
- * the slot of a process at the last refresh (-1: none). */
+ * comm), and its latency histogram since the start (LW_HIST_BUCKETS counts,
+ * kept in the kernel per slot when there are several: 0 or -errno). */
 int lw_tracer_targets(const struct lw_tracer *t);
 void lw_tracer_target_label(const struct lw_tracer *t, int slot, char *buf, size_t len);
 int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b);
 /* A slot's slow requests by cause since the start, counted in the kernel
  * (with or without records, opts' counts_only): 0 or -errno. */
 int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_counts *c);
-int lw_tracer_target_of(const struct lw_tracer *t, __u32 tgid);
 
 /* The target was gone at the last snapshot. */
 bool lw_tracer_target_exited(const struct lw_tracer *t);
