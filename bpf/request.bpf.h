@@ -459,8 +459,8 @@ static __always_inline void request_submit(struct lw_request *r)
 /* A slow request counted by cause under its target's slot (the ending
  * thread's process: its reader's, or the one that answered a handed-off
  * request); ns NULL for a handed-off one, not split. A function of its
- * own: inlined, its branches multiplied the verifier's states of
- * lw_tcp_send past the 1M-instruction limit. */
+ * own, so that its branches do not multiply the states of its callers,
+ * request_slow() and sock_reply() inlined into the send programs. */
 static __noinline void causes_count(const __u64 *ns, __u64 latency)
 {
 	int slot = target_slot_cur();
