@@ -26,7 +26,7 @@
  * latwhy checks before load; once it passed, LW_ABI_VERSION is what a
  * capture records.
  */
-#define LW_ABI_VERSION 1
+#define LW_ABI_VERSION 2
 
 #define LW_COMM_LEN	16
 #define LW_IRQ_NAME_LEN 32
@@ -102,6 +102,11 @@ enum lw_bucket {
 	 * cost of one measured at start (lw_meta_rec::irq_entry_ns). It came
 	 * off RUN (or off the wait). */
 	LW_B_IRQ_ENTRY,
+	/* runnable while its cgroup, or an ancestor, was throttled by CFS
+	 * bandwidth control (cpu.max, cpu.cfs_quota_us): it could have run,
+	 * its quota for the period was spent. An addend, never sched or
+	 * idle, and no task took the CPU from it. ABI 2. */
+	LW_B_QUOTA,
 	LW_B_MAX,
 };
 
@@ -129,12 +134,12 @@ enum lw_cause {
 	LW_CAUSE_THP,
 	LW_CAUSE_SCHED,
 	LW_CAUSE_IDLE, /* wake-up of an idle CPU: C-state exit latency, PM QoS */
-	LW_CAUSE_CPU,  /* CPU quota / throttling (node findings only) */
+	LW_CAUSE_QUOTA, /* CFS bandwidth throttling of its cgroup (cpu.max) */
 	LW_CAUSE_MAX,
 };
 
 /* The causes a trace attributes requests to: LW_CAUSE_FREQ up to this one. */
-#define LW_CAUSE_TRACED_LAST LW_CAUSE_IDLE
+#define LW_CAUSE_TRACED_LAST LW_CAUSE_QUOTA
 
 /* A request's cause must hold at least this share of its latency (percent):
  * below it the request was slow for its own run or sleep, and a 3 us wake-up
@@ -159,6 +164,7 @@ static inline void lw_cause_ns(const __u64 *ns, __u64 *v)
 	v[LW_CAUSE_SCHED] = ns[LW_B_SCHED];
 	/* a polling CPU had no exit to pay: no cause latwhy can name */
 	v[LW_CAUSE_IDLE] = ns[LW_B_IDLE] - polled;
+	v[LW_CAUSE_QUOTA] = ns[LW_B_QUOTA];
 }
 
 /* The cause of a request of latency with ns v per cause (lw_cause_ns()):
@@ -228,6 +234,10 @@ enum lw_req_flags {
 	/* an interrupt's entry cost was measured: IRQ_ENTRY is a
 	 * measurement, not "no data" */
 	LW_REQ_IRQ_ENTRY_KNOWN = 1 << 4,
+	/* its cgroups' throttling could be read (CFS bandwidth control in
+	 * the kernel, ABI 2 and later): QUOTA is a measurement, not "no
+	 * data" */
+	LW_REQ_QUOTA_KNOWN = 1 << 5,
 };
 
 /* Map key of the per-IRQ evidence map. */
@@ -347,6 +357,10 @@ enum lw_meta_flags {
 	/* no power:cpu_idle (skipped): a wait for an idle CPU is counted as
 	 * its exit from idle also where that CPU only polled */
 	LW_META_NO_IDLE_STATE = 1 << 8,
+	/* no CFS bandwidth control to read (CONFIG_CFS_BANDWIDTH off), or a
+	 * capture of ABI 1: throttled time was not told apart (quota "no
+	 * data", the wait counted as sched or idle) */
+	LW_META_NO_QUOTA = 1 << 9,
 };
 
 /* What a request is (lw_meta_rec::req_mode, --request). */

@@ -101,7 +101,7 @@ static void test_acpi_powersave(void **state)
 
 	node_findings(&c, "acpi-powersave", 4242);
 	assert_shape(&c.fs,
-		     "frequency:crit idle:warn thp:crit thp:warn irq:warn irq:info cpu:crit");
+		     "frequency:crit idle:warn thp:crit thp:warn irq:warn irq:info quota:crit");
 	assert_complete(&c.fs);
 
 	/* powersave at 800 of 3700 MHz, on every CPU */
@@ -196,7 +196,7 @@ static void test_khugepaged_pace(void **state)
 	assert_int_equal(lw_advise_node(&c.n, &c.fs), 0);
 	assert_shape(
 		&c.fs,
-		"frequency:crit idle:warn thp:crit thp:warn thp:warn irq:warn irq:info cpu:crit");
+		"frequency:crit idle:warn thp:crit thp:warn thp:warn irq:warn irq:info quota:crit");
 	for (size_t i = 0; i < c.fs.n; i++)
 		if (strstr(c.fs.v[i].why, "khugepaged wakes every"))
 			f = &c.fs.v[i];
@@ -870,9 +870,9 @@ static void test_trace_every_cause(void **state)
 
 	for (int k = LW_CAUSE_NONE + 1; k < LW_CAUSE_MAX; k++)
 		t.share[k] = 0.15;
-	t.share[LW_CAUSE_CPU] = 0.30;
+	t.share[LW_CAUSE_QUOTA] = 0.30;
 	trace_on(&c, "acpi-powersave", 4242, &t);
-	assert_shape(&c.fs, "frequency:warn irq:warn thp:warn sched:warn idle:warn cpu:crit");
+	assert_shape(&c.fs, "frequency:warn irq:warn thp:warn sched:warn idle:warn quota:crit");
 	assert_complete(&c.fs);
 	for (size_t i = 0; i < c.fs.n; i++)
 		assert_contains(c.fs.v[i].evidence, "of slow-request time (");

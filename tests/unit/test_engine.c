@@ -456,7 +456,7 @@ static void test_cause_request_counts(void **state)
 	assert_int_equal(s.cause[LW_CAUSE_THP].requests, 1);
 	assert_int_equal(s.cause[LW_CAUSE_SCHED].requests, 3);
 	assert_int_equal(s.cause[LW_CAUSE_IDLE].requests, 0);
-	assert_int_equal(s.cause[LW_CAUSE_CPU].requests, 0);
+	assert_int_equal(s.cause[LW_CAUSE_QUOTA].requests, 0);
 }
 
 /* ---- evidence ----------------------------------------------------------- */

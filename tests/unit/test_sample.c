@@ -374,11 +374,12 @@ static void test_causes_absent(void **state)
 	struct lw_export *x = lw_export_new("srv", FIXTURE);
 	char *t;
 
-	feed_meta(x, LW_META_NO_IRQ | LW_META_NO_SOFTIRQ | LW_META_NO_FREQ);
+	feed_meta(x, LW_META_NO_IRQ | LW_META_NO_SOFTIRQ | LW_META_NO_FREQ | LW_META_NO_QUOTA);
 	lw_export_publish(x);
 	t = render(x);
 	assert_int_equal(count_lines(t, "latwhy_slow_requests_total{"), 4);
 	assert_int_equal(count_lines(t, "latwhy_slow_request_seconds_total{"), 4);
+	assert_null(strstr(t, "cause=\"quota\""));
 	assert_null(strstr(t, "cause=\"irq\""));
 	assert_null(strstr(t, "cause=\"frequency\""));
 	assert_true(sample(t, "latwhy_slow_requests_total{target=\"srv\",cause=\"thp\"}") == 0);

@@ -52,7 +52,7 @@ static void quota_check(struct adv *a)
 	    !tg->nr_throttled)
 		return;
 	ratio = tg->nr_periods ? (double)tg->nr_throttled / tg->nr_periods : 0;
-	if (!adv_begin(a, LW_CAUSE_CPU, ratio >= 0.05 ? LW_SEV_CRIT : LW_SEV_WARN))
+	if (!adv_begin(a, LW_CAUSE_QUOTA, ratio >= 0.05 ? LW_SEV_CRIT : LW_SEV_WARN))
 		return;
 	adv_put(a, &a->f->seen,
 		"cgroup %s: quota %.2f CPUs (%s), throttled in %llu of %llu periods (%.1f%%), "
@@ -78,7 +78,7 @@ static void quota_trace(struct adv *a, const struct lw_trace_facts *t, const str
 }
 
 const struct lw_advisor lw_advisor_quota = {
-	.cause = LW_CAUSE_CPU,
+	.cause = LW_CAUSE_QUOTA,
 	.check = quota_check,
 	.trace = quota_trace,
 };

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "latwhy.h"
 #include "capture/capture.h"
 #include "capture/format.h"
 #include "capture/reader.h"
@@ -426,6 +428,35 @@ static int next_chunk(struct lw_capture_reader *r)
 	return 1;
 }
 
+/*
+ * An ABI 1 request (bpf/latwhy.h) had no LW_B_QUOTA bucket: its ns[] was one
+ * bucket shorter. Its record, in r->rec, is widened in place to today's with
+ * quota 0 and without LW_REQ_QUOTA_KNOWN, and the META record says that
+ * nothing measured it (LW_META_NO_QUOTA); the other record types did not
+ * change. Returns the record's length now.
+ */
+static size_t lwc_upgrade(struct lw_capture_reader *r, size_t len)
+{
+	enum { QUOTA_OFF = offsetof(struct lw_request, ns[LW_B_QUOTA]) };
+	const size_t v1_len = sizeof(struct lw_request) - sizeof(__u64);
+	unsigned char *p = (unsigned char *)r->rec;
+
+	_Static_assert(LW_B_QUOTA == LW_B_MAX - 1, "ABI 2 added one bucket, the last");
+	if (r->info.abi_version != 1)
+		return len;
+	if (len == sizeof(struct lw_meta_rec) && lwc_get32(p) == LW_REC_META) {
+		struct lw_meta_rec *m = (struct lw_meta_rec *)r->rec;
+
+		m->flags |= LW_META_NO_QUOTA; /* nothing told throttling apart */
+		return len;
+	}
+	if (len != v1_len || lwc_get32(p) != LW_REC_REQUEST)
+		return len;
+	memmove(p + QUOTA_OFF + sizeof(__u64), p + QUOTA_OFF, v1_len - QUOTA_OFF);
+	memset(p + QUOTA_OFF, 0, sizeof(__u64));
+	return sizeof(struct lw_request);
+}
+
 int lw_capture_reader_next_record(struct lw_capture_reader *r, const void **rec, size_t *len)
 {
 	for (;;) {
@@ -438,7 +469,7 @@ int lw_capture_reader_next_record(struct lw_capture_reader *r, const void **rec,
 			    l <= r->raw_len - r->it_pos - 4) {
 				memcpy(r->rec, r->raw + r->it_pos + 4, l);
 				*rec = r->rec;
-				*len = l;
+				*len = lwc_upgrade(r, l);
 				r->it_pos += 4 + l;
 				return 0;
 			}

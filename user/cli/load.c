@@ -65,7 +65,8 @@ int lw_load_open(struct lw_loaded *l, const char *path, lw_request_fn fn, void *
 	}
 	load_damage(l);
 	abi = lw_capture_reader_info(l->r)->abi_version;
-	if (abi != LW_ABI_VERSION) {
+	/* ABI 1's requests are widened by the reader (no quota bucket then) */
+	if (abi != LW_ABI_VERSION && abi != 1) {
 		fprintf(stderr, "latwhy: %s: its records are of ABI %u, this latwhy reads %u\n",
 			path, abi, LW_ABI_VERSION);
 		return -EPROTO;

@@ -474,6 +474,7 @@ static void summarize_measured(struct lw_summary *s)
 	s->cause[LW_CAUSE_FREQ].measured = s->freq_measured;
 	s->cause[LW_CAUSE_IRQ].measured = (s->flags & irq) != irq;
 	s->cause[LW_CAUSE_THP].measured = (s->flags & thp) != thp;
+	s->cause[LW_CAUSE_QUOTA].measured = !(s->flags & LW_META_NO_QUOTA);
 }
 
 /* The records' errors and the summary's own (top_n()). */
@@ -596,7 +597,7 @@ const char *lw_bucket_name(enum lw_bucket b)
 {
 	static const char *const names[LW_B_MAX] = {
 		"run",	 "frequency", "irq",	 "softirq",	"thp",
-		"sched", "idle",      "blocked", "idle_polled", "irq_entry",
+		"sched", "idle",      "blocked", "idle_polled", "irq_entry", "quota",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

@@ -55,6 +55,8 @@ static bool cause_measured(const struct lw_export_counters *c, int k)
 		       (LW_META_NO_THP | LW_META_NO_COMPACT);
 	case LW_CAUSE_FREQ:
 		return !(c->flags & LW_META_NO_FREQ) || c->freq_source != LW_FREQ_NONE;
+	case LW_CAUSE_QUOTA:
+		return !(c->flags & LW_META_NO_QUOTA);
 	}
 	return true;
 }

@@ -43,8 +43,6 @@ static void side_rows(FILE *f, const struct lw_diff_side side[2])
 	}
 	row(f, "slow requests", v[0], v[1]);
 	for (int c = LW_CAUSE_NONE + 1; c < LW_CAUSE_MAX; c++) {
-		if (c == LW_CAUSE_CPU)
-			continue; /* a node finding's cause, not a trace's */
 		share_str(side[0].s, c, v[0], 64);
 		share_str(side[1].s, c, v[1], 64);
 		snprintf(a, sizeof(a), "  %s", lw_cause_name(c));
@@ -130,8 +128,6 @@ static void json_side(struct lw_json *j, const char *key, const struct lw_diff_s
 	lw_json_key(j, "shares");
 	lw_json_begin_object(j);
 	for (int c = LW_CAUSE_NONE + 1; c < LW_CAUSE_MAX; c++) {
-		if (c == LW_CAUSE_CPU)
-			continue;
 		if (x->s->cause[c].measured)
 			lw_json_kdouble(j, lw_cause_name(c), x->s->cause[c].share);
 		else

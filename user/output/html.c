@@ -275,6 +275,7 @@ static const char css[] =
 	"background:#d35400}\n"
 	".c-thp{fill:#f1c40f;background:#f1c40f}.c-sched{fill:#2e6da4;background:#2e6da4}\n"
 	".c-idle{fill:#27ae60;background:#27ae60}.c-none{fill:#aab;background:#aab}\n"
+	".c-quota{fill:#c0392b;background:#c0392b}\n"
 	".c-handoff{fill:#555;background:#555}.c-run{fill:#cfd6de;background:#cfd6de}\n"
 	".c-blocked{fill:#e8e0cf;background:#e8e0cf}.c-softirq{fill:#f39c5a;"
 	"background:#f39c5a}\n"
@@ -297,7 +298,7 @@ static const char css[] =
 static const char *const series_name[NR_SERIES] = {
 	[LW_CAUSE_NONE] = "none",     [LW_CAUSE_FREQ] = "frequency", [LW_CAUSE_IRQ] = "irq",
 	[LW_CAUSE_THP] = "thp",	      [LW_CAUSE_SCHED] = "sched",    [LW_CAUSE_IDLE] = "idle",
-	[SERIES_HANDOFF] = "handoff",
+	[LW_CAUSE_QUOTA] = "quota",   [SERIES_HANDOFF] = "handoff",
 };
 
 static const char *const series_label[NR_SERIES] = {
@@ -307,6 +308,7 @@ static const char *const series_label[NR_SERIES] = {
 	[LW_CAUSE_THP] = "thp",
 	[LW_CAUSE_SCHED] = "sched",
 	[LW_CAUSE_IDLE] = "idle",
+	[LW_CAUSE_QUOTA] = "cpu quota (throttled)",
 	[SERIES_HANDOFF] = "handed off (not split)",
 };
 

@@ -404,6 +404,9 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 		if (!measured && c == LW_CAUSE_FREQ)
 			fprintf(f, " no frequency data (no cpufreq driver and no clock events; "
 				   "nothing was measured)");
+		else if (!measured && c == LW_CAUSE_QUOTA)
+			fprintf(f, " not measured (no CFS bandwidth control to read, or a "
+				   "capture older than it)");
 		else if (!measured)
 			fprintf(f, " not measured (tracepoints not attached)");
 		else if (s->cause[c].requests)

@@ -20,6 +20,8 @@ static void request_buckets(struct lw_json *j, const struct lw_request *req)
 			lw_json_knull(j, lw_bucket_name(b)); /* no idle states */
 		else if (b == LW_B_IRQ_ENTRY && !(req->flags & LW_REQ_IRQ_ENTRY_KNOWN))
 			lw_json_knull(j, lw_bucket_name(b)); /* no entry cost */
+		else if (b == LW_B_QUOTA && !(req->flags & LW_REQ_QUOTA_KNOWN))
+			lw_json_knull(j, lw_bucket_name(b)); /* no throttling read */
 		else
 			lw_json_ku64(j, lw_bucket_name(b), req->ns[b]);
 	}
