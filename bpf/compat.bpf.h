@@ -80,6 +80,96 @@ static __always_inline __u64 lw_task_cgroup_id(struct task_struct *t)
 }
 
 /*
+ * CFS bandwidth control (CONFIG_CFS_BANDWIDTH, cgroup v1 cpu.cfs_quota_us,
+ * v2 cpu.max). cfs_rq::throttle_count counts the throttled cfs_rqs among a
+ * cfs_rq and its ancestors on that CPU (tg_throttle_down() walks a throttled
+ * group's subtree), unchanged from 5.10 to 6.18; sched_entity::cfs_rq and
+ * ::parent need CONFIG_FAIR_GROUP_SCHED, which bandwidth control depends
+ * on. Read with CO-RE, so a kernel without them loads with quota off.
+ */
+#define LW_CGROUP_DEPTH 8 /* levels walked: root, kubepods, QoS, pod, container */
+
+static __always_inline bool lw_quota_readable(void)
+{
+	return bpf_core_field_exists(struct cfs_rq, throttle_count) &&
+	       bpf_core_field_exists(struct sched_entity, parent) &&
+	       bpf_core_field_exists(struct task_group, cfs_bandwidth);
+}
+
+/* The task_group of the topmost throttled cfs_rq above task t on its CPU
+ * (the throttle that binds), as an address; 0 when none is throttled. */
+static __always_inline __u64 lw_task_throttled_tg(struct task_struct *t)
+{
+	struct sched_entity *se = &t->se;
+	struct cfs_rq *cfs_rq;
+	__u64 tg = 0;
+
+	if (!lw_quota_readable())
+		return 0;
+	for (int i = 0; i < LW_CGROUP_DEPTH && se; i++) {
+		cfs_rq = BPF_CORE_READ(se, cfs_rq);
+		if (!cfs_rq || BPF_CORE_READ(cfs_rq, throttle_count) <= 0)
+			break;
+		tg = (__u64)BPF_CORE_READ(cfs_rq, tg);
+		se = BPF_CORE_READ(se, parent);
+	}
+	return tg;
+}
+
+/* Task t runs under task_group tg (an address) on its CPU. */
+static __always_inline bool lw_task_in_tg(struct task_struct *t, __u64 tg)
+{
+	struct sched_entity *se = &t->se;
+
+	if (!lw_quota_readable())
+		return false;
+	for (int i = 0; i < LW_CGROUP_DEPTH && se; i++) {
+		if ((__u64)BPF_CORE_READ(se, cfs_rq, tg) == tg)
+			return true;
+		se = BPF_CORE_READ(se, parent);
+	}
+	return false;
+}
+
+/*
+ * When task_group tg's throttle, seen at since, ended, at the latest now: its
+ * bandwidth timers refill the quota. The period timer is forwarded as it
+ * fires (sched_cfs_period_timer()), so its expiry less one period is the
+ * last refill; the slack timer hands back runtime that other CPUs returned.
+ * Both are CLOCK_MONOTONIC hrtimers, bpf_ktime_get_ns()'s clock. The latest
+ * of them after since; now when neither fired since (the quota was changed,
+ * or the timers are not readable).
+ */
+static __always_inline __u64 lw_tg_unthrottled(__u64 tg, __u64 since, __u64 now)
+{
+	struct cfs_bandwidth *b = &((struct task_group *)tg)->cfs_bandwidth;
+	__s64 period = BPF_CORE_READ(b, period);
+	__s64 refill = BPF_CORE_READ(b, period_timer.node.expires) - period;
+	__s64 slack = BPF_CORE_READ(b, slack_timer.node.expires);
+	__u64 end = 0;
+
+	if (period > 0 && refill > (__s64)now) /* forwarded past now: one back */
+		refill -= period;
+	if (period > 0 && refill > (__s64)since && refill <= (__s64)now)
+		end = refill;
+	if (slack > (__s64)since && slack <= (__s64)now && (__u64)slack > end)
+		end = slack;
+	return end ? end : now;
+}
+
+/*
+ * Whether a task woken into a throttled group waits out the throttle at
+ * once: until 6.18 it does (it is queued on the throttled cfs_rq). 6.18's
+ * task based throttle model ("sched/fair: Task based throttle time
+ * accounting" series; task_struct::throttled) lets it run in the kernel and
+ * throttles it on its return to user space, where latwhy sees it leave.
+ */
+static __always_inline bool lw_wakeup_waits_throttle(void)
+{
+	return !bpf_core_field_exists(struct task_struct, throttled);
+}
+
+/*
  * Tracepoint arguments that changed type. A tp_btf program may declare fewer
  * arguments than its tracepoint passes, so the programs declare only the
  * leading ones that kept their type:

@@ -367,7 +367,7 @@ static __always_inline void hist_add(__u64 latency)
  * wait that turned out to be mostly interrupts, or an idle CPU's wake-up): a
  * bucket below zero is zero and its excess comes off the others, so that they
  * still add up to the latency: first off those a wait is split into, which
- * hold the rest of that time, run last. A part of another bucket
+ * hold the rest of that time (quota among them), run last. A part of another bucket
  * (lw_bucket_whole(): FREQ of RUN, IDLE_POLL of IDLE, IRQ_ENTRY of IRQ) is no
  * addend, and is clamped to its whole.
  */
@@ -388,6 +388,8 @@ static __always_inline __u32 excess_bucket(int k)
 	case 4:
 		return LW_B_SCHED;
 	case 5:
+		return LW_B_QUOTA;
+	case 6:
 		return LW_B_BLOCKED;
 	}
 	return LW_B_RUN;
@@ -503,7 +505,8 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 	r->flags = (ts->nfreq != s->nfreq ? LW_REQ_FREQ_KNOWN : 0) |
 		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0) |
 		   (idle_state_known ? LW_REQ_IDLE_KNOWN : 0) |
-		   (irq_entry_ns ? LW_REQ_IRQ_ENTRY_KNOWN : 0);
+		   (irq_entry_ns ? LW_REQ_IRQ_ENTRY_KNOWN : 0) |
+		   (quota_known ? LW_REQ_QUOTA_KNOWN : 0);
 	top_pid = ts->slot_top_pid[i];
 	r->preempt_pid = top_pid;
 	r->preempt_ns = ts->slot_top_ns[i];

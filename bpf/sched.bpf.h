@@ -9,6 +9,7 @@
 #define LW_SCHED_BPF_H
 
 #include "compat.bpf.h"
+#include "quota.bpf.h"
 #include "thp.bpf.h"
 
 /*
@@ -32,6 +33,7 @@ static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64
 	ts->wait_ksd = (__u32)cpu_ksd_ns(cs, now);
 	if (irq_entry_ns)
 		ts->wait_intr = cs->nirq;
+	ts->wait_quota = quota_cpu_ns(cpu, now);
 	/* IRQs there are evidence while a request waits on it */
 	if ((ts->busy || watch) && !ts->waiting) {
 		__sync_fetch_and_add(&cs->waiters, 1);
@@ -39,19 +41,33 @@ static __always_inline void wait_start(struct thread_state *ts, __u32 cpu, __u64
 	}
 }
 
-/* Split a runqueue wait on cs's CPU, ending now, into interrupt time, THP
- * kthread time (*thp) and the rest, which is returned. */
+/*
+ * Split a runqueue wait on cs's CPU, ending now, into the part its group was
+ * throttled (quota: nothing else delayed the thread then, so the CPU's
+ * interrupts and THP kthreads count for the rest of the wait only, pro rata),
+ * interrupt time, THP kthread time (*thp) and the rest, which is returned.
+ */
 static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_state *cs, __u32 cpu,
-					__u64 delta, __u64 now, __u64 *thp_ns)
+					__u64 delta, __u64 now, __u64 *thp_ns, __u64 quota)
 {
-	__u64 irq, soft, th, ent;
+	__u64 irq, soft, th, ent, whole = delta;
 
 	*thp_ns = 0;
+	if (quota) {
+		quota = quota < delta ? quota : delta;
+		delta -= quota;
+		ts->cum[LW_B_QUOTA] += quota;
+	}
 	if (cpu != ts->wait_cpu)
 		return delta; /* migrated: the other CPU's counters don't apply */
 	irq = cs->irq_ns - ts->wait_irq;
 	soft = ksd_softirq(ts, cs, now, irq, cs->softirq_ns - ts->wait_softirq);
 	th = cpu_thp_ns(cs, now) - ts->wait_thp;
+	if (quota) {
+		irq = mul_div(irq, delta, whole);
+		soft = mul_div(soft, delta, whole);
+		th = mul_div(th, delta, whole);
+	}
 	if (irq + soft > delta) {
 		/* A handler that began before the wait and ended in it adds its
 		 * whole run at its exit (a BLOCK batch in ksoftirqd that was
@@ -64,7 +80,10 @@ static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_s
 	/* device interrupts only: an IPI here may be the wake-up's own (a
 	 * wakelist's call-function IPI, ttwu_queue_wakelist()) */
 	if (irq_entry_ns) {
-		ent = intr_cost(cs->nirq, ts->wait_intr, delta);
+		ent = intr_cost(cs->nirq, ts->wait_intr, quota ? whole : delta);
+		if (quota) /* the unthrottled rest's share, as above */
+			ent = mul_div(ent, whole - quota, whole);
+		ent = ent < delta ? ent : delta;
 		delta -= ent;
 		irq += ent;
 		ts->cum[LW_B_IRQ_ENTRY] += ent;
@@ -140,6 +159,7 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 				       bool preempt, struct lw_cpu_state *cs, __u64 now)
 {
 	struct thread_state *ts = thread_get(prev);
+	bool throttled = false;
 
 	if (!ts)
 		return;
@@ -151,18 +171,27 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	ts->last_ts = now;
 	/* A preempted task stays runnable whatever its state word says. */
 	if (preempt || lw_task_state(prev) == 0) {
+		__u32 cpu = bpf_get_smp_processor_id();
+
+		throttled = quota_check(prev, cpu, now, false);
 		ts->state = TS_RUNNABLE;
-		wait_start(ts, bpf_get_smp_processor_id(), now, 0);
-		ts->waiter_pid = next->pid;
+		wait_start(ts, cpu, now, 0);
+		/* Its group spent its quota: next did not take the CPU from it.
+		 * What runs when the quota is back decides the rest of the wait,
+		 * as after a wake-up (switch_in()). */
+		ts->waiter_pid = throttled ? 0 : next->pid;
 		ts->waiter_tgid = next->tgid;
 		__builtin_memcpy(ts->waiter_comm, next->comm, LW_COMM_LEN);
+		if (throttled)
+			ts->wake_idle = 0;
 	} else {
 		ts->state = TS_SLEEPING;
 		ts->waiter_pid = 0;
 		if (!ts->open_mask)
 			ts->busy = 0; /* woke for no request, or all answered */
 	}
-	ckpt_take(ts, now, ts->state == TS_RUNNABLE ? LW_B_SCHED : LW_B_BLOCKED);
+	ckpt_take(ts, now,
+		  ts->state == TS_RUNNABLE ? (throttled ? LW_B_QUOTA : LW_B_SCHED) : LW_B_BLOCKED);
 }
 
 static __always_inline void switch_in(struct task_struct *next, struct task_struct *prev,
@@ -175,10 +204,11 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		return;
 	delta = now - ts->last_ts;
 	if (ts->busy && ts->state == TS_RUNNABLE) {
-		__u64 thp_ns;
+		__u64 thp_ns, quota = 0;
 		bool idle, polled;
 
-		delta = wait_split(ts, cs, cpu, delta, now, &thp_ns);
+		quota = quota_wait_ns(next, ts->wait_quota, ts->wait_cpu, now);
+		delta = wait_split(ts, cs, cpu, delta, now, &thp_ns, quota);
 		/* Migrated (the counters were another CPU's) or compacting:
 		 * the task that ran last before us decides. */
 		if ((cpu != ts->wait_cpu && is_thp_kthread(prev)) || ts->in_compact) {
@@ -359,6 +389,8 @@ static __always_inline int on_wakeup(struct task_struct *p)
 	ts->last_ts = wake;
 	cpu = lw_task_cpu(p);
 	cs = cpu_state_get(cpu);
+	/* woken into a throttled group, it waits for the quota first */
+	quota_check(p, cpu, now, true);
 	/* the counters taken at sched_waking, on the CPU it runs on */
 	from_waking = ts->waiting == LW_WAIT_WAKING && ts->wait_cpu == cpu;
 	if (!from_waking) {

@@ -25,6 +25,10 @@ const volatile bool arrival_known = false;
  * n); userspace reads them from cpuidle's state names ("POLL"). */
 const volatile bool idle_state_known = false;
 const volatile __u32 idle_poll_states = 0;
+/* The kernel's CFS bandwidth state can be read (lw_quota_readable(), which
+ * userspace checks in the kernel's BTF): waits of a throttled group are
+ * told apart (quota.bpf.h). */
+const volatile bool quota_known = false;
 
 /* Set by userspace once every program is attached: a request whose start
  * was seen by a partly attached set of programs would miss time. */
@@ -117,8 +121,9 @@ struct thread_state {
 	__u64 wait_irq;
 	__u64 wait_softirq;
 	__u64 wait_thp;
-	__u32 wait_intr; /* the wait CPU's lw_cpu_state::nirq, with irq_entry_ns */
-	__u32 wait_ksd;	 /* its ksoftirqd's run time, low 32 bits (cpu_ksd_ns()) */
+	__u32 wait_intr;  /* the wait CPU's lw_cpu_state::nirq, with irq_entry_ns */
+	__u64 wait_quota; /* its throttled time then (quota_cpu_ns()) */
+	__u32 wait_ksd;	  /* its ksoftirqd's run time, low 32 bits (cpu_ksd_ns()) */
 	/* Slots: used_mask has the open and the closed ones. A closed slot
 	 * keeps when its request ended, for the next request on its conn. */
 	__u32 used_mask;

@@ -222,3 +222,19 @@ bool lw_probe_tracepoint(const struct btf *vmlinux, const char *name)
 	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
 	return btf__find_by_name_kind(vmlinux, tname, BTF_KIND_TYPEDEF) > 0;
 }
+
+bool lw_probe_member(const struct btf *vmlinux, const char *type, const char *member)
+{
+	const struct btf_type *t;
+	const struct btf_member *m;
+	__s32 id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_STRUCT);
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(vmlinux, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(vmlinux, m->name_off), member))
+			return true;
+	return false;
+}

@@ -38,5 +38,7 @@ int lw_parse_listen_ports(FILE *f, __u64 *bits);
 int lw_probe_listen_ports(int pid, __u64 *bits);
 /* The kernel has a raw tracepoint of this name (btf_trace_<name> typedef). */
 bool lw_probe_tracepoint(const struct btf *vmlinux, const char *name);
+/* struct type of the kernel has a member of that name (at its top level). */
+bool lw_probe_member(const struct btf *vmlinux, const char *type, const char *member);
 
 #endif /* LW_PROBE_H */

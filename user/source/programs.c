@@ -211,6 +211,20 @@ static void probe_irq_entry(struct lw_tracer *t)
 	}
 }
 
+/*
+ * Throttled waits are told apart where the kernel's CFS bandwidth state can
+ * be read: the fields bpf/compat.bpf.h's lw_quota_readable() checks, the
+ * same CO-RE test, made here so that the META record says so.
+ */
+static void probe_quota(struct lw_tracer *t, const struct btf *vmlinux)
+{
+	t->skel->rodata->quota_known = lw_probe_member(vmlinux, "cfs_rq", "throttle_count") &&
+				       lw_probe_member(vmlinux, "sched_entity", "parent") &&
+				       lw_probe_member(vmlinux, "task_group", "cfs_bandwidth");
+	if (!t->skel->rodata->quota_known)
+		t->flags |= LW_META_NO_QUOTA;
+}
+
 int lw_tracer_probe(struct lw_tracer *t)
 {
 	struct btf *vmlinux;
@@ -224,6 +238,8 @@ int lw_tracer_probe(struct lw_tracer *t)
 	}
 	t->mode = resolve_mode(vmlinux, t->o->req_mode);
 	err = probe_programs(t, vmlinux);
+	if (!err)
+		probe_quota(t, vmlinux);
 	btf__free(vmlinux);
 	if (err)
 		return err;
