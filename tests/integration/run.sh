@@ -2229,6 +2229,9 @@ for fam in set(l.split()[2] for l in text.splitlines() if l.startswith("# TYPE")
 '
 }
 
+# shellcheck source=tests/integration/quota.sh
+. tests/integration/quota.sh
+
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP integration: loading BPF programs needs root (or CAP_BPF+CAP_PERFMON)"
 	exit 0
@@ -2238,7 +2241,7 @@ if [ ! -r /sys/kernel/btf/vmlinux ]; then
 	exit 0
 fi
 TESTS=("$@")
-[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve serve_sample serve_capture serve_counts caps cgroup accuracy)
+[ ${#TESTS[@]} -eq 0 ] && TESTS=(cli_errors target_exits skip uprobe syscall unix eventloop arrival slots gateway sched self_place capture capture_damage capture_bad idle idle_fix irq check_irq_cost rps ksoftirqd veth backlog_idle freq thp lab_recover nic serve serve_sample serve_capture serve_counts caps cgroup quota accuracy)
 for t in "${TESTS[@]}"; do
 	# These put the server on its own CPU, away from the client and latwhy.
 	case $t in

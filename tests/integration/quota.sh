@@ -1,0 +1,148 @@
+# shellcheck shell=bash
+# quota.sh - CFS bandwidth control: a lab server under a CPU quota below its
+# load. Its throttled time is `quota`, with the quota's fix, never `idle` or
+# `sched` with theirs (haltpoll, a CPU move). Sourced by the runner: it uses
+# the runner's start_server, start_client, check, pass, fail, skip, cleanup.
+#
+# The cpu controller is wherever this machine has it: cgroup v1's cpu
+# hierarchy (cpu.cfs_quota_us, cpu.cfs_period_us), or a cgroup v2 tree with
+# cpu in its root's cgroup.controllers (cpu.max); a machine with neither
+# skips, saying so.
+
+# quota_where: "v1 DIR" or "v2 DIR", the folder to make the test's cgroup
+# in; nothing without a cpu controller.
+quota_where() {
+	local v1 v2
+	v1=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	     $(i + 1) == "cgroup" && $4 == "/" && $NF ~ /(^|,)cpu(,|$)/ { print $5; exit }' \
+		/proc/self/mountinfo)
+	if [ -n "$v1" ] && [ -e "$v1/cpu.cfs_quota_us" ]; then
+		echo "v1 $v1"
+		return
+	fi
+	v2=$(cgroup2_root)
+	if [ -n "$v2" ] && grep -qw cpu "$v2/cgroup.controllers" 2>/dev/null; then
+		grep -qw cpu "$v2/cgroup.subtree_control" || echo +cpu >"$v2/cgroup.subtree_control"
+		grep -qw cpu "$v2/cgroup.subtree_control" && echo "v2 $v2"
+	fi
+}
+
+# quota_make NAME: the test's cgroup, in QCG (removed by cleanup once empty);
+# QV is 1 or 2.
+quota_make() {
+	local where
+	where=$(quota_where)
+	[ -n "$where" ] || return 1
+	QV=${where%% *}
+	QV=${QV#v}
+	QCG=${where#* }/$1
+	mkdir "$QCG" || return 1
+	CGDIRS+=("$QCG")
+}
+
+# quota_set US: the quota, per 100 ms period; -1 for none.
+quota_set() {
+	if [ "$QV" = 1 ]; then
+		echo 100000 >"$QCG/cpu.cfs_period_us" && echo "$1" >"$QCG/cpu.cfs_quota_us"
+	elif [ "$1" = -1 ]; then
+		echo "max 100000" >"$QCG/cpu.max"
+	else
+		echo "$1 100000" >"$QCG/cpu.max"
+	fi
+}
+
+# quota_file: the file that holds the quota, as the fix names it.
+quota_file() {
+	if [ "$QV" = 1 ]; then echo "$QCG/cpu.cfs_quota_us"; else echo "$QCG/cpu.max"; fi
+}
+
+# quota_throttled: the kernel's own count of throttled periods so far.
+quota_throttled() {
+	awk '$1 == "nr_throttled" { print $2 }' "$QCG/cpu.stat"
+}
+
+# quota_run NAME QUOTA_US CONNS SERVER_CPUS: a server in the cgroup under the
+# quota, a flat-out client of CONNS connections, latwhy -p for 4 s in
+# $OUT/trace.json; the kernel's throttled periods meanwhile in QDELTA.
+quota_run() {
+	local name=$1 quota=$2 conns=$3 cpus=$4 rc t0
+	start_server "$cpus" || { no_server "$name"; return 1; }
+	echo "$SPID" >"$QCG/cgroup.procs"
+	quota_set "$quota"
+	start_client 12 -c "$conns"
+	sleep 0.5
+	t0=$(quota_throttled)
+	./latwhy -p "$SPID" -d 4s -q -j >"$OUT/trace.json" 2>"$OUT/trace.err"
+	rc=$?
+	QDELTA=$(($(quota_throttled) - t0))
+	stop_child "${PIDS[-1]}"
+	stop_child "$SPID"
+	[ $rc -eq 0 ] || { fail "$name" "latwhy exited $rc: $(tail -1 "$OUT/trace.err")"; return 1; }
+}
+
+# The checks every quota run shares: quota is measured, and a request's
+# named preemptor held none of its throttled part: no more than the rest of
+# its waits (1 us for rounding).
+QUOTA_COMMON='
+assert summ["causes"]["quota"]["ns"] is not None, "quota not measured: %s" % summ["not_attached"]
+for r in reqs:
+    p, ns = r.get("preempted_by"), r["ns"]
+    if p and ns["quota"]:
+        rest = ns["sched"] + ns["thp"] + ns["idle"] + ns["irq"] + ns["softirq"]
+        assert p["ns"] <= rest + 1000, \
+            "pid %d named for %d ns of a request with quota %d, its other waits %d" % (
+                p["pid"], p["ns"], ns["quota"], rest)
+'
+# Where quota is the verdict: its fix, and no finding of idle or sched gives
+# theirs (the idle-polling knobs, a CPU move) for time that was quota.
+QUOTA_FIX='
+for f in summ["findings"]:
+    for line in f["fix"] + f["persist"]:
+        assert "halt_poll" not in line and "cpuidle" not in line and "taskset" not in line, \
+            "a %s finding gives %r against a quota" % (f["cause"], line)
+'
+
+test_quota() {
+	local file
+	quota_make "latwhy-it-quota-$$" ||
+		{ skip quota "no cpu controller (cgroup v1 cpu, or v2 with cpu in cgroup.controllers)"; return; }
+	file=$(quota_file)
+	# 20 ms of every 100: a flat-out server waits out 80 ms a period
+	quota_run quota 20000 1 "$SRV_CPU" || return
+	check quota "$QUOTA_COMMON $QUOTA_FIX
+assert $QDELTA >= 20, 'the kernel throttled the cgroup in %d periods only' % $QDELTA
+c = summ['causes']['quota']
+assert summ['dominant'] == 'quota', summ['dominant']
+assert c['share'] >= 0.9, 'quota %.1f%% of the slow requests time' % (100 * c['share'])
+fix = [l for f in summ['findings'] if f['cause'] == 'quota' for l in f['fix']]
+assert any('$file' in l for l in fix), 'no fix of $file: %s' % fix
+open('$OUT/quota.share', 'w').write('%d' % c['ns'])
+"
+	# the same server with room to spare: 2 CPUs' worth, never throttled
+	quota_run quota_raised 200000 1 "$SRV_CPU" || return
+	check quota_raised "$QUOTA_COMMON
+before = int(open('$OUT/quota.share').read())
+c = summ['causes']['quota']
+assert c['share'] < 0.1, 'quota still %.1f%% of the slow requests time' % (100 * c['share'])
+assert c['ns'] < before / 10, 'quota %d ns against %d before' % (c['ns'], before)
+assert summ['dominant'] != 'quota'
+"
+	# no limit at all: nothing is quota
+	quota_run quota_none -1 1 "$SRV_CPU" || return
+	check quota_none "$QUOTA_COMMON
+assert $QDELTA == 0, '%d throttled periods without a quota' % $QDELTA
+assert summ['causes']['quota']['ns'] == 0, summ['causes']['quota']
+assert all(r['ns']['quota'] == 0 for r in reqs)
+"
+	# two threads over every CPU under half a CPU: each thread's throttled
+	# time is quota, its sibling is not named for it
+	quota_run quota_threads 50000 2 "0-$((NCPU - 1))" || return
+	check quota_threads "$QUOTA_COMMON $QUOTA_FIX
+c = summ['causes']['quota']
+assert summ['dominant'] == 'quota', summ['dominant']
+assert c['share'] >= 0.8, 'quota %.1f%% of the slow requests time' % (100 * c['share'])
+own = sum(p['ns'] for p in summ['evidence']['preempted_by'] if p.get('tgid') == $SPID)
+assert own < 0.05 * c['ns'], 'its own threads named for %d ns, quota %d' % (own, c['ns'])
+"
+	cleanup
+}
