@@ -187,9 +187,9 @@ static void test_causes_opts(void **state)
 	assert_false(lw_list_has(o.trace.skip, "mm_collapse_huge_page"));
 	assert_false(lw_list_has(o.trace.skip, "sched_switch"));
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "sched,disk", NULL), -EINVAL);
-	assert_string_equal(err, "--causes: 'disk' is not a cause (frequency,irq,thp,sched,idle)");
+	assert_string_equal(err, "--causes: 'disk' is not a cause (frequency,irq,thp,sched,idle,quota)");
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "", NULL), -EINVAL);
-	assert_string_equal(err, "--causes needs a list of causes (frequency,irq,thp,sched,idle)");
+	assert_string_equal(err, "--causes needs a list of causes (frequency,irq,thp,sched,idle,quota)");
 }
 
 /* The command's own words on stderr and its exit status. */
@@ -226,7 +226,7 @@ static void test_usage_exit(void **state)
 	assert_int_equal(run_serve(out, sizeof(out), "--comm", "srv", "--causes", "net"),
 			 LW_EXIT_USAGE);
 	assert_string_equal(out, "latwhy: --causes: 'net' is not a cause "
-				 "(frequency,irq,thp,sched,idle) (see latwhy serve --help)\n");
+				 "(frequency,irq,thp,sched,idle,quota) (see latwhy serve --help)\n");
 }
 
 /* ---- the families -------------------------------------------------------- */

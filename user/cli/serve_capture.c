@@ -16,7 +16,7 @@
 #define TRIGGER_FOR_NS (10ULL * 1000000000ULL)
 #define TRIGGER_SYNTAX                                                                             \
 	"CAUSE:RATE[/s][:FOR], RATE a count or a time (irq:5/s:10s, sched:20ms/s:5s); CAUSE one "  \
-	"of frequency, irq, thp, sched, idle, none, any"
+	"of frequency, irq, thp, sched, idle, quota, none, any"
 
 static int cause_parse(const char *s, size_t len, int *cause)
 {
@@ -202,7 +202,7 @@ void lw_serve_capture_usage(FILE *f)
 		   "                        of it into DIR on a trigger or SIGUSR1 (see\n"
 		   "                        docs/serve.md, Hindsight captures)\n"
 		   "      --capture-on CAUSE:RATE[/s][:FOR]  a trigger: the slow requests of\n"
-		   "                        CAUSE (frequency, irq, thp, sched, idle, none, any)\n"
+		   "                        CAUSE (frequency, irq, thp, sched, idle, quota, none, any)\n"
 		   "                        over RATE a second for FOR (default 10s); RATE a\n"
 		   "                        count (irq:5/s:10s) or their time (sched:20ms/s:5s)\n"
 		   "      --capture-window DUR  how much is kept (default 60s)\n"

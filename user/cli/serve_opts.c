@@ -233,7 +233,7 @@ void lw_serve_usage(FILE *f)
 	fprintf(f,
 		"      --sample X/Y      attached X of every Y, detached (costing the target\n"
 		"                        nothing) in between; off: always (default 3s/90s)\n"
-		"      --causes LIST     trace only these of frequency,irq,thp,sched,idle\n"
+		"      --causes LIST     trace only these of frequency,irq,thp,sched,idle,quota\n"
 		"                        (default all; sched always)\n"
 		"\n"
 		"Every option of latwhy trace but -j and -d applies (see latwhy trace --help).\n");

@@ -12,6 +12,8 @@
  *   thp        khugepaged's scans and collapses, direct compaction
  *   frequency  cpu_frequency (the clock is still sampled where the CPU
  *              has APERF/MPERF)
+ *   quota      none of its own: a throttled group's wait is read at the
+ *              scheduler's events (bpf/quota.bpf.h), always
  *
  * What delimits requests (the socket or syscall tracepoints) is no cause:
  * always attached.
@@ -34,6 +36,7 @@ static const struct cause_tps {
 		"mm_compaction_end"},
 	{"sched", ""},
 	{"idle", "cpu_idle"},
+	{"quota", ""},
 };
 
 #define NR_CAUSES (sizeof(causes) / sizeof(causes[0]))
