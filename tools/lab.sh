@@ -392,3 +392,37 @@ untracefs() {
 if [ "$EUID" -eq 0 ]; then
 	lab_recover
 fi
+
+# cpu_quota_where: "1 DIR" or "2 DIR": where a cgroup with a CPU quota can
+# be made, under cgroup v1's cpu hierarchy (cpu.cfs_quota_us) or a cgroup v2
+# root with cpu in its controllers (cpu.max, enabled for its children here);
+# nothing without a cpu controller.
+cpu_quota_where() {
+	local v1 v2
+	v1=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	     $(i + 1) == "cgroup" && $4 == "/" && $NF ~ /(^|,)cpu(,|$)/ { print $5; exit }' \
+		/proc/self/mountinfo)
+	if [ -n "$v1" ] && [ -e "$v1/cpu.cfs_quota_us" ]; then
+		echo "1 $v1"
+		return
+	fi
+	v2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	     $(i + 1) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo)
+	if [ -n "$v2" ] && grep -qw cpu "$v2/cgroup.controllers" 2>/dev/null; then
+		grep -qw cpu "$v2/cgroup.subtree_control" || echo +cpu >"$v2/cgroup.subtree_control"
+		grep -qw cpu "$v2/cgroup.subtree_control" && echo "2 $v2"
+	fi
+}
+
+# cpu_quota_set V DIR US: the quota of cgroup DIR (of cgroup version V), US
+# per 100 ms period; -1 for none.
+cpu_quota_set() {
+	if [ "$1" = 1 ]; then
+		echo 100000 >"$2/cpu.cfs_period_us" && echo "$3" >"$2/cpu.cfs_quota_us"
+	elif [ "$3" = -1 ]; then
+		echo "max 100000" >"$2/cpu.max"
+	else
+		echo "$3 100000" >"$2/cpu.max"
+	fi
+}
+
