@@ -1,6 +1,6 @@
 #!/bin/sh
 # What latwhy report prints of each golden capture (tests/captures/*.lwy,
-# made by make.sh), and latwhy diff of four pairs, is pinned: text and
+# made by make.sh), and latwhy diff of five pairs, is pinned: text and
 # JSON, stdout and stderr, exit code.
 # No root, no BPF: the captures are read as any user would.
 #
@@ -47,8 +47,9 @@ if [ -z "$update" ]; then
 fi
 
 # latwhy diff of pairs that differ in cause and in THP/khugepaged settings,
-# and one with clock data against one without
-for pair in thp:sched sched:quiet irq:softirq freq:quiet; do
+# one with clock data against one without, and one under a CPU quota
+# (record ABI 2) against one of ABI 1 (quota not measured)
+for pair in thp:sched sched:quiet irq:softirq freq:quiet quota:quiet; do
 	a=$DIR/${pair%:*}.lwy b=$DIR/${pair#*:}.lwy
 	for mode in text json; do
 		out=$DIR/diff-${pair%:*}-${pair#*:}.$mode

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Record the golden captures report is tested on (root, BPF, about a minute):
 # one per injected cause, one of a quiet server (this VM has no frequency
-# data), one with a low clock fed to the recorder's own lw_cpu_freq program
+# data), one under a CPU quota (quota: 20 ms a 100 ms period), one with a low clock fed to the recorder's own lw_cpu_freq program
 # (freq: lw_freqinject, as the accuracy lab's freq scenario), and one cut
 # short. Then pins what report prints of each (tests/captures/check.sh
 # --update).
@@ -19,7 +19,8 @@ CLI_CPU=0
 FREQ_REF_MHZ=3700 # the freq capture's reference clock: 800 MHz of 3700, powersave's (field notes)
 WORK=$(mktemp -d /tmp/latwhy-captures.XXXXXX)
 PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait; rm -rf "$WORK"' EXIT
+QCG=
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait; rm -rf "$WORK"; [ -z "$QCG" ] || rmdir "$QCG"' EXIT
 
 # rec_freq_prog PID: the id of the lw_cpu_freq program latwhy PID holds open
 # (its fds' fdinfo), not merely the newest one: other latwhy runs may be
@@ -44,6 +45,16 @@ feed_clock() {
 		{ echo "make.sh: lw_freqinject failed: $(tail -1 "$WORK/freq.log")" >&2; return 1; }
 }
 
+# quota_cgroup PID: the server into a cgroup of its own with 20 ms of CPU
+# every 100 ms (tools/lab.sh's cpu_quota_where: v1 or v2), removed at exit.
+quota_cgroup() {
+	local where
+	where=$(cpu_quota_where)
+	[ -n "$where" ] || { echo "make.sh: no cpu controller for the quota capture" >&2; return 1; }
+	QCG=${where#* }/latwhy-captures-$$
+	mkdir "$QCG" && cpu_quota_set "${where%% *}" "$QCG" 20000 && echo "$1" >"$QCG/cgroup.procs"
+}
+
 # capture NAME CAUSE [RECORD OPTION ...]: server, client, the injector for
 # CAUSE (- for none; freq: feed_clock), REC_DUR (default 4s) recorded into
 # DIR/NAME.lwy
@@ -57,7 +68,9 @@ capture() {
 	port=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$WORK/server.out")
 	"$T/lat_client" -p "$port" -c 1 -C "$CLI_CPU" -d 60 -q >/dev/null 2>&1 &
 	PIDS+=("$!")
-	if [ "$cause" != - ] && [ "$cause" != freq ]; then
+	if [ "$cause" = quota ]; then
+		quota_cgroup "$srv" || return 1
+	elif [ "$cause" != - ] && [ "$cause" != freq ]; then
 		tools/inject.sh "$cause" "$SRV_CPU" 30 >"$WORK/inject.out" 2>&1 &
 		PIDS+=("$!")
 		wait_for "$WORK/inject.out" '^inject.sh: ' "$!" 90 || { echo "make.sh: $cause injector failed" >&2; return 1; }
@@ -91,7 +104,7 @@ freq_ok() {
 }
 
 NAMES=("$@")
-[ ${#NAMES[@]} -eq 0 ] && NAMES=(quiet sched irq softirq thp freq cut)
+[ ${#NAMES[@]} -eq 0 ] && NAMES=(quiet sched irq softirq thp freq quota cut)
 for n in "${NAMES[@]}"; do
 	case $n in
 	quiet) capture quiet - ;;

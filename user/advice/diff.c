@@ -125,7 +125,7 @@ static void idle_quota_switches(struct lw_diff *d, const struct lw_node *const n
 	}
 	sw_add(d, LW_CAUSE_IDLE, "cpuidle driver/governor", v[0][0], v[0][1]);
 	sw_add(d, LW_CAUSE_IDLE, "haltpoll guest_halt_poll_ns", v[1][0], v[1][1]);
-	sw_add(d, LW_CAUSE_SCHED, "CPU quota", v[2][0], v[2][1]);
+	sw_add(d, LW_CAUSE_QUOTA, "CPU quota", v[2][0], v[2][1]);
 }
 
 static double share(const struct lw_summary *s, enum lw_cause c)

@@ -83,9 +83,15 @@ static void why(FILE *f, const struct lw_diff_side side[2], const struct lw_diff
 	for (size_t i = 0; i < d->nr_why; i++) {
 		const struct lw_diff_cause *w = &d->why[i];
 
-		fprintf(f, "  %zu. %s: %.0f%% of A's slow-request time, %.0f%% of B's\n", i + 1,
-			lw_cause_name(w->cause), w->share[0] * 100,
-			w->share[1] < 0 ? 0 : w->share[1] * 100);
+		char pa[32], pb[32];
+
+		/* a side that did not measure the cause says so, not 0% */
+		snprintf(pa, sizeof(pa), w->share[0] < 0 ? "not measured in A" : "%.0f%% of A's",
+			 w->share[0] * 100);
+		snprintf(pb, sizeof(pb), w->share[1] < 0 ? "not measured in B" : "%.0f%% of B's",
+			 w->share[1] * 100);
+		fprintf(f, "  %zu. %s: %s slow-request time, %s\n", i + 1, lw_cause_name(w->cause),
+			pa, pb);
 		if (!w->nr_sw)
 			fprintf(f,
 				"     no switch of its domain differs: look at the load, not the "
