@@ -6,6 +6,7 @@
  * spread from a fixture exporter. No BPF, no root.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <linux/types.h>
 
 #include <cmocka.h>
@@ -393,6 +395,272 @@ static void test_causes_absent(void **state)
 	lw_export_free(x);
 }
 
+/* ---- the cgroup's CPU bandwidth counters --------------------------------- */
+
+#define CG_PERIODS   "latwhy_cgroup_cpu_periods_total{target=\"srv\"}"
+#define CG_THROTTLED "latwhy_cgroup_cpu_throttled_periods_total{target=\"srv\"}"
+#define CG_SECONDS   "latwhy_cgroup_cpu_throttled_seconds_total{target=\"srv\"}"
+#define CG_QUOTA     "latwhy_cgroup_cpu_quota_cores{target=\"srv\"}"
+
+/* root/rel holds text, its directories made as needed. */
+static void tree_put(const char *root, const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *p = strchr(path + strlen(root) + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		assert_true(!mkdir(path, 0755) || errno == EEXIST);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[PATH_MAX * 2];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* A v2 cgroup at root/sys/fs/cgroup/rel with these counters and cpu.max. */
+static void cg2_put(const char *root, const char *rel, const char *stat, const char *max)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "sys/fs/cgroup%s/cpu.stat", rel);
+	tree_put(root, path, stat);
+	snprintf(path, sizeof(path), "sys/fs/cgroup%s/cpu.max", rel);
+	tree_put(root, path, max);
+}
+
+/* Every family of the four: its one HELP, TYPE and sample for srv. */
+static void cg_families_once(const char *t)
+{
+	assert_int_equal(count_lines(t, "# TYPE latwhy_cgroup_cpu_periods_total counter"), 1);
+	assert_int_equal(count_lines(t, "# HELP latwhy_cgroup_cpu_periods_total "), 1);
+	assert_int_equal(count_lines(t, "# TYPE latwhy_cgroup_cpu_throttled_periods_total counter"),
+			 1);
+	assert_int_equal(count_lines(t, "# TYPE latwhy_cgroup_cpu_throttled_seconds_total counter"),
+			 1);
+	assert_int_equal(count_lines(t, "# TYPE latwhy_cgroup_cpu_quota_cores gauge"), 1);
+	assert_int_equal(count_lines(t, "latwhy_cgroup_cpu_periods_total{"), 1);
+	assert_int_equal(count_lines(t, "latwhy_cgroup_cpu_quota_cores{"), 1);
+}
+
+/* The fixture's target 4242, v2 /system.slice/gateway.service: cpu.max
+ * "150000 100000", nr_periods 52000, nr_throttled 3100, throttled_usec
+ * 9300000: the kernel's counts as they are, read again the same. */
+static void test_cgroup_v2(void **state)
+{
+	struct lw_export *x = lw_export_new("srv", FIXTURE);
+	char *t;
+
+	lw_export_publish(x);
+	t = render(x); /* no process told: nothing to read */
+	assert_int_equal(count_lines(t, "latwhy_cgroup_"), 0);
+	assert_int_equal(count_lines(t, "# HELP latwhy_cgroup_"), 0);
+	free(t);
+	lw_export_series_pid(x, 0, 4242);
+	for (int i = 0; i < 2; i++) {
+		t = render(x);
+		assert_non_null(strstr(t, "\n" CG_PERIODS " 52000\n"));
+		assert_non_null(strstr(t, "\n" CG_THROTTLED " 3100\n"));
+		assert_non_null(strstr(t, "\n" CG_SECONDS " 9.300000000\n"));
+		assert_non_null(strstr(t, "\n" CG_QUOTA " 1.5\n"));
+		cg_families_once(t);
+		free(t);
+	}
+	lw_export_free(x);
+}
+
+/* v1 (the cgroup-hybrid fixture, this project's VM: cpu on a v1
+ * hierarchy of its own, v2 at unified): the cpu hierarchy's cgroup wins
+ * over the v2 one, throttled_time is in ns, the quota cpu.cfs_quota_us
+ * over cpu.cfs_period_us, -1 none. */
+static void test_cgroup_v1(void **state)
+{
+	char root[] = "/tmp/latwhy-cg1.XXXXXX";
+	struct lw_export *x;
+	char *t;
+
+	assert_non_null(mkdtemp(root));
+	assert_int_equal(sh("cp -a tests/fixtures/cgroup-hybrid/. %s/", root), 0);
+	tree_put(root, "proc/4242/cgroup",
+		 "9:name=systemd:/system.slice/lat.service\n3:cpuset:/\n1:cpu:/ctr/lat\n"
+		 "0::/system.slice/lat.service\n");
+	tree_put(root, "sys/fs/cgroup/cpu/ctr/lat/cpu.stat",
+		 "nr_periods 4000\nnr_throttled 1200\nthrottled_time 98765432101\n"
+		 "nr_bursts 0\nburst_time 0\n");
+	tree_put(root, "sys/fs/cgroup/cpu/ctr/lat/cpu.cfs_quota_us", "50000\n");
+	tree_put(root, "sys/fs/cgroup/cpu/ctr/lat/cpu.cfs_period_us", "100000\n");
+	/* v2 has no cpu controller here: its cpu.stat is usage only */
+	tree_put(root, "sys/fs/cgroup/unified/system.slice/lat.service/cpu.stat",
+		 "usage_usec 5\nuser_usec 3\nsystem_usec 2\n");
+	x = lw_export_new("srv", root);
+	lw_export_series_pid(x, 0, 4242);
+	t = render(x);
+	assert_non_null(strstr(t, "\n" CG_PERIODS " 4000\n"));
+	assert_non_null(strstr(t, "\n" CG_THROTTLED " 1200\n"));
+	assert_non_null(strstr(t, "\n" CG_SECONDS " 98.765432101\n"));
+	assert_non_null(strstr(t, "\n" CG_QUOTA " 0.5\n"));
+	cg_families_once(t);
+	free(t);
+	/* the limit lifted: no quota, the counters stay */
+	tree_put(root, "sys/fs/cgroup/cpu/ctr/lat/cpu.cfs_quota_us", "-1\n");
+	t = render(x);
+	assert_true(sample(t, CG_PERIODS) == 4000);
+	assert_int_equal(count_lines(t, "latwhy_cgroup_cpu_quota_cores"), 0);
+	assert_int_equal(count_lines(t, "# HELP latwhy_cgroup_cpu_quota_cores"), 0);
+	free(t);
+	lw_export_free(x);
+	assert_int_equal(sh("rm -rf %s", root), 0);
+}
+
+/* Monotonic: the target's process restarted into its unit's cgroup made
+ * again (systemd does so: a new cgroup, its counters from 0), moved to a
+ * cgroup of its own and back: each cgroup adds what it counted while it was
+ * the target's, never its total twice. */
+static void test_cgroup_restart(void **state)
+{
+	char root[] = "/tmp/latwhy-cg2.XXXXXX", from[PATH_MAX], to[PATH_MAX];
+	double last[3] = {0};
+	struct lw_export *x;
+	struct {
+		int pid;
+		const char *cgroup, *stat, *max;
+		double periods, throttled, seconds, cores; /* cores -1: absent */
+	} step[] = {
+		{50, "/srv.service", "nr_periods 100\nnr_throttled 10\nthrottled_usec 1000000\n",
+		 "200000 100000\n", 100, 10, 1, 2},
+		/* the same cgroup further on: what it added */
+		{50, "/srv.service", "nr_periods 150\nnr_throttled 30\nthrottled_usec 2500000\n",
+		 "200000 100000\n", 150, 30, 2.5, 2},
+		/* restarted (below), counting from 0 in the new cgroup, unlimited */
+		{51, "/srv.service", "nr_periods 5\nnr_throttled 1\nthrottled_usec 250000\n",
+		 "max 100000\n", 155, 31, 2.75, -1},
+		/* moved to a cgroup made before: all it counted */
+		{51, "/box/srv", "nr_periods 40\nnr_throttled 20\nthrottled_usec 3000000\n",
+		 "50000 100000\n", 195, 51, 5.75, 0.5},
+		/* back in the one before, which counted 2 more periods meanwhile */
+		{51, "/srv.service", "nr_periods 7\nnr_throttled 2\nthrottled_usec 300000\n",
+		 "max 100000\n", 197, 52, 5.8, -1},
+	};
+
+	assert_non_null(mkdtemp(root));
+	tree_put(root, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+	x = lw_export_new("srv", root);
+	for (size_t i = 0; i < sizeof(step) / sizeof(step[0]); i++) {
+		char cg[64], *t;
+		double now[3];
+
+		if (i == 2) { /* the new cgroup exists before the old one goes */
+			cg2_put(root, "/srv.service.new", step[i].stat, step[i].max);
+			snprintf(from, sizeof(from), "%s/sys/fs/cgroup/srv.service.new", root);
+			snprintf(to, sizeof(to), "%s/sys/fs/cgroup/srv.service", root);
+			assert_int_equal(sh("rm -rf %s", to), 0);
+			assert_int_equal(rename(from, to), 0);
+		} else {
+			cg2_put(root, step[i].cgroup, step[i].stat, step[i].max);
+		}
+		snprintf(cg, sizeof(cg), "proc/%d/cgroup", step[i].pid);
+		snprintf(from, sizeof(from), "0::%s\n", step[i].cgroup);
+		tree_put(root, cg, from);
+		lw_export_series_pid(x, 0, step[i].pid);
+		t = render(x);
+		now[0] = sample(t, CG_PERIODS);
+		now[1] = sample(t, CG_THROTTLED);
+		now[2] = sample(t, CG_SECONDS);
+		assert_true(now[0] == step[i].periods);
+		assert_true(now[1] == step[i].throttled);
+		assert_true(fabs(now[2] - step[i].seconds) < 1e-9);
+		assert_true(sample(t, CG_QUOTA) == step[i].cores);
+		for (int k = 0; k < 3; k++) {
+			assert_true(now[k] >= last[k]);
+			last[k] = now[k];
+		}
+		free(t);
+	}
+	lw_export_free(x);
+	assert_int_equal(sh("rm -rf %s", root), 0);
+}
+
+/* Absent, never 0, where nothing is known: no process, a process gone, a
+ * cgroup without the cpu controller, v2's root; once read, the counters
+ * hold while the cgroup cannot be read, and the quota goes. */
+static void test_cgroup_absent(void **state)
+{
+	char root[] = "/tmp/latwhy-cg3.XXXXXX";
+	struct lw_export *x;
+	char *t;
+
+	assert_non_null(mkdtemp(root));
+	tree_put(root, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+	/* 60: its cgroup's parent does not give it the cpu controller */
+	tree_put(root, "proc/60/cgroup", "0::/plain\n");
+	tree_put(root, "sys/fs/cgroup/plain/cpu.stat",
+		 "usage_usec 900\nuser_usec 600\nsystem_usec 300\n");
+	/* 61: in the root, whose cpu.stat has no bandwidth counters either */
+	tree_put(root, "proc/61/cgroup", "0::/\n");
+	tree_put(root, "sys/fs/cgroup/cpu.stat", "usage_usec 900\nuser_usec 600\n");
+	/* 62: limited */
+	tree_put(root, "proc/62/cgroup", "0::/lim\n");
+	cg2_put(root, "/lim", "nr_periods 9\nnr_throttled 3\nthrottled_usec 42\n",
+		"100000 100000\n");
+	x = lw_export_new("srv", root);
+	assert_int_equal(lw_export_add_series(x, "other"), 1);
+	lw_export_series_pid(x, 0, 60);
+	lw_export_series_pid(x, 1, 61);
+	t = render(x);
+	assert_int_equal(count_lines(t, "latwhy_cgroup_"), 0);
+	assert_int_equal(count_lines(t, "# HELP latwhy_cgroup_"), 0);
+	free(t);
+	lw_export_series_pid(x, 1, 999); /* no such process */
+	t = render(x);
+	assert_int_equal(count_lines(t, "latwhy_cgroup_"), 0);
+	free(t);
+	/* one of two read: its series only */
+	lw_export_series_pid(x, 0, 62);
+	t = render(x);
+	assert_true(sample(t, CG_PERIODS) == 9);
+	assert_non_null(strstr(t, "\n" CG_SECONDS " 0.000042000\n"));
+	assert_true(sample(t, CG_QUOTA) == 1);
+	assert_int_equal(count_lines(t, "latwhy_cgroup_cpu_periods_total{target=\"other\"}"), 0);
+	cg_families_once(t);
+	free(t);
+	/* the process gone (no pid), then the cgroup too: held, no quota */
+	lw_export_series_pid(x, 0, 0);
+	t = render(x);
+	assert_true(sample(t, CG_PERIODS) == 9);
+	assert_true(sample(t, CG_THROTTLED) == 3);
+	assert_int_equal(count_lines(t, "latwhy_cgroup_cpu_quota_cores"), 0);
+	free(t);
+	lw_export_series_pid(x, 0, 62);
+	assert_int_equal(sh("rm -rf %s/sys/fs/cgroup/lim", root), 0);
+	t = render(x);
+	assert_true(sample(t, CG_PERIODS) == 9);
+	assert_int_equal(count_lines(t, "latwhy_cgroup_cpu_quota_cores"), 0);
+	free(t);
+	/* a tracer restart forgets the cgroup, not the counters */
+	cg2_put(root, "/lim", "nr_periods 9\nnr_throttled 3\nthrottled_usec 42\n",
+		"100000 100000\n");
+	lw_export_restart(x);
+	t = render(x);
+	assert_true(sample(t, CG_PERIODS) == 9);
+	assert_int_equal(count_lines(t, "latwhy_cgroup_cpu_quota_cores"), 0);
+	free(t);
+	lw_export_free(x);
+	assert_int_equal(sh("rm -rf %s", root), 0);
+}
+
 /* promtool's linter on a scrape with every new family in it. */
 static void test_promtool(void **state)
 {
@@ -407,12 +675,15 @@ static void test_promtool(void **state)
 		skip();
 	}
 	lw_export_set_pid(x, 4242);
+	lw_export_series_pid(x, 0, 4242);
 	lw_export_progs(x, &p, 1);
 	lw_export_attached(x, true, 1 * S);
 	lw_export_attached(x, false, 2 * S);
 	t = render(x);
 	assert_non_null(strstr(t, "latwhy_irq_spread_entropy{"));
 	assert_non_null(strstr(t, "latwhy_bpf_run_seconds_total{"));
+	assert_non_null(strstr(t, "latwhy_cgroup_cpu_throttled_seconds_total{"));
+	assert_non_null(strstr(t, "latwhy_cgroup_cpu_quota_cores{"));
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, t, strlen(t)), (ssize_t)strlen(t));
@@ -432,7 +703,9 @@ int main(void)
 		cmocka_unit_test(test_causes_opts),	 cmocka_unit_test(test_usage_exit),
 		cmocka_unit_test(test_attached_seconds), cmocka_unit_test(test_bpf_families),
 		cmocka_unit_test(test_irq_spread),	 cmocka_unit_test(test_entropy),
-		cmocka_unit_test(test_causes_absent),	 cmocka_unit_test(test_promtool),
+		cmocka_unit_test(test_causes_absent),	 cmocka_unit_test(test_cgroup_v2),
+		cmocka_unit_test(test_cgroup_v1),	 cmocka_unit_test(test_cgroup_restart),
+		cmocka_unit_test(test_cgroup_absent),	 cmocka_unit_test(test_promtool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -150,8 +150,30 @@ static void serve_causes(struct serve *s)
 	}
 }
 
+/* Each series' first process, whose cgroup's CPU bandwidth counters a
+ * scrape reads (targets of one label: the first slot with one). */
+static void serve_pids(struct serve *s)
+{
+	int n = lw_tracer_targets(s->t), pid[LW_MAX_TARGETS] = {};
+	bool used[LW_MAX_TARGETS] = {};
+
+	for (int slot = 0; slot < n; slot++) {
+		int series = s->series_of[slot];
+
+		if (series < 0 || series >= LW_MAX_TARGETS)
+			continue;
+		used[series] = true;
+		if (!pid[series])
+			pid[series] = lw_tracer_target_pid(s->t, slot);
+	}
+	for (int series = 0; series < LW_MAX_TARGETS; series++)
+		if (used[series])
+			lw_export_series_pid(s->x, series, pid[series]);
+}
+
 /* The programs' counters, the slow requests by cause, each series'
- * histogram when there are several, then the exporter's tick. */
+ * process and, when there are several, histogram; then the exporter's
+ * tick. */
 static int serve_tick(void *ctx, __u64 now_ns)
 {
 	struct serve *s = ctx;
@@ -161,6 +183,7 @@ static int serve_tick(void *ctx, __u64 now_ns)
 
 		serve_progs(s);
 		serve_causes(s);
+		serve_pids(s);
 		/* the IRQ spread and a capture's facts: of the process now */
 		lw_export_set_pid(s->x, pid);
 		lw_serve_capture_set_pid(&s->cap, pid);

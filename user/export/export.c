@@ -24,6 +24,7 @@ struct lw_export *lw_export_new(const char *target, const char *node_root)
 		return NULL;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_mutex_init(&x->node_lock, NULL);
+	pthread_mutex_init(&x->cg_lock, NULL);
 	x->node_root = strdup(node_root ? node_root : "/");
 	if (!x->node_root || lw_export_add_series(x, target) < 0) {
 		lw_export_free(x);
@@ -43,6 +44,7 @@ void lw_export_free(struct lw_export *x)
 	free(x->node_root);
 	pthread_mutex_destroy(&x->lock);
 	pthread_mutex_destroy(&x->node_lock);
+	pthread_mutex_destroy(&x->cg_lock);
 	free(x);
 }
 
@@ -308,5 +310,7 @@ void lw_export_restart(struct lw_export *x)
 	 * records, and published so (absent, not stale) */
 	x->freq_source = LW_FREQ_NONE;
 	memset(x->khz, 0, sizeof(x->khz));
+	/* and so is the cgroup of its process; the counters go on */
+	lw_export_cgroup_forget(x);
 	lw_export_publish(x);
 }

@@ -53,6 +53,12 @@ void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b);
 /* A series' slow requests by cause since its tracer began, as the kernel
  * counted them (lw_tracer_target_causes()), before each tick. */
 void lw_export_series_causes(struct lw_export *x, int series, const struct lw_cause_counts *c);
+/*
+ * A series' target process now, before each tick (0: none): its cgroup's
+ * CPU bandwidth counters, latwhy_cgroup_cpu_*, are read at each scrape
+ * from the cgroup it is in. Tracing thread.
+ */
+void lw_export_series_pid(struct lw_export *x, int series, int pid);
 /* to += from, counter by counter. */
 void lw_cause_counts_add(struct lw_cause_counts *to, const struct lw_cause_counts *from);
 

@@ -3,6 +3,7 @@
 #ifndef LW_EXPORT_INTERNAL_H
 #define LW_EXPORT_INTERNAL_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -48,6 +49,42 @@ struct lw_export_series {
 	struct lw_cause_counts causes_base, causes_cur;
 };
 
+/* A cgroup the exporter has read, known by its directory's inode: one
+ * made again under the same path (a unit restarted) is another. */
+struct lw_export_cg_known {
+	__u64 dev, ino;
+	__u64 periods, throttled, throttled_ns; /* at its last reading */
+};
+
+/* The cgroups of a target a scrape remembers: one flapping among more than
+ * this many would count one again from its start. */
+#define LW_EXPORT_CG_KNOWN 4
+
+/*
+ * A target's cgroup CPU bandwidth counters (throttle.c), under cg_lock.
+ * The tracing thread says where its cgroup is (dir); each scrape reads it.
+ * The counters are the sum of what each of the target's cgroups added
+ * while it was the target's: a restart into a new cgroup goes on from
+ * where the last one was, never back.
+ */
+struct lw_export_cg {
+	char dir[PATH_MAX]; /* the cpu controller's directory below the root; "" none */
+	bool v1;	    /* in a cgroup v1 cpu hierarchy (throttled_time in ns) */
+	bool seen;	    /* read once: the counters exist from then on */
+	__u64 periods, throttled, throttled_ns;
+	/* the quota at the last reading: 0 unlimited, or unread */
+	__u64 quota_us, period_us;
+	struct lw_export_cg_known known[LW_EXPORT_CG_KNOWN];
+	int next_known; /* the one to replace next */
+};
+
+/* One reading of a cgroup's cpu controller. */
+struct lw_cgroup_cpu {
+	__u64 dev, ino;
+	__u64 periods, throttled, throttled_ns;
+	__u64 quota_us, period_us; /* quota_us 0: unlimited, or unread */
+};
+
 struct lw_export {
 	char *node_root;
 	/* tracing thread only */
@@ -89,6 +126,10 @@ struct lw_export {
 	bool spread_ok;
 	double spread_bits;
 	char spread_cpus[128];
+	/* each target's cgroup CPU bandwidth counters: the tracing thread
+	 * sets their dir, a scrape reads them */
+	pthread_mutex_t cg_lock;
+	struct lw_export_cg cg[LW_MAX_TARGETS];
 };
 
 /* latwhy_captures_total, when captures are on (captures.c). */
@@ -104,12 +145,31 @@ void lw_export_spread_write(struct lw_export *x, FILE *f);
  * none of them has any (no spread to measure). */
 bool lw_export_entropy(const unsigned long long *v, int nr, const struct lw_cpuset *set,
 		       double *bits);
+/* throttle.c: the directory of pid's cgroup that holds its cpu controller
+ * below root ("" for "/"), and whether it is v1's. 0, -ENOENT (no such
+ * process, or no cgroup with a cpu controller), -ENAMETOOLONG. */
+int lw_export_cgroup_dir(const char *root, int pid, char *dir, size_t len, bool *v1);
+/* One reading of the cgroup at dir: 0, -errno when it is gone, -ENODATA
+ * when its cpu.stat has no bandwidth counters (no cpu controller there). */
+int lw_export_cgroup_read(const char *dir, bool v1, struct lw_cgroup_cpu *r);
+/* A reading into the target's counters: what it added since the last
+ * reading of the same cgroup, all of it for a cgroup not read before. */
+void lw_export_cg_account(struct lw_export_cg *cg, const struct lw_cgroup_cpu *r);
+/* Each target's cgroup read now, and the latwhy_cgroup_cpu_* families. */
+void lw_export_cgroup_write(struct lw_export *x, FILE *f, const struct lw_export_counters *c);
+/* The targets' processes are gone (a restart): no cgroup to read, no
+ * quota known, until lw_export_series_pid() says again; the counters hold. */
+void lw_export_cgroup_forget(struct lw_export *x);
 /* bpfstats.c: latwhy_bpf_stats_enabled and, when it is 1, the programs'
  * run time and count. */
 void lw_export_bpf_write(struct lw_export *x, FILE *f, const struct lw_export_counters *c);
 /* latwhy's own health: CPU time, resident memory, build. */
 void lw_export_self_write(FILE *f);
 
+/* ns as seconds, exactly (no rounding through a double), and a newline. */
+void lw_export_seconds(FILE *f, __u64 ns);
+/* `name{target="target"`: the caller adds its other labels and the '}'. */
+void lw_export_target(FILE *f, const char *name, const char *target);
 /* A label value escaped for the exposition format (\\, \", \n). */
 void lw_export_label(FILE *f, const char *v);
 /* # HELP and # TYPE of a family. */

@@ -28,14 +28,13 @@ void lw_export_family(FILE *f, const char *name, const char *type, const char *h
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* ns as seconds, exactly: no rounding through a double */
-static void write_seconds(FILE *f, __u64 ns)
+void lw_export_seconds(FILE *f, __u64 ns)
 {
 	fprintf(f, "%llu.%09llu\n", (unsigned long long)(ns / 1000000000ULL),
 		(unsigned long long)(ns % 1000000000ULL));
 }
 
-static void write_target(FILE *f, const char *name, const char *target)
+void lw_export_target(FILE *f, const char *name, const char *target)
 {
 	fprintf(f, "%s{target=\"", name);
 	lw_export_label(f, target);
@@ -69,7 +68,7 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 	lw_export_family(f, "latwhy_requests_total", "counter",
 			 "Requests the target completed, slow or not.");
 	for (int i = 0; i < c->nseries; i++) {
-		write_target(f, "latwhy_requests_total", x->ser[i].label);
+		lw_export_target(f, "latwhy_requests_total", x->ser[i].label);
 		fprintf(f, "} %llu\n", (unsigned long long)c->s[i].requests);
 	}
 	lw_export_family(f, slow, "counter",
@@ -78,7 +77,7 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
 			if (!cause_measured(c, k))
 				continue;
-			write_target(f, slow, x->ser[i].label);
+			lw_export_target(f, slow, x->ser[i].label);
 			fprintf(f, ",cause=\"%s\"} %llu\n", lw_cause_name(k),
 				(unsigned long long)c->s[i].slow[k]);
 		}
@@ -88,9 +87,9 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
 			if (!cause_measured(c, k))
 				continue;
-			write_target(f, secs, x->ser[i].label);
+			lw_export_target(f, secs, x->ser[i].label);
 			fprintf(f, ",cause=\"%s\"} ", lw_cause_name(k));
-			write_seconds(f, c->s[i].slow_ns[k]);
+			lw_export_seconds(f, c->s[i].slow_ns[k]);
 		}
 }
 
@@ -128,17 +127,17 @@ static void write_histogram(FILE *f, const char *target, const struct lw_export_
 	for (int k = LW_EXPORT_LE_MIN; k <= LW_EXPORT_LE_MAX; k++) {
 		for (; b < LW_HIST_BUCKETS && bucket_upper(b) <= 1ULL << k; b++)
 			cum += c->hist[b];
-		write_target(f, "latwhy_request_duration_seconds_bucket", target);
+		lw_export_target(f, "latwhy_request_duration_seconds_bucket", target);
 		fprintf(f, ",le=\"%.12g\"} %llu\n", (double)(1ULL << k) / 1e9,
 			(unsigned long long)cum);
 	}
 	for (; b < LW_HIST_BUCKETS; b++)
 		cum += c->hist[b];
-	write_target(f, "latwhy_request_duration_seconds_bucket", target);
+	lw_export_target(f, "latwhy_request_duration_seconds_bucket", target);
 	fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
-	write_target(f, "latwhy_request_duration_seconds_sum", target);
+	lw_export_target(f, "latwhy_request_duration_seconds_sum", target);
 	fprintf(f, "} %.9f\n", hist_sum_seconds(c->hist));
-	write_target(f, "latwhy_request_duration_seconds_count", target);
+	lw_export_target(f, "latwhy_request_duration_seconds_count", target);
 	fprintf(f, "} %llu\n", (unsigned long long)cum);
 }
 
@@ -154,7 +153,7 @@ static void write_dropped(FILE *f, const struct lw_export_counters *c)
 	lw_export_family(f, "latwhy_sampling_attached_seconds_total", "counter",
 			 "Time latwhy's programs were attached: the counters count only then.");
 	fputs("latwhy_sampling_attached_seconds_total ", f);
-	write_seconds(f, c->attached_ns);
+	lw_export_seconds(f, c->attached_ns);
 }
 
 static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counters *c)
@@ -164,6 +163,7 @@ static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counte
 			 "Latency of every request of the target.");
 	for (int i = 0; i < c->nseries; i++)
 		write_histogram(f, x->ser[i].label, &c->s[i]);
+	lw_export_cgroup_write(x, f, c);
 	write_dropped(f, c);
 	lw_export_bpf_write(x, f, c);
 	lw_export_captures_write(x, f);

@@ -416,3 +416,11 @@ void lw_tracer_target_label(const struct lw_tracer *t, int slot, char *buf, size
 
 	snprintf(buf, len, "%s", g->opt->kind == LW_TARGET_PID ? g->comm : g->opt->name);
 }
+
+int lw_tracer_target_pid(const struct lw_tracer *t, int slot)
+{
+	for (int i = 0; i < t->npids; i++)
+		if (t->pid_slot[i] == slot)
+			return t->pids[i];
+	return 0;
+}

@@ -59,6 +59,9 @@ int lw_tracer_first_pid(const struct lw_tracer *t);
  * kept in the kernel per slot when there are several: 0 or -errno). */
 int lw_tracer_targets(const struct lw_tracer *t);
 void lw_tracer_target_label(const struct lw_tracer *t, int slot, char *buf, size_t len);
+/* A slot's first process at the last refresh (the node's facts of that
+ * target, its cgroup's CPU quota); 0 when it has none. */
+int lw_tracer_target_pid(const struct lw_tracer *t, int slot);
 int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b);
 /* A slot's slow requests by cause since the start, counted in the kernel
  * (with or without records, opts' counts_only): 0 or -errno. */
