@@ -70,13 +70,17 @@ for r in reqs:
             "pid %d named for %d ns of a request with quota %d, its other waits %d" % (
                 p["pid"], p["ns"], ns["quota"], rest)
 '
-# Where quota is the verdict: its fix, and no finding of idle or sched gives
-# theirs (the idle-polling knobs, a CPU move) for time that was quota.
+# Where quota is the verdict: a finding of idle or sched that gives its fix
+# (the idle-polling knobs, a CPU move) stands on its own cause's time, at
+# least the 10% a finding needs, never on time that was quota. (Other load
+# on the machine, a QEMU guest's, is sched of its own.)
 QUOTA_FIX='
 for f in summ["findings"]:
     for line in f["fix"] + f["persist"]:
-        assert "halt_poll" not in line and "cpuidle" not in line and "taskset" not in line, \
-            "a %s finding gives %r against a quota" % (f["cause"], line)
+        if "halt_poll" in line or "cpuidle" in line or "taskset" in line:
+            sh = summ["causes"][f["cause"]]["share"] if f["cause"] in summ["causes"] else None
+            assert sh is not None and sh >= 0.1, \
+                "a %s finding gives %r with %s of the time" % (f["cause"], line, sh)
 '
 
 test_quota() {
@@ -86,14 +90,15 @@ test_quota() {
 	file=$(quota_file)
 	# 20 ms of every 100: a flat-out server waits out 80 ms a period
 	quota_run quota 20000 "$SRV_CPU" || return
-	check quota "$QUOTA_COMMON $QUOTA_FIX
-assert $QDELTA >= 20, 'the kernel throttled the cgroup in %d periods only' % $QDELTA
+	check quota "
 c = summ['causes']['quota']
+open('$OUT/quota.share', 'w').write('%d' % (c['ns'] or 0))
+$QUOTA_COMMON $QUOTA_FIX
+assert $QDELTA >= 20, 'the kernel throttled the cgroup in %d periods only' % $QDELTA
 assert summ['dominant'] == 'quota', summ['dominant']
 assert c['share'] >= 0.9, 'quota %.1f%% of the slow requests time' % (100 * c['share'])
 fix = [l for f in summ['findings'] if f['cause'] == 'quota' for l in f['fix']]
 assert any('$file' in l for l in fix), 'no fix of $file: %s' % fix
-open('$OUT/quota.share', 'w').write('%d' % c['ns'])
 "
 	# the same server with room to spare: 2 CPUs' worth, never throttled
 	quota_run quota_raised 200000 "$SRV_CPU" || return
@@ -126,5 +131,38 @@ assert c['share'] >= 0.6, 'quota %.1f%% of the slow requests time' % (100 * c['s
 own = sum(p['ns'] for p in summ['evidence']['preempted_by'] if p.get('tgid') == $SPID)
 assert own < 0.5 * c['ns'], 'its own threads named for %d ns, quota %d' % (own, c['ns'])
 "
+	quota_serve
 	cleanup
 }
+
+# serve of the throttled server: slow requests by quota from the kernel's
+# counts, beside the cgroup's own throttling counters and its quota.
+quota_serve() {
+	local mport lpid tg='target="lat_server"'
+	start_server "$SRV_CPU" || { no_server quota_serve; return; }
+	echo "$SPID" >"$QCG/cgroup.procs"
+	quota_set 20000
+	start_client 40
+	mport=$(free_port)
+	: >"$OUT/serve.err"
+	./latwhy serve -p "$SPID" --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve.err" "serving http" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics.txt" \
+			"m.get('latwhy_slow_requests_total{$tg,cause=\"quota\"}', 0) >= 10" 40; then
+		fail quota_serve "no slow request by quota: $(grep 'slow_requests_total' "$OUT/metrics.txt" | tr '\n' ' ') $(tail -1 "$OUT/serve.err")"
+		return
+	fi
+	serve_check quota_serve "$OUT/metrics.txt" "
+tg = 'target=\"lat_server\"'
+slow = sum(v for k, v in m.items() if k.startswith('latwhy_slow_requests_total{%s,' % tg))
+q = m['latwhy_slow_requests_total{%s,cause=\"quota\"}' % tg]
+assert q >= 0.8 * slow, 'quota held %d of %d slow requests' % (q, slow)
+assert m['latwhy_cgroup_cpu_quota_cores{%s}' % tg] == 0.2
+thr = m['latwhy_cgroup_cpu_throttled_periods_total{%s}' % tg]
+assert thr >= 10, '%d throttled periods' % thr
+assert m['latwhy_cgroup_cpu_throttled_seconds_total{%s}' % tg] > 0.01 * thr
+"
+}
+
