@@ -16,9 +16,9 @@
 # latwhy's request window (its median minus latwhy's: score.py pathns), so
 # that both ends call the same requests slow.
 #
-# Scenarios (default: all; --short: baseline sched irq softirq thp idle freq,
-# about a minute and a half, no third-party servers):
-#   baseline  sched  irq  softirq  thp  idle  freq  sched+irq
+# Scenarios (default: all; --short: baseline sched irq softirq thp idle freq
+# quota, about a minute and a half, no third-party servers):
+#   baseline  sched  irq  softirq  thp  idle  freq  quota  sched+irq
 #                                                  lat_server, lat_client
 #   redis-baseline redis-irq redis-sched          redis-server, redis-benchmark -c 1
 #   nginx-baseline nginx-irq nginx-sched          nginx, wrk -c 1
@@ -88,7 +88,7 @@ else
 	QUIET_WAIT=30
 fi
 if [ ${#SCEN[@]} -eq 0 ]; then
-	SCEN=(baseline sched irq softirq thp idle freq)
+	SCEN=(baseline sched irq softirq thp idle freq quota)
 	if [ "$SHORT" -eq 0 ]; then
 		SCEN+=(sched+irq)
 		[ "$SERVERS" -eq 1 ] && SCEN+=(redis-baseline redis-irq redis-sched
@@ -126,6 +126,7 @@ cleanup() {
 		stop_child "${PIDS[i]}" 10
 	done
 	PIDS=()
+	quota_remove
 	unquiet_cpu # also the knobs of awake_cpus
 	if [ -n "$WORK" ]; then
 		if [ "$KEEP" -eq 1 ]; then
@@ -293,6 +294,10 @@ start_injectors() {
 	INJ_PIDS=()
 	for k in "${kinds[@]}"; do
 		[ "$k" = freq ] && continue # fed while latwhy runs, see run_freq
+		if [ "$k" = quota ]; then
+			quota_inject "$d" || die "quota: no cpu controller to set a quota with"
+			continue
+		fi
 		# inject.sh's own work off the server CPU; its helpers pin
 		# themselves, and nice 19 leaves the CPUs to the client and the
 		# server except for what is injected (lw_hog resets itself to 0)
@@ -305,6 +310,30 @@ start_injectors() {
 	done
 }
 
+# quota_inject DIR: the server into a cgroup of its own with 30 ms of CPU a
+# 100 ms period (tools/lab.sh's cpu_quota_where: v1 or v2). The kernel's own
+# throttled time, cpu.stat's, is the truth score.py holds latwhy's quota
+# time to: taken here and after the client's run (quota_stat).
+QCG=
+quota_inject() {
+	local where
+	where=$(cpu_quota_where)
+	[ -n "$where" ] || return 1
+	QCG=${where#* }/latwhy-accuracy-$$
+	mkdir "$QCG" && cpu_quota_set "${where%% *}" "$QCG" 30000 &&
+		echo "$SPID" >"$QCG/cgroup.procs" || return 1
+	quota_stat "$1/cgstat.before"
+}
+
+# quota_stat FILE: the quota cgroup's throttled time, ns (v1 throttled_time,
+# v2 throttled_usec), and its nr_throttled.
+quota_stat() {
+	[ -n "$QCG" ] || return 0
+	awk '$1 == "throttled_time" { t = $2 } $1 == "throttled_usec" { t = $2 * 1000 }
+	     $1 == "nr_throttled" { n = $2 } END { print "throttled_ns=" t; print "nr_throttled=" n }' \
+		"$QCG/cpu.stat" >"$1"
+}
+
 stop_injectors() {
 	local p
 	for p in "${INJ_PIDS[@]}"; do
@@ -312,6 +341,13 @@ stop_injectors() {
 	done
 	[ ${#INJ_PIDS[@]} -gt 0 ] && forget_pid "${INJ_PIDS[@]}"
 	INJ_PIDS=()
+}
+
+# the quota cgroup, once its server is gone
+quota_remove() {
+	[ -n "$QCG" ] || return 0
+	rmdir "$QCG" 2>/dev/null
+	QCG=
 }
 
 stop_server() {
@@ -520,9 +556,11 @@ run_scenario() {
 	esac
 	wait_client "$d" "$kind"
 	python3 "$ACC/score.py" cpusnap $$ >"$d/cpu.after"
+	quota_stat "$d/cgstat.after"
 	stop_latwhy "$d"
 	stop_injectors
 	stop_server
+	quota_remove
 	if [ "$inject" = - ]; then
 		read -r THRESH["$fam"] LOW["$fam"] < <(threshold "$d") || die "$name: no latencies"
 		PATHNS[$fam]=$(python3 "$ACC/score.py" pathns "$d")
@@ -637,7 +675,7 @@ want() {
 }
 for s in "${SCEN[@]}"; do
 	case $s in
-	baseline | sched | irq | softirq | thp | idle | freq | sched+irq) ;;
+	baseline | sched | irq | softirq | thp | idle | freq | quota | sched+irq) ;;
 	redis-baseline | redis-irq | redis-sched | nginx-baseline | nginx-irq | nginx-sched) ;;
 	redis-c8-baseline | redis-c8-sched | nginx-c8-baseline | nginx-c8-sched) ;;
 	*) echo "run.sh: unknown scenario '$s'" >&2 && usage ;;
@@ -659,7 +697,7 @@ for fam in lab redis nginx redis-c8 nginx-c8; do
 	pre=
 	[ "$fam" = lab ] || pre=$fam-
 	todo=()
-	for s in baseline sched irq softirq thp idle freq sched+irq; do
+	for s in baseline sched irq softirq thp idle freq quota sched+irq; do
 		want "$pre$s" && todo+=("$s")
 	done
 	[ ${#todo[@]} -gt 0 ] || continue

@@ -96,10 +96,14 @@ import os
 import re
 import sys
 
-CAUSES = ("frequency", "irq", "thp", "sched", "idle")
+CAUSES = ("frequency", "irq", "thp", "sched", "idle", "quota")
 # injector -> the cause latwhy should name
 INJECT_CAUSE = {"sched": "sched", "irq": "irq", "softirq": "irq", "thp": "thp", "idle": "idle",
-                "freq": "frequency"}
+                "freq": "frequency", "quota": "quota"}
+# quota: latwhy's quota time over the requests it has, against the time the
+# kernel itself counted the cgroup throttled over the client's run
+# (cpu.stat, cgstat.before/after), within this ratio either way
+BAR_KERNEL = 0.15
 BAR_CAUSE_OK = 0.90
 BAR_EXPLAINED = 0.80
 BAR_WRONG = 0.10
@@ -408,7 +412,7 @@ def score(d, cache):
     row["share"] = {c: (per[c] / tot_lat if tot_lat else 0.0) for c in CAUSES}
     row["buckets"] = {b: sum((r["ns"].get(b) or 0) for r in slow)
                       for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked",
-                                "idle_polled", "irq_entry")}
+                                "idle_polled", "irq_entry", "quota")}
     row["tot_lat"] = tot_lat
     # How much of the ground truth lies inside latwhy's requests at all: the
     # slow requests' server-side latency above the baseline's server median.
@@ -447,8 +451,31 @@ def score(d, cache):
         row["explained"] = min(1.0, rn / extra) if extra > 0 else None
         row["wrong"] = wn / extra if extra > 0 else None
         row["cause_ok"] = (sum(1 for r in slow if r["cause"] in right) / len(slow)) if slow else None
+    kernel_throttled(row, d, reqs)
     verdict(row)
     return row
+
+
+def read_kv(path):
+    try:
+        with open(path) as f:
+            return dict(l.strip().split("=", 1) for l in f if "=" in l)
+    except OSError:
+        return None
+
+
+def kernel_throttled(row, d, reqs):
+    """quota scenarios: the cgroup's throttled time by the kernel's count
+    (cpu.stat over the client's run), and latwhy's quota time in every
+    request it reported. The server is one thread, busy whenever the
+    client's next request is in: each throttled stretch lies inside a
+    request, and each such request is slow."""
+    a, b = read_kv(os.path.join(d, "cgstat.before")), read_kv(os.path.join(d, "cgstat.after"))
+    if not a or not b or not a.get("throttled_ns") or not b.get("throttled_ns"):
+        return
+    row["kernel_ns"] = int(b["throttled_ns"]) - int(a["throttled_ns"])
+    row["kernel_periods"] = int(b["nr_throttled"]) - int(a["nr_throttled"])
+    row["lw_quota_ns"] = sum(r["ns"].get("quota") or 0 for r in reqs)
 
 
 def base_tail(row, bhist):
@@ -529,6 +556,9 @@ def verdict(row):
             why.append("explained < 80%")
         if row.get("wrong") is None or row["wrong"] > BAR_WRONG:
             why.append("wrong > 10%")
+        if "kernel_ns" in row and (not row["kernel_ns"] or
+                                   abs(row["lw_quota_ns"] / row["kernel_ns"] - 1) > BAR_KERNEL):
+            why.append("quota not within 15% of the kernel's throttled time")
         row["pass"] = not why
         row["why"] = ", ".join(why)
 
@@ -543,11 +573,11 @@ def ms(x):
 
 def table(rows):
     hdr = ("scenario", "injected", "slow> gt/lw", "slow gt/lw", "extra ms", "freq", "irq", "thp",
-           "sched", "idle", "explained", "wrong", "cause ok", "bar")
+           "sched", "idle", "quota", "explained", "wrong", "cause ok", "bar")
     lines = []
     for r in rows:
         if "error" in r:
-            lines.append((r["name"], r["inject"], "", "", "", "", "", "", "", "", "", "", "",
+            lines.append((r["name"], r["inject"], "", "", "", "", "", "", "", "", "", "", "", "",
                           "ERROR: " + r["error"]))
             continue
         sh = r["share"]
@@ -561,7 +591,7 @@ def table(rows):
             "%.0f/%.0fus" % (r["slow_ns"] / 1e3, r.get("lw_slow_ns", r["slow_ns"]) / 1e3)
         lines.append((r["name"], r["inject"], thr, slow, ms(r["extra"]),
                       pct(sh["frequency"]), pct(sh["irq"]), pct(sh["thp"]), pct(sh["sched"]),
-                      pct(sh["idle"]), pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
+                      pct(sh["idle"]), pct(sh["quota"]), pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
     w = [max(len(str(x[i])) for x in [hdr] + lines) for i in range(len(hdr))]
     out = []
     fmt = lambda t: "  ".join(str(x).ljust(w[i]) for i, x in enumerate(t)).rstrip()
@@ -582,10 +612,10 @@ def details(rows):
         if r.get("gt_n"):
             reqs += "/%d" % r["gt_n"]
         line = "%-17s requests latwhy/client %s, visible %s; slow-request buckets ms: run %s (freq %s) " \
-               "irq %s (entry %s) softirq %s thp %s sched %s idle %s (polled %s) blocked %s" % (
+               "irq %s (entry %s) softirq %s thp %s sched %s idle %s (polled %s) blocked %s quota %s" % (
                    r["name"], reqs, pct(r.get("visible")), ms(b["run"]), ms(b["frequency"]), ms(b["irq"]),
                    ms(b["irq_entry"]), ms(b["softirq"]), ms(b["thp"]), ms(b["sched"]), ms(b["idle"]),
-                   ms(b["idle_polled"]), ms(b["blocked"]))
+                   ms(b["idle_polled"]), ms(b["blocked"]), ms(b["quota"]))
         if "matched" in r:
             line += "; client-slow requests latwhy has: %d of %d (%d over its threshold)" % (
                 len(r["matched"]), len(r["matched"]) + r["unmatched"], r["over_lw"])
@@ -596,6 +626,9 @@ def details(rows):
             sh, dl = r["shift_ns"]
             line += "; mean per request: client +%.1f us, latwhy %s" % (
                 sh / 1e3, " ".join("%s %+.1f" % (c, dl[c] / 1e3) for c in CAUSES))
+        if "kernel_ns" in r:
+            line += "; throttled by the kernel's count (cpu.stat) %s ms in %d periods, latwhy's quota %s ms" % (
+                ms(r["kernel_ns"]), r["kernel_periods"], ms(r["lw_quota_ns"]))
         if r["preemptors"]:
             line += "; preempted by " + ", ".join("%s %s" % (c, ms(n)) for c, n in r["preemptors"])
         if r["causes"]:
