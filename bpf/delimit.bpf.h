@@ -171,7 +171,7 @@ static __always_inline bool tcp_inbound(const struct sock *sk)
  * end (the reply left when the transmit began), so a TCP request ends at
  * tcp_sendmsg_locked, which fires before the data is queued, since 6.12
  * ("trace: tcp: Add tracepoint for tcp_sendmsg_locked()"); sock_send_length
- * is the fallback. user/tracer.c probes which of them the kernel has.
+ * is the fallback. user/source/programs.c probes which of them the kernel has.
  */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(lw_sock_recv, struct sock *sk, int ret, int flags)

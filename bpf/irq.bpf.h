@@ -11,7 +11,7 @@
 #include "state.bpf.h"
 
 /* What one interrupt costs a running task beyond its handler on this
- * machine, measured at start (user/irqcost.c) and set before load; 0: not
+ * machine, measured at start (user/source/irqcost.c) and set before load; 0: not
  * measured, and the interrupt counters are not read (see LW_B_IRQ_ENTRY). */
 const volatile __u32 irq_entry_ns = 0;
 

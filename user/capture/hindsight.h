@@ -44,7 +44,7 @@ enum lw_hindsight_kind {
 	LW_HS_TIME,  /* ns of the cause in slow requests */
 };
 
-/* --capture-on CAUSE:THRESHOLD:FOR (cli/hindsight_opts.c parses it). */
+/* --capture-on CAUSE:THRESHOLD:FOR (cli/serve_capture.c parses it). */
 struct lw_hindsight_trigger {
 	int cause; /* enum lw_cause, or -1: any slow request */
 	enum lw_hindsight_kind kind;

@@ -5,7 +5,7 @@
  * Every reader takes a root directory ("/" on a live node) so the same code
  * runs on fixture trees in tests. Nothing here needs BPF or root: a file that
  * is missing or unreadable leaves its field at the "absent" value documented
- * next to it, and the judgement (advise.c) says what could not be seen.
+ * next to it, and the judgement (advice/) says what could not be seen.
  */
 #ifndef LW_NODE_H
 #define LW_NODE_H

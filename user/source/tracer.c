@@ -300,6 +300,21 @@ int lw_tracer_run(struct lw_tracer *t)
 	return t->cancelled ? -ECANCELED : 0;
 }
 
+/* The embedded object's records are the ones this binary reads: a skeleton
+ * left from a build before an ABI change (a stale build/) is refused. */
+static int tracer_check_abi(const struct lw_tracer *t)
+{
+	__u32 abi = t->skel->rodata->lw_abi_version;
+
+	if (abi == LW_ABI_VERSION)
+		return 0;
+	fprintf(stderr,
+		"latwhy: its BPF object was built against record ABI %u, this latwhy reads %u: "
+		"rebuild (make clean all)\n",
+		abi, LW_ABI_VERSION);
+	return -EPROTO;
+}
+
 static int tracer_load(struct lw_tracer *t)
 {
 	/*
@@ -323,6 +338,9 @@ static int tracer_load(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot open BPF object: %s\n", strerror(-err));
 		return err;
 	}
+	err = tracer_check_abi(t);
+	if (err)
+		return err;
 	err = lw_tracer_probe(t);
 	if (err)
 		return err;
