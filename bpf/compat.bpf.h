@@ -98,12 +98,14 @@ static __always_inline __u64 lw_task_throttled_tg(struct task_struct *t)
 
 	if (!lw_quota_readable())
 		return 0;
+	/* direct loads from t, a tp_btf argument (faulting-safe, no helper
+	 * call): this runs at every preemption of a target thread */
 	for (int i = 0; i < LW_CGROUP_DEPTH && se; i++) {
-		cfs_rq = BPF_CORE_READ(se, cfs_rq);
-		if (!cfs_rq || BPF_CORE_READ(cfs_rq, throttle_count) <= 0)
+		cfs_rq = se->cfs_rq;
+		if (!cfs_rq || cfs_rq->throttle_count <= 0)
 			break;
-		tg = (__u64)BPF_CORE_READ(cfs_rq, tg);
-		se = BPF_CORE_READ(se, parent);
+		tg = (__u64)cfs_rq->tg;
+		se = se->parent;
 	}
 	return tg;
 }
@@ -116,9 +118,11 @@ static __always_inline bool lw_task_in_tg(struct task_struct *t, __u64 tg)
 	if (!lw_quota_readable())
 		return false;
 	for (int i = 0; i < LW_CGROUP_DEPTH && se; i++) {
-		if ((__u64)BPF_CORE_READ(se, cfs_rq, tg) == tg)
+		struct cfs_rq *cfs_rq = se->cfs_rq;
+
+		if (cfs_rq && (__u64)cfs_rq->tg == tg)
 			return true;
-		se = BPF_CORE_READ(se, parent);
+		se = se->parent;
 	}
 	return false;
 }
