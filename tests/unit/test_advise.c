@@ -168,15 +168,19 @@ static void test_acpi_powersave(void **state)
 	assert_no_affinity_cmd(&c.fs, 83);
 	assert_no_affinity_cmd(&c.fs, 84);
 
-	/* quota 1.5 CPUs, throttled 6% of periods */
+	/* quota 1.5 CPUs, throttled 6% of periods: a unit's limit is systemd's,
+	 * raised to 2 CPUs (1.5 + 3 ms per throttled period, rounded up) */
 	f = &c.fs.v[6];
 	assert_contains(f->seen, "throttled in 3100 of 52000 periods (6.0%)");
-	assert_string_equal(
-		f->fix.v[0],
-		"echo 'max 100000' > /sys/fs/cgroup/system.slice/gateway.service/cpu.max");
+	assert_contains(f->seen, "suggested 2 CPUs: today's 1.5 plus the 3.0 ms");
+	assert_int_equal(f->fix.n, 1);
+	assert_string_equal(f->fix.v[0],
+			    "systemctl set-property --runtime gateway.service CPUQuota=200%");
 	assert_has(&f->persist, "systemctl set-property gateway.service CPUQuota=200%");
-	assert_has(&f->rollback,
-		   "echo '150000 100000' > /sys/fs/cgroup/system.slice/gateway.service/cpu.max");
+	assert_string_equal(f->rollback.v[0],
+			    "systemctl set-property --runtime gateway.service CPUQuota=150%");
+	assert_string_equal(f->rollback.v[1],
+			    "systemctl set-property gateway.service CPUQuota=150%");
 	ctx_free(&c);
 }
 

@@ -155,7 +155,8 @@ static void acpi_after_apply(struct work *w)
 	assert_string_equal(n.thp.enabled, "madvise");
 	assert_int_equal(n.thp.kh_defrag, 0);
 	assert_string_equal(lw_node_irq(&n, 73)->affinity, "0-1");
-	assert_string_equal(n.target.cpu_max, "max 100000");
+	/* a unit's quota is systemd's: systemctl, only printed under LATWHY_ROOT */
+	assert_string_equal(n.target.cpu_max, "150000 100000");
 	lw_node_free(&n);
 	/* The selector file keeps its kernel form. */
 	assert_int_equal(sh("grep -qx 'always \\[madvise\\] never' "
@@ -209,9 +210,76 @@ static void test_acpi_powersave(void **state)
 			 0);
 	/* live-system commands are wrapped, not run under LATWHY_ROOT */
 	assert_int_equal(sh("grep -qx 'lw_run systemctl restart irqbalance' %s", w.plan), 0);
+	assert_int_equal(sh("grep -qx 'lw_run systemctl set-property --runtime gateway.service "
+			    "CPUQuota=200%%' %s",
+			    w.plan),
+			 0);
+	assert_int_equal(sh("grep -qx 'lw_run systemctl set-property --runtime gateway.service "
+			    "CPUQuota=150%%' %s.undo",
+			    w.plan),
+			 0);
 	/* the nvme queues are managed: no affinity write for them */
 	assert_int_not_equal(sh("grep -E 'irq/8[1-4]/' %s %s.undo", w.plan, w.plan), 0);
 	cycle(&w, acpi_after_apply);
+	work_free(&w);
+}
+
+static void plain_v2_after_apply(struct work *w)
+{
+	assert_int_equal(
+		sh("grep -qx '200000 100000' %s/sys/fs/cgroup/system.slice/gateway/cpu.max",
+		   w->tree),
+		0);
+}
+
+/* A cgroup no manager owns: its cpu.max is written, and undo puts back
+ * today's quota. */
+static void test_quota_plain_v2(void **state)
+{
+	struct work w;
+
+	work_setup(
+		&w, "acpi-powersave", 4242,
+		"mv sys/fs/cgroup/system.slice/gateway.service sys/fs/cgroup/system.slice/gateway "
+		"&& echo 0::/system.slice/gateway >proc/4242/cgroup");
+	assert_int_equal(
+		sh("grep -qxF 'lw_set \"$ROOT/sys/fs/cgroup/system.slice/gateway/cpu.max\" "
+		   "'\\''200000 100000'\\''' %s",
+		   w.plan),
+		0);
+	assert_int_equal(
+		sh("grep -qxF 'lw_set \"$ROOT/sys/fs/cgroup/system.slice/gateway/cpu.max\" "
+		   "'\\''150000 100000'\\''' %s.undo",
+		   w.plan),
+		0);
+	assert_int_equal(sh("grep -qxF 'lw_expect \"$ROOT/sys/fs/cgroup/system.slice/gateway/"
+			    "cpu.max\" '\\''200000 100000'\\''' %s.verify",
+			    w.plan),
+			 0);
+	cycle(&w, plain_v2_after_apply);
+	work_free(&w);
+}
+
+static void plain_v1_after_apply(struct work *w)
+{
+	assert_int_equal(
+		sh("grep -qx 200000 %s/sys/fs/cgroup/cpu/batch/job/cpu.cfs_quota_us", w->tree), 0);
+}
+
+/* v1: cpu.cfs_quota_us takes the quota alone. */
+static void test_quota_plain_v1(void **state)
+{
+	struct work w;
+
+	work_setup(&w, "quota-docker", 3131,
+		   "mkdir sys/fs/cgroup/cpu/batch && mv sys/fs/cgroup/cpu/docker/8a1c* "
+		   "sys/fs/cgroup/cpu/batch/job && sed -i 's|/docker/8a1c[0-9a-f]*|/batch/job|' "
+		   "proc/3131/cgroup");
+	assert_int_equal(sh("grep -qxF 'lw_set \"$ROOT/sys/fs/cgroup/cpu/batch/job/"
+			    "cpu.cfs_quota_us\" 200000' %s",
+			    w.plan),
+			 0);
+	cycle(&w, plain_v1_after_apply);
 	work_free(&w);
 }
 
@@ -309,6 +377,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_acpi_powersave),
 		cmocka_unit_test(test_existing_file),
+		cmocka_unit_test(test_quota_plain_v2),
+		cmocka_unit_test(test_quota_plain_v1),
 		cmocka_unit_test(test_intel_hwp),
 		cmocka_unit_test(test_amd_pstate),
 		cmocka_unit_test(test_vm),

@@ -114,8 +114,17 @@ static void test_fixtures(void **state)
 	static const struct {
 		const char *name;
 		int pid;
-	} fx[] = {{"acpi-powersave", 4242}, {"acpi-powersave", 0}, {"intel-hwp", 0},
-		  {"amd-pstate", 0},	    {"vm-nocpufreq", 0},   {"numa-nic", 4242}};
+	} fx[] = {{"acpi-powersave", 4242},
+		  {"acpi-powersave", 0},
+		  {"intel-hwp", 0},
+		  {"amd-pstate", 0},
+		  {"vm-nocpufreq", 0},
+		  {"numa-nic", 4242},
+		  /* the cgroup path's limits and the threads' stat files */
+		  {"quota-unit", 4242},
+		  {"quota-docker", 3131},
+		  {"quota-k8s", 5150},
+		  {"quota-k8s-cgroupfs", 6262}};
 
 	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
 		char root[256];

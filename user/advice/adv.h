@@ -97,6 +97,12 @@ void adv_nic_findings(struct adv *a, const struct lw_nic *nic);
  * irq serves, for evidence; returns buf. */
 const char *adv_nic_irq_role(const struct lw_nic *nic, unsigned irq, char *buf, size_t len);
 
+/* The trace could not tell throttled waits apart (t->no_quota) and the
+ * target's binding CPU limit throttled (over the trace when its start was
+ * read, else ever): its sched and idle time may be the quota's, so those
+ * advisors give no CPU move, C-state or haltpoll fix for it (quota.c). */
+bool adv_quota_hides(const struct lw_node *n, const struct lw_trace_facts *t);
+
 /* "gateway.service" when the target's cgroup is a systemd service, else NULL. */
 const char *adv_target_unit(const struct lw_node *n);
 

@@ -31,6 +31,7 @@
 #define LW_FACT_IRQS	 8
 #define LW_FACT_SOFTIRQS 8
 #define LW_FACT_PREEMPT	 8
+#define LW_FACT_CGROUPS	 LW_CG_LEVELS
 
 /* What a trace measured, handed over by the engine for the live summary. */
 struct lw_trace_facts {
@@ -67,7 +68,24 @@ struct lw_trace_facts {
 	unsigned long long thp_collapses, thp_scans, compactions;
 	unsigned freq_khz; /* lowest clock seen on target CPUs, 0 = no data */
 	unsigned ref_khz;
-	const char *freq_source; /* "no frequency data" allowed */
+	const char *freq_source;	/* "no frequency data" allowed */
+	unsigned long long duration_ns; /* of the trace, 0 unknown */
+	/* CFS bandwidth throttling was not told apart (LW_META_NO_QUOTA: no
+	 * CONFIG_CFS_BANDWIDTH tracing, a capture of ABI 1): a throttled wait
+	 * sits in sched or idle then */
+	bool no_quota;
+	/* slow requests that waited out a throttle (ns[LW_B_QUOTA] > 0),
+	 * those waits summed and the longest (lw_summary's quota_wait*) */
+	unsigned long long quota_waits, quota_wait_ns, quota_wait_max_ns;
+	/* the target's cgroups' cpu.stat when the trace began, by cgroup path
+	 * (lw_explain_quota_start()): what the trace added is the difference
+	 * with the node read after it; none: counted since each cgroup was
+	 * made */
+	struct lw_fact_cg_stat {
+		char path[256];
+		unsigned long long nr_periods, nr_throttled, throttled_usec;
+	} cg_start[LW_FACT_CGROUPS];
+	size_t nr_cg_start;
 };
 
 /* Findings about the node's switches alone (latwhy check). 0 or -ENOMEM. */

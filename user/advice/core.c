@@ -214,9 +214,18 @@ static void lead_with_share(struct adv *a, const struct lw_trace_facts *t, enum 
 		return;
 	ev = a->f->evidence;
 	/* adv_put() frees the old string only after formatting the new one. */
-	adv_put(a, &a->f->evidence, "%.0f%% of slow-request time (%s over %llu slow requests)%s%s",
-		t->share[c] * 100, adv_fmt_ns(t->cause_ns[c], b, sizeof(b)), t->slow_requests,
-		ev && *ev ? "; " : "", ev ? ev : "");
+	if (c == LW_CAUSE_QUOTA && t->no_quota)
+		/* not measured: its share is unknown, not 0% */
+		adv_put(a, &a->f->evidence,
+			"share not measured (sched and idle hold %.0f%% of slow-request time over "
+			"%llu slow requests, throttled waits among it)%s%s",
+			(t->share[LW_CAUSE_SCHED] + t->share[LW_CAUSE_IDLE]) * 100,
+			t->slow_requests, ev && *ev ? "; " : "", ev ? ev : "");
+	else
+		adv_put(a, &a->f->evidence,
+			"%.0f%% of slow-request time (%s over %llu slow requests)%s%s",
+			t->share[c] * 100, adv_fmt_ns(t->cause_ns[c], b, sizeof(b)),
+			t->slow_requests, ev && *ev ? "; " : "", ev ? ev : "");
 }
 
 static bool trace_due(const struct lw_advisor *advisor, const struct lw_node *n,

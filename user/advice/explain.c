@@ -85,6 +85,31 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 	f->freq_khz = s->freq_measured ? s->freq_min_khz : 0;
 	f->ref_khz = s->freq_measured ? s->ref_khz : 0;
 	f->freq_source = lw_freq_source_name(s->freq_measured ? s->freq_source : LW_FREQ_NONE);
+	f->duration_ns = s->duration_ns;
+	f->no_quota = !s->cause[LW_CAUSE_QUOTA].measured;
+	f->quota_waits = s->quota_waits;
+	f->quota_wait_ns = s->quota_wait_ns;
+	f->quota_wait_max_ns = s->quota_wait_max_ns;
+}
+
+void lw_explain_quota_start(struct lw_trace_facts *f, const struct lw_node *start)
+{
+	const struct lw_target *t = &start->target;
+
+	f->nr_cg_start = 0;
+	if (!start->has_target)
+		return;
+	for (int i = 0; i < t->nr_cg && f->nr_cg_start < LW_FACT_CGROUPS; i++) {
+		struct lw_fact_cg_stat *c = &f->cg_start[f->nr_cg_start];
+
+		if (!t->cg[i].has_stat)
+			continue;
+		snprintf(c->path, sizeof(c->path), "%s", t->cg[i].path);
+		c->nr_periods = t->cg[i].nr_periods;
+		c->nr_throttled = t->cg[i].nr_throttled;
+		c->throttled_usec = t->cg[i].throttled_usec;
+		f->nr_cg_start++;
+	}
 }
 
 int lw_explain(const struct lw_summary *s, const char *root, int pid, struct lw_findings *out)
@@ -94,6 +119,12 @@ int lw_explain(const struct lw_summary *s, const char *root, int pid, struct lw_
 
 int lw_explain_pids(const struct lw_summary *s, const char *root, const int *pids, int npids,
 		    struct lw_findings *out)
+{
+	return lw_explain_pids_since(s, NULL, root, pids, npids, out);
+}
+
+int lw_explain_pids_since(const struct lw_summary *s, const struct lw_node *start, const char *root,
+			  const int *pids, int npids, struct lw_findings *out)
 {
 	int pid = npids ? pids[0] : 0;
 	struct lw_trace_facts f;
@@ -109,6 +140,8 @@ int lw_explain_pids(const struct lw_summary *s, const char *root, const int *pid
 	for (int i = 1; i < npids && n.target.pid; i++)
 		lw_node_target_add(&n, pids[i]);
 	lw_explain_facts(s, &f);
+	if (start)
+		lw_explain_quota_start(&f, start);
 	err = lw_advise_trace(&n, &f, out);
 	lw_node_free(&n);
 	return err;

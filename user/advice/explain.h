@@ -24,4 +24,13 @@ int lw_explain(const struct lw_summary *s, const char *root, int pid, struct lw_
 int lw_explain_pids(const struct lw_summary *s, const char *root, const int *pids, int npids,
 		    struct lw_findings *out);
 
+/* The target's cgroups' cpu.stat from start, a node read with the target
+ * when the trace began (live: before attaching; a capture: its first
+ * snapshot), into f's cg_start: the quota finding then counts what the
+ * trace added. A node without a target adds nothing. */
+void lw_explain_quota_start(struct lw_trace_facts *f, const struct lw_node *start);
+/* lw_explain_pids() with such a start reading; start may be NULL. */
+int lw_explain_pids_since(const struct lw_summary *s, const struct lw_node *start, const char *root,
+			  const int *pids, int npids, struct lw_findings *out);
+
 #endif /* LW_EXPLAIN_H */

@@ -191,7 +191,15 @@ static void idle_trace(struct adv *a, const struct lw_trace_facts *t, const stru
 		adv_put(a, &a->f->evidence, "%llu wake-ups of an idle CPU, %s each on average",
 			t->idle_wakeups,
 			adv_fmt_ns(t->idle_wake_ns / t->idle_wakeups, b, sizeof(b)));
-	if (deep_states(a->n, on, deep))
+	/* throttled waits, not told apart, sit here too: no C-state or
+	 * haltpoll setting shortens them, and those fixes cost power */
+	if (adv_quota_hides(a->n, t))
+		adv_add(a, &a->f->fix,
+			"# the target's cgroup was throttled and this trace could not tell those "
+			"waits apart (see the quota finding): no C-state or idle-polling change "
+			"until "
+			"a trace measures the quota, or the quota is fixed");
+	else if (deep_states(a->n, on, deep))
 		fill_idle(a, deep);
 	else if (haltpoll_short(a->n))
 		fill_haltpoll(a, t->pid);

@@ -28,6 +28,7 @@ static void sched_trace(struct adv *a, const struct lw_trace_facts *t, const str
 {
 	const struct lw_node *n = a->n;
 	struct lw_cpuset others, all = *on;
+	bool hold = adv_quota_hides(n, t);
 	struct adv_text x;
 	char b[64], o[256], on_s[256], all_s[256];
 
@@ -45,7 +46,9 @@ static void sched_trace(struct adv *a, const struct lw_trace_facts *t, const str
 		adv_text_add(&x, "%s%s (pid %u) ran %s in %llu slices while the target waited",
 			     i ? "; " : "", p->comm, p->pid, adv_fmt_ns(p->ns, b, sizeof(b)),
 			     p->count);
-		if (p->own) {
+		if (hold) {
+			continue; /* one note below, no move */
+		} else if (p->own) {
 			/* taskset -a on its tid would move the target itself */
 			adv_add(a, &a->f->fix,
 				"# %s (tid %u) is one of the target's own threads: its threads "
@@ -66,6 +69,22 @@ static void sched_trace(struct adv *a, const struct lw_trace_facts *t, const str
 		}
 	}
 	adv_text_close(a, &x, &a->f->evidence);
+	/* a throttled thread waits for its quota, not for a CPU: moving tasks
+	 * away frees a CPU it may not use */
+	if (hold) {
+		adv_add(a, &a->f->fix,
+			"# the target's cgroup was throttled and this trace could not tell those "
+			"waits apart (see the quota finding): no task is moved until a trace "
+			"measures the quota, or the quota is fixed");
+		adv_put(a, &a->f->seen,
+			"the target waited while runnable on CPUs %s (other tasks, or its cgroup's "
+			"quota)",
+			on_s);
+		adv_put(a, &a->f->why,
+			"a runnable request thread waits for the CPU, or for its cgroup's next "
+			"quota period");
+		return;
+	}
 	adv_put(a, &a->f->seen, "other tasks ran on the target's CPUs %s while it was runnable",
 		on_s);
 	adv_put(a, &a->f->why,

@@ -23,6 +23,7 @@ struct lw_engine {
 	__u64 handoff_slow, handoff_latency; /* LW_REQ_HANDOFF: not split */
 	__u64 bucket_ns[LW_B_MAX];
 	struct lw_cause_stat cause[LW_CAUSE_MAX];
+	__u64 quota_waits, quota_wait_ns, quota_wait_max_ns;
 	__u64 cpus_mask[LW_MAX_CPUS / 64];
 
 	struct lw_irq_rec *irqs;
@@ -195,6 +196,12 @@ static int feed_request(struct lw_engine *e, const struct lw_request *r)
 		e->cause[k].ns += v[k];
 	c = lw_cause_of(v, r->latency_ns);
 	e->cause[c].requests++;
+	if (r->ns[LW_B_QUOTA]) {
+		e->quota_waits++;
+		e->quota_wait_ns += r->ns[LW_B_QUOTA];
+		if (r->ns[LW_B_QUOTA] > e->quota_wait_max_ns)
+			e->quota_wait_max_ns = r->ns[LW_B_QUOTA];
+	}
 	if (r->preempt_ns && add_slow_wait(e, r))
 		return -ENOMEM;
 	if (r->cpu < LW_MAX_CPUS)
@@ -514,6 +521,9 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 	s->nr_slow_waits = top_n(e->waits, e->nr_waits, sizeof(*e->waits), s->slow_waits, LW_TOP,
 				 cmp_slow_wait, s);
 	s->thp = e->thp;
+	s->quota_waits = e->quota_waits;
+	s->quota_wait_ns = e->quota_wait_ns;
+	s->quota_wait_max_ns = e->quota_wait_max_ns;
 	summarize_freq(e, s);
 	summarize_measured(s);
 	summarize_errors(e, s);
@@ -596,8 +606,8 @@ const char *lw_freq_source_name(enum lw_freq_source s)
 const char *lw_bucket_name(enum lw_bucket b)
 {
 	static const char *const names[LW_B_MAX] = {
-		"run",	 "frequency", "irq",	 "softirq",	"thp",
-		"sched", "idle",      "blocked", "idle_polled", "irq_entry", "quota",
+		"run",	"frequency", "irq",	    "softirq",	 "thp",	  "sched",
+		"idle", "blocked",   "idle_polled", "irq_entry", "quota",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

@@ -94,6 +94,10 @@ struct lw_summary {
 	struct lw_slow_wait slow_waits[LW_TOP]; /* over the slow requests only */
 	size_t nr_slow_waits;
 	struct lw_thp_stats thp;
+	/* slow requests that waited out a CFS throttle of their cgroup
+	 * (ns[LW_B_QUOTA] > 0), those waits summed and the longest; 0 when
+	 * not measured (cause[LW_CAUSE_QUOTA].measured says which) */
+	__u64 quota_waits, quota_wait_ns, quota_wait_max_ns;
 	__u64 cpus_mask[LW_MAX_CPUS / 64]; /* CPUs slow requests ended on */
 	__u64 engine_errors;		   /* the sum of engine_error[] */
 	__u64 engine_error[LW_EERR_MAX];

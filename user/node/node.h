@@ -224,6 +224,56 @@ struct lw_irqbalance {
 	struct lw_cpuset banned_set;
 };
 
+/* Who sets a cgroup's CPU limit, as its name tells (lw_cg_level.owner):
+ * where a fix must go, since a manager rewrites the files it owns. */
+enum lw_cg_owner {
+	LW_CG_PLAIN = 0, /* none latwhy knows: the cgroup's own file */
+	LW_CG_UNIT,	 /* a systemd unit (.service, .slice, .scope): systemctl */
+	LW_CG_USER_UNIT, /* a unit of a user's manager (below user@UID.service) */
+	LW_CG_DOCKER,	 /* a docker container (docker-ID.scope, /docker/ID) */
+	LW_CG_PODMAN,	 /* a podman container (libpod-ID.scope) */
+	LW_CG_CONTAINER, /* another runtime's container outside Kubernetes */
+	LW_CG_KUBEPODS,	 /* the kubelet's slices above the pods (kubepods, QoS) */
+	LW_CG_POD,	 /* a Kubernetes pod (kubepods...pod<uid>): name is the uid */
+	LW_CG_POD_CTR,	 /* a container of a Kubernetes pod: name is its id */
+};
+
+/* The cgroups read above the target's own, at most (a pod's container is 4
+ * deep under the systemd driver, a user's service 5). */
+#define LW_CG_LEVELS 16
+
+/*
+ * One cgroup on the path of the target's cpu controller (v2, or v1's cpu
+ * hierarchy), its own limit and throttling. A limit on any of them throttles
+ * the target: the kernel checks each level's quota.
+ */
+struct lw_cg_level {
+	char path[256];	    /* cgroup path ("/system.slice/x.service", "/" root) */
+	char dir[320];	    /* its directory below the root ("/sys/fs/cgroup/...") */
+	char cpu_max[64];   /* the quota file as read: cpu.max, v1 cpu.cfs_quota_us; "" absent */
+	long long quota_us; /* -1: no limit ("max", -1) or unreadable */
+	unsigned long long period_us;
+	long long burst_us; /* cpu.max.burst, v1 cpu.cfs_burst_us (5.14+); -1 absent */
+	bool has_stat;	    /* cpu.stat read */
+	/* cpu.stat: since the cgroup was made; v1's ns converted to us */
+	unsigned long long nr_periods, nr_throttled, throttled_usec;
+	long long nr_bursts, burst_usec; /* -1 absent (before 5.14) */
+	enum lw_cg_owner owner;
+	/* unit name, container id, pod uid (dashed), QoS class for
+	 * LW_CG_KUBEPODS ("Burstable"); "" none */
+	char name[96];
+};
+
+/* A runtime whose own setting sizes its worker pool (lw_target.runtime). */
+enum lw_runtime {
+	LW_RT_NONE = 0,
+	LW_RT_GO,  /* GOMAXPROCS */
+	LW_RT_JVM, /* -XX:ActiveProcessorCount */
+};
+
+/* Threads read of the target, at most (/proc/PID/task/TID/stat each). */
+#define LW_TASKS_MAX 256
+
 struct lw_target {
 	int pid;
 	char comm[16];
@@ -241,7 +291,36 @@ struct lw_target {
 	bool has_cpu_stat;
 	unsigned long long nr_periods, nr_throttled, throttled_usec;
 	char cpuset[128]; /* cpuset.cpus.effective, "" absent */
+	/*
+	 * The fields from cpu_max_path to throttled_usec above are those of
+	 * the limit that binds, cg[cg_bind]: of the cgroups with a quota, the
+	 * one throttled longest (throttled_usec, then nr_throttled), else the
+	 * tightest in CPUs. Without any quota, the target's own cgroup's.
+	 */
+	struct lw_cg_level cg[LW_CG_LEVELS]; /* its own cgroup first, then each parent */
+	int nr_cg;
+	int cg_bind; /* index into cg, -1: no quota on any */
+	/* cpu.stat.local of its own cgroup (6.8+): time it was throttled, by its
+	 * own quota or an ancestor's; -1 absent */
+	long long local_throttled_usec;
+	char pod_qos[16]; /* "Guaranteed", "Burstable", "BestEffort"; "" no pod */
+	/* Its threads, from one reading of /proc/PID/task/TID/stat (cumulative
+	 * since each started): nr_tasks read (-1 unreadable; LW_TASKS_MAX at
+	 * most, the lowest tids, tasks_cut then), busy_tasks of them with at
+	 * least a tenth of the busiest one's CPU time (a pool's workers are
+	 * peers; start-up and housekeeping threads fall below) */
+	int nr_tasks, busy_tasks;
+	bool tasks_cut;
+	unsigned long long busiest_ticks; /* utime + stime, clock ticks */
+	enum lw_runtime runtime;
+	int jvm_cpus;	/* -XX:ActiveProcessorCount=N on the command line, -1 none */
+	int gc_threads; /* JVM: its "GC Thread#N" threads (sized from its CPUs) */
 };
+
+/* "unit", "docker container", "pod", ...: what owns a cgroup. */
+const char *lw_cg_owner_name(enum lw_cg_owner o);
+/* "Go", "JVM", "" */
+const char *lw_runtime_name(enum lw_runtime r);
 
 struct lw_node {
 	char *root;  /* "" for "/" */

@@ -50,5 +50,13 @@ void lw_nic_free(struct lw_nic *nic);
 int lw_node_read_rps(struct lw_node *n);
 /* target.c */
 int lw_node_read_target(struct lw_node *n, int pid);
+/* cglimit.c: t->cgroup's levels below base (the hierarchy's mount: v2, or
+ * v1's cpu one), each one's limit, owner, and the one that binds. */
+int lw_node_read_cg_limits(struct lw_node *n, struct lw_target *t, const char *base, bool v1);
+/* tasks.c: the threads' CPU time, the JVM's processor count, and the
+ * runtime told by one smaps mapping line. */
+void lw_node_read_tasks(struct lw_node *n, struct lw_target *t);
+void lw_node_read_cmdline(struct lw_node *n, struct lw_target *t);
+void lw_node_runtime_of_mapping(struct lw_target *t, const char *line);
 
 #endif /* LW_NODE_READ_H */

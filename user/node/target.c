@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * target.c - the target process: its CPUs, THP use and cgroup CPU quota.
+ * target.c - the target process: its CPUs, THP use, threads and the CPU limits
+ * of its cgroups (cglimit.c, tasks.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -85,6 +86,8 @@ static void read_smaps(struct lw_node *n, struct lw_target *t)
 				}
 		} else if (!strncmp(line, "AnonHugePages:", 14)) {
 			t->anon_huge_kb += strtoull(line + 14, NULL, 10);
+		} else if (isxdigit((unsigned char)line[0]) && line[strcspn(line, "-:")] == '-') {
+			lw_node_runtime_of_mapping(t, line); /* a mapping's first line */
 		}
 	}
 	free(line);
@@ -129,92 +132,27 @@ static void read_cgroup_paths(struct lw_node *n, struct lw_target *t, char *v1cp
 	fclose(f);
 }
 
-static void read_cpu_stat(struct lw_node *n, struct lw_target *t, const char *dir, bool v1)
+/* The cpu controller's hierarchy, the target's path in it, and every
+ * limit on that path (cglimit.c). */
+static int read_cgroup(struct lw_node *n, struct lw_target *t)
 {
-	char path[PATH_MAX];
-	char *line = NULL;
-	size_t cap = 0;
-	FILE *f;
-
-	if (lw_sysfs_path(path, sizeof(path), n->root, "%s/cpu.stat", dir))
-		return;
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	t->has_cpu_stat = true;
-	while (getline(&line, &cap, f) > 0) {
-		char key[64];
-		unsigned long long v;
-
-		if (sscanf(line, "%63s %llu", key, &v) != 2)
-			continue;
-		if (!strcmp(key, "nr_periods"))
-			t->nr_periods = v;
-		else if (!strcmp(key, "nr_throttled"))
-			t->nr_throttled = v;
-		else if (!strcmp(key, "throttled_usec"))
-			t->throttled_usec = v;
-		else if (v1 && !strcmp(key, "throttled_time"))
-			t->throttled_usec = v / 1000; /* v1 counts ns */
-	}
-	free(line);
-	fclose(f);
-}
-
-static void read_quota_v2(struct lw_node *n, struct lw_target *t, const char *dir)
-{
-	char q[32];
-	unsigned long long period = 0;
-
-	if (snprintf(t->cpu_max_path, sizeof(t->cpu_max_path), "%s/cpu.max", dir) >=
-	    (int)sizeof(t->cpu_max_path)) {
-		t->cpu_max_path[0] = '\0';
-		return;
-	}
-	if (lw_sysfs_read(n->root, t->cpu_max, sizeof(t->cpu_max), "%s", t->cpu_max_path)) {
-		t->cpu_max_path[0] = '\0';
-		return;
-	}
-	if (sscanf(t->cpu_max, "%31s %llu", q, &period) >= 1) {
-		t->period_us = period;
-		t->quota_us = strcmp(q, "max") ? atoll(q) : -1;
-	}
-}
-
-static void read_quota_v1(struct lw_node *n, struct lw_target *t, const char *dir)
-{
-	if (snprintf(t->cpu_max_path, sizeof(t->cpu_max_path), "%s/cpu.cfs_quota_us", dir) >=
-	    (int)sizeof(t->cpu_max_path)) {
-		t->cpu_max_path[0] = '\0';
-		return;
-	}
-	if (lw_sysfs_read(n->root, t->cpu_max, sizeof(t->cpu_max), "%s", t->cpu_max_path) ||
-	    READ_NUM(n->root, t->quota_us, -1, "%s", t->cpu_max_path)) {
-		t->cpu_max_path[0] = '\0';
-		t->quota_us = -1;
-		return;
-	}
-	READ_NUM(n->root, t->period_us, 0, "%s/cpu.cfs_period_us", dir);
-}
-
-static void read_cgroup(struct lw_node *n, struct lw_target *t)
-{
-	char v1cpu[300] = "", v1cpuset[300] = "", dir[PATH_MAX];
-	const char *base = "/sys/fs/cgroup";
+	char v1cpu[300] = "", v1cpuset[300] = "", base[320];
+	const char *v2 = "/sys/fs/cgroup";
+	int err = 0;
 
 	t->quota_us = -1;
+	t->cg_bind = -1;
+	t->local_throttled_usec = -1;
 	read_cgroup_paths(n, t, v1cpu, v1cpuset, sizeof(v1cpu));
 	/* Pure v2 mounts cgroup2 on /sys/fs/cgroup, hybrid setups on .../unified. */
 	if (!path_exists(n->root, "/sys/fs/cgroup/cgroup.controllers"))
-		base = "/sys/fs/cgroup/unified";
+		v2 = "/sys/fs/cgroup/unified";
 	if (t->cgroup[0] && !v1cpu[0]) {
 		t->cgroup_v = 2;
-		snprintf(dir, sizeof(dir), "%s%s", base, strcmp(t->cgroup, "/") ? t->cgroup : "");
-		read_quota_v2(n, t, dir);
-		read_cpu_stat(n, t, dir, false);
+		err = lw_node_read_cg_limits(n, t, v2, false);
 		lw_sysfs_read(n->root, t->cpuset, sizeof(t->cpuset), "%s/cpuset.cpus.effective",
-			      dir);
-		return;
+			      t->cg[0].dir);
+		return err;
 	}
 	if (v1cpu[0]) {
 		char *colon = strchr(v1cpu, ':');
@@ -222,15 +160,14 @@ static void read_cgroup(struct lw_node *n, struct lw_target *t)
 		*colon = '\0';
 		t->cgroup_v = 1;
 		snprintf(t->cgroup, sizeof(t->cgroup), "%s", colon + 1);
-		snprintf(dir, sizeof(dir), "/sys/fs/cgroup/%s%s", v1cpu,
-			 strcmp(colon + 1, "/") ? colon + 1 : "");
-		read_quota_v1(n, t, dir);
-		read_cpu_stat(n, t, dir, true);
+		snprintf(base, sizeof(base), "/sys/fs/cgroup/%s", v1cpu);
+		err = lw_node_read_cg_limits(n, t, base, true);
 	}
 	if (v1cpuset[0])
 		lw_sysfs_read(n->root, t->cpuset, sizeof(t->cpuset),
 			      "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus",
 			      strcmp(v1cpuset, "/") ? v1cpuset : "");
+	return err;
 }
 
 int lw_node_read_target(struct lw_node *n, int pid)
@@ -247,8 +184,11 @@ int lw_node_read_target(struct lw_node *n, int pid)
 		return err;
 	n->has_target = true;
 	read_smaps(n, t);
-	read_cgroup(n, t);
-	return 0;
+	if (!strcmp(t->comm, "java"))
+		t->runtime = LW_RT_JVM;
+	lw_node_read_cmdline(n, t);
+	lw_node_read_tasks(n, t);
+	return read_cgroup(n, t);
 }
 
 int lw_node_target_add(struct lw_node *n, int pid)

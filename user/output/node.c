@@ -29,7 +29,6 @@ static unsigned mhz(unsigned khz)
 	return (khz + 500) / 1000;
 }
 
-
 /* Lowest scaling_cur_freq over online CPUs, 0 without cpufreq. */
 static unsigned lowest_khz(const struct lw_node *n)
 {
@@ -302,6 +301,9 @@ static void print_target(FILE *f, const struct lw_node *n)
 	else
 		fprintf(f, "%.2f CPUs (%s)", t->period_us ? (double)t->quota_us / t->period_us : 0,
 			t->cpu_max);
+	/* the limit that binds may be a parent's (a pod's slice, a unit's) */
+	if (t->cg_bind > 0 && t->cg_bind < t->nr_cg)
+		fprintf(f, " on %s", t->cg[t->cg_bind].path);
 	if (t->has_cpu_stat)
 		fprintf(f, ", throttled in %llu of %llu periods, %.2f s", t->nr_throttled,
 			t->nr_periods, t->throttled_usec / 1e6);
