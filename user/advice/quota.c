@@ -132,10 +132,10 @@ static void suggest(struct qplan *p)
 		p->want = (now / 1000 + 1) * 1000;
 	w = snprintf(
 		p->how, sizeof(p->how),
-		"%s CPUs: today's %s plus the %s each throttled period left its runqueues "
+		"%s CPU%s: today's %s plus the %s each throttled period left its runqueues "
 		"waiting (%.2f s over %llu) is %s CPUs, rounded up to a whole CPU and "
 		"above today's",
-		fmt_cpus(p->want, a, sizeof(a)), fmt_cpus(now, b, sizeof(b)),
+		fmt_cpus(p->want, a, sizeof(a)), p->want == 1000 ? "" : "s", fmt_cpus(now, b, sizeof(b)),
 		adv_fmt_ns(p->th.throttled ? p->th.usec * 1000 / p->th.throttled : 0, c, sizeof(c)),
 		p->th.usec / 1e6, p->th.throttled, fmt_cpus(need, d, sizeof(d)));
 	if (cap > now && p->want > cap) {

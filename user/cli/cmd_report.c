@@ -269,7 +269,8 @@ static enum lw_exit report_run(const struct report_opts *o, struct lw_loaded *l)
 	report_feed(l, te, h);
 	lw_engine_summarize(l->e, &s);
 	if (l->root[0]) /* the findings of the node it was recorded on */
-		lw_report_findings(l->e, l->root, (s.flags & LW_META_TARGET_EXITED) ? 0 : s.pid, &s,
+		lw_report_findings(l->e, &l->start, l->root,
+				   (s.flags & LW_META_TARGET_EXITED) ? 0 : s.pid, &s,
 				   &fs);
 	lw_render_summary(out, &s, l->root[0] ? &fs : NULL);
 	page = (struct report_page){.h = h, .l = l, .s = &s, .fs = l->root[0] ? &fs : NULL};

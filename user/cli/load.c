@@ -95,6 +95,21 @@ static void rm_root(struct lw_loaded *l)
 	l->root[0] = '\0';
 }
 
+/* The first snapshot, read as a node of the target, then removed: the
+ * quota finding counts what the recording added to the cgroups' counters. */
+static void load_start(struct lw_loaded *l)
+{
+	const char *pid = lw_load_fact(l, LW_CHUNK_TARGET, "pid");
+	char dir[40] = "/tmp/latwhy-node0.XXXXXX";
+
+	if (!mkdtemp(dir))
+		return;
+	if (lw_capture_node_extract_at(l->r, 0, dir) ||
+	    lw_node_read(&l->start, dir, pid ? atoi(pid) : 0))
+		l->start.has_target = false;
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 void lw_load_run(struct lw_loaded *l, const struct lw_sink *extra)
 {
 	size_t nodes = lw_capture_reader_nr_nodes(l->r);
@@ -119,6 +134,8 @@ void lw_load_run(struct lw_loaded *l, const struct lw_sink *extra)
 	}
 	if (!l->root[0])
 		fprintf(stderr, "latwhy: %s: no node snapshot: no findings\n", l->path);
+	else if (nodes > 1)
+		load_start(l);
 }
 
 int lw_load_node(const struct lw_loaded *l, const struct lw_summary *s, struct lw_node *n)
@@ -139,6 +156,7 @@ int lw_load_node(const struct lw_loaded *l, const struct lw_summary *s, struct l
 void lw_load_close(struct lw_loaded *l)
 {
 	rm_root(l);
+	lw_node_free(&l->start);
 	lw_engine_free(l->e);
 	lw_capture_reader_close(l->r);
 	memset(l, 0, sizeof(*l));

@@ -8,6 +8,7 @@
 
 #include "capture/capture.h"
 #include "engine/engine.h"
+#include "node/node.h"
 
 struct lw_node;
 
@@ -16,6 +17,10 @@ struct lw_loaded {
 	struct lw_capture_reader *r;
 	struct lw_engine *e;
 	char root[40]; /* the node snapshot's tree, "" when none */
+	/* the first snapshot's node, as the recording began, where the
+	 * capture has more than one (has_target false otherwise): the
+	 * kernel's counters then, for what the recording added */
+	struct lw_node start;
 };
 
 /* Open path, say its damage on stderr, check its ABI; one-line error and

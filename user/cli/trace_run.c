@@ -32,6 +32,9 @@ struct run {
 	struct lw_fanout sinks;
 	struct lw_tracer *t;
 	struct lw_capture_rec cap; /* --capture */
+	/* the node with the target as the trace began: its cgroups' counters
+	 * then (has_target false when it was not there yet) */
+	struct lw_node start;
 };
 
 /* --capture FILE: the same records into a capture, as latwhy record. */
@@ -89,7 +92,7 @@ static void run_report(struct run *r)
 	int n;
 
 	if (r->o->pid) {
-		lw_report_summary(r->eng, r->out, "/",
+		lw_report_summary(r->eng, r->out, &r->start, "/",
 				  lw_tracer_target_exited(r->t) ? 0 : r->o->pid);
 		return;
 	}
@@ -98,7 +101,7 @@ static void run_report(struct run *r)
 	lw_tracer_describe(r->t, label, sizeof(label));
 	lw_render_set_target(r->out, label);
 	n = lw_tracer_pids(r->t, pids, LW_MAX_TGIDS);
-	lw_report_summary_pids(r->eng, r->out, "/", pids, n);
+	lw_report_summary_pids(r->eng, r->out, &r->start, "/", pids, n);
 }
 
 enum lw_run_status lw_trace_run(const struct lw_opts *o)
@@ -120,6 +123,9 @@ enum lw_run_status lw_trace_run(const struct lw_opts *o)
 	r.t = lw_tracer_open(o, r.comm, lw_fanout_sink(&r.sinks));
 	if (!r.t)
 		goto cleanup;
+	/* before the trace runs; a node that cannot be read is no start */
+	if (lw_node_read(&r.start, "/", o->pid ? o->pid : lw_tracer_first_pid(r.t)))
+		r.start.has_target = false;
 	if (!o->pid) {
 		char label[1024];
 
@@ -134,6 +140,7 @@ enum lw_run_status lw_trace_run(const struct lw_opts *o)
 cleanup:
 	run_capture_close(&r, false);
 	lw_tracer_close(r.t);
+	lw_node_free(&r.start);
 	lw_render_free(r.out);
 	lw_engine_free(r.eng);
 	return ret;
