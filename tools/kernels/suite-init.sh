@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash # busybox ash: checked as dash
 # The guest's /init for suite.sh: mount the host's root (9p, read-only) under
 # a tmpfs overlay, give it the kernel's filesystems, chroot into it and run
 # the integration suite there. /etc/suite.conf says what and where.
