@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash # busybox ash: checked as dash
 # The guest's /init for suite.sh: mount the host's root (9p, read-only) under
 # a tmpfs overlay, give it the kernel's filesystems, chroot into it and run
 # the integration suite there. /etc/suite.conf says what and where.
@@ -58,6 +59,19 @@ mount -t tracefs tracefs $R/sys/kernel/tracing
 mount -t debugfs debugfs $R/sys/kernel/debug
 mount -t bpf bpf $R/sys/fs/bpf
 mount -t cgroup2 cgroup2 $R/sys/fs/cgroup
+# nothing of cgroup v1 is mounted, so every controller is v2's; --cgroup2
+# (CGROUP2=1) also turns cpu on for the root's children, as a systemd host
+# with CPU accounting has it: cpu.max in each child
+CG=$R/sys/fs/cgroup
+if [ "$CGROUP2" = 1 ]; then
+	grep -qw cpu $CG/cgroup.controllers ||
+		die "--cgroup2: no cpu controller in cgroup.controllers ($(cat $CG/cgroup.controllers))"
+	echo +cpu >$CG/cgroup.subtree_control ||
+		die "--cgroup2: cannot enable +cpu in cgroup.subtree_control"
+fi
+say "CGROUP mounts=$(awk -v r=$R '$3 ~ /^cgroup/ {sub("^" r, "", $2); printf "%s%s:%s", s, $3, $2; s = ","}' /proc/mounts)" \
+	"controllers=$(tr ' ' , <$CG/cgroup.controllers)" \
+	"subtree_control=$(tr ' ' , <$CG/cgroup.subtree_control)"
 # the kernel's own modules, for the suite (modprobe in the chroot) and for
 # the kernel's requests (busybox modprobe here, where the kernel runs it)
 if [ -n "$MODDIR" ] && [ -d "/mnt/host$MODDIR" ]; then

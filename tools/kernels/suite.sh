@@ -18,6 +18,10 @@
 #   --mem M          guest memory, as qemu's -m (default 4G)
 #   --timeout SEC    bound on the whole boot (default 2400, env
 #                    LATWHY_SUITE_TIMEOUT)
+#   --cgroup2        a pure cgroup v2 tree with the cpu controller on: the
+#                    guest's init enables +cpu in the root's
+#                    cgroup.subtree_control and fails if it cannot (default:
+#                    cgroup2 mounted, no controller enabled)
 #   --keep           keep the clean copy and the tests' work folders (KEEP=1;
 #                    copied to tools/kernels/out/suite-<kernel>.d)
 #   --run CMD        run the bash command CMD in the copy instead of the
@@ -29,7 +33,7 @@
 #
 # The serial console goes to tools/kernels/out/suite-<kernel>.log, each line
 # the suite printed stamped with the guest's uptime. Printed here: the guest's
-# cpuidle driver, each test's PASS/FAIL/SKIP line with its duration, and the
+# cpuidle driver, its cgroup mounts and controllers, each test's PASS/FAIL/SKIP line with its duration, and the
 # suite's "integration: N passed, N failed, N skipped" line. Exits non-zero
 # on a failure, a timeout, or a guest that never ran the suite.
 set -euo pipefail
@@ -47,6 +51,7 @@ MEM=4G
 KERNEL=""
 KEEP=0
 RUN=""
+CGROUP2=0
 TESTS=()
 DEFAULT_TESTS=(cli_errors target_exits sched idle thp)
 # what the guest's init loads to mount the host's root, deepest dependency
@@ -69,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--timeout) [ $# -ge 2 ] || die "--timeout needs seconds"
 		TIMEOUT=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
+	--cgroup2) CGROUP2=1; shift ;;
 	--run) [ $# -ge 2 ] || die "--run needs a command"
 		RUN=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
@@ -190,6 +196,7 @@ fi
 	printf 'HOSTPATH=%q\n' "$PATH"
 	printf 'KEEP=%q\n' "$KEEP"
 	printf 'RUN=%q\n' "$RUN"
+	printf 'CGROUP2=%q\n' "$CGROUP2"
 } >"$STAGE/etc/suite.conf"
 install -m 0755 "$HERE/suite-init.sh" "$STAGE/init"
 
@@ -225,6 +232,7 @@ log "$NAME: qemu exited $qrc after ${secs}s"
 stamped() { sed -n 's/^.*\[ *\([0-9][0-9.]*\)\] \(.*\)$/\1 \2/p' "$logf"; }
 
 sed -n 's/.*=== LATWHY SUITE GUEST \(.*\) ===.*/guest: \1/p' "$logf"
+sed -n 's/.*=== LATWHY SUITE CGROUP \(.*\) ===.*/cgroup: \1/p' "$logf"
 if [ -n "$RUN" ]; then # all it printed
 	stamped | sed 's/^[0-9.]* //'
 	rc=$(sed -n 's/.*=== LATWHY SUITE EXIT \([0-9]*\) .*/\1/p' "$logf")
