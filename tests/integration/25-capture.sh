@@ -58,7 +58,7 @@ assert mask(rsumm) == mask(summ), [k for k in summ if summ[k] != rsumm.get(k)]
 
 # cut_ok DIR RC: the report of a capture killed mid-run (in DIR/cut.*)
 cut_ok() {
-	python3 - "$1" "$2" <<'PY'
+	pycheck "$1" "$2" <<'PY'
 import json, sys
 out, rc = sys.argv[1], int(sys.argv[2])
 assert rc == 0, "report of a cut capture: rc %d" % rc

@@ -76,7 +76,7 @@ test_idle() {
 	AWAKE=$awake check idle '
 import os, re
 assert len(reqs) > 1000, "only %d requests" % len(reqs)
-woke = [r for r in reqs if r["ns"]["idle"] > 0]
+woke = [r for r in reqs if num(r, "idle") > 0]
 assert len(woke) >= 0.5 * len(reqs), "only %d of %d requests woke an idle CPU" % (len(woke), len(reqs))
 c = summ["causes"]
 assert c["idle"]["ns"] > 5 * c["sched"]["ns"], "idle is not sched: %s" % c
@@ -85,7 +85,7 @@ assert top["pid"] == 0 and top["count"] >= len(woke), "the idle task first: %s" 
 def client_p50(f):
     return float(re.search(r"p50_us=([0-9.]+)", open(f).read()).group(1))
 def idle_mean(rs):
-    return sum(r["ns"]["idle"] for r in rs) / len(rs) / 1000.0
+    return sum(num(r, "idle") for r in rs) / len(rs) / 1000.0
 out = sys.argv[1].rsplit("/", 1)[0]
 awake_all = [json.loads(l) for l in open(out + "/awake.json") if l.strip()]
 awake = [o for o in awake_all if o["type"] == "request"]
@@ -141,7 +141,7 @@ test_idle_fix() {
 	start_client 12
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/before.json" 2>"$OUT/latwhy.err"
-	if ! python3 - "$OUT" 2>"$OUT/advice.err" <<'EOF'; then
+	if ! pycheck "$OUT" 2>"$OUT/advice.err" <<'EOF'; then
 import json, re, sys
 out = sys.argv[1]
 summ = [json.loads(l) for l in open(out + "/before.json") if '"summary"' in l][0]
@@ -178,7 +178,7 @@ def idle_us(f):
     rs = [json.loads(l) for l in open(f) if l.strip()]
     rs = [r for r in rs if r["type"] == "request"]
     assert len(rs) > 1000, "only %d requests in %s" % (len(rs), f)
-    return sum(r["ns"]["idle"] for r in rs) / len(rs) / 1000.0
+    return sum(num(r, "idle") for r in rs) / len(rs) / 1000.0
 b, a = idle_us(out + "/before.json"), idle_us(out + "/after.json")
 print("idle per request: %.1f us before the fix, %.1f after" % (b, a))
 assert a <= b / 2, "the fix left idle at %.1f us per request, %.1f before" % (a, b)

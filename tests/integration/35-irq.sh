@@ -40,13 +40,13 @@ if name:
 soft = [s for s in summ['evidence']['softirqs'] if s['cpu'] == cpu and s['vec'] == 'BLOCK']
 assert soft and soft[0]['ns'] > 0, 'no BLOCK softirq on CPU %d' % cpu
 assert summ['causes']['irq']['ns'] > 0, summ['causes']
-assert sum(1 for r in reqs if r['ns']['irq'] > 0) > 0, 'no request shows irq time'
+assert sum(1 for r in reqs if num(r, 'irq') > 0) > 0, 'no request shows irq time'
 # each interrupt's entry and exit, measured at start (a VM's: ~10 us here)
 cost = summ['irq_entry_cost_ns']
 assert isinstance(cost, int) and 100 <= cost <= 1000000, 'irq_entry_cost_ns %r' % cost
-ent = sum(r['ns']['irq_entry'] for r in reqs)
+ent = sum(num(r, 'irq_entry') for r in reqs)
 assert ent > 0, 'no interrupt entry cost in any request'
-assert all(r['ns']['irq_entry'] <= r['ns']['irq'] for r in reqs), 'irq_entry beyond irq'
+assert all(num(r, 'irq_entry') <= num(r, 'irq') for r in reqs), 'irq_entry beyond irq'
 # a count of interrupts times the cost: no more than interrupts happened
 # there, the call-function IPIs that also count included (an AMD guest
 # without a cpuidle driver took 10.6k of them in 6 s, a haltpoll one few)
@@ -74,7 +74,7 @@ test_check_irq_cost() {
 	./latwhy check --json --sample 0 --root tests/fixtures/vm-nocpufreq >"$OUT/fixture.json" \
 		2>>"$OUT/check.err" ||
 		{ fail check_irq_cost "latwhy check --root: $(tail -1 "$OUT/check.err")"; return; }
-	if msg=$(python3 - "$OUT/check.json" "$OUT/fixture.json" "$out" 2>&1 <<'EOF'
+	if msg=$(pycheck "$OUT/check.json" "$OUT/fixture.json" "$out" 2>&1 <<'EOF'
 import json, re, sys
 c = json.load(open(sys.argv[1]))["node"]["interrupts"]["entry_cost_ns"]
 assert isinstance(c, int) and 100 <= c <= 1000000, "entry_cost_ns %r" % c
@@ -157,7 +157,7 @@ assert k and k[0]['cpu'] == $SRV_CPU, 'no KSOFTIRQD row on CPU $SRV_CPU: %r' % s
 assert k[0]['count'] >= 10 and k[0]['ns'] > 0, k
 # what it adds is in the requests' softirq (--slow 1us: every request is
 # reported; a wait of a busy span outside any request may add a little)
-soft = sum(r['ns']['softirq'] for r in reqs)
+soft = sum(num(r, 'softirq') for r in reqs)
 assert k[0]['ns'] <= soft * 1.1 + 1e6, 'KSOFTIRQD %d ns, the requests hold %d ns of softirq' % (k[0]['ns'], soft)
 "
 	cleanup
@@ -204,7 +204,7 @@ assert n <= 0.1 * local['requests'], '%d backlog waits for %d requests queued on
 n, ns = waits(summ)
 assert summ['requests'] > 1000, '%d requests' % summ['requests']
 assert n >= 0.9 * summ['requests'], '%d backlog waits for %d requests' % (n, summ['requests'])
-soft = sum(r['ns']['softirq'] for r in reqs)
+soft = sum(num(r, 'softirq') for r in reqs)
 assert soft >= 0.9 * ns, 'requests hold %d ns of softirq, their backlog waits %d ns' % (soft, ns)
 "
 	cleanup

@@ -28,7 +28,7 @@ test_nic() {
 	ip -d -j link show "$host" >"$OUT/ip.json" 2>"$OUT/ip.err"
 	./latwhy check --sample 0 --json >"$OUT/check.json" 2>"$OUT/check.err"
 	./latwhy check --sample 0 >"$OUT/check.txt" 2>>"$OUT/check.err"
-	if msg=$(python3 - "$OUT" "$host" 2>&1 <<'EOF'
+	if msg=$(pycheck "$OUT" "$host" 2>&1 <<'EOF'
 import glob, json, os, sys
 out, host = sys.argv[1], sys.argv[2]
 net = json.load(open(out + '/check.json'))['node']['network']

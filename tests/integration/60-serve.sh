@@ -254,7 +254,7 @@ test_serve_sample() {
 		cleanup
 		return
 	fi
-	if msg=$(python3 - "$mport" "$lpid" 2>&1 <<'EOF'
+	if msg=$(pycheck "$mport" "$lpid" 2>&1 <<'EOF'
 import json, os, subprocess, sys, time, urllib.request
 port, pid = sys.argv[1], int(sys.argv[2])
 REQ = 'latwhy_requests_total{target="lat_server"}'
@@ -470,7 +470,7 @@ test_serve_counts() {
 	fi
 	f=$caps/$(dir_names "$caps" | head -1)
 	./latwhy report --json "$f" >"$OUT/counts.json" 2>"$OUT/counts.err"
-	if msg=$(python3 - "$OUT/metrics3.txt" "$OUT/counts.json" 2>&1 <<'EOF'
+	if msg=$(pycheck "$OUT/metrics3.txt" "$OUT/counts.json" 2>&1 <<'EOF'
 import json, sys
 m = dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in open(sys.argv[1]).read().splitlines()
                                     if l and not l.startswith("#")))

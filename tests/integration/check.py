@@ -60,7 +60,13 @@ def window_counts(lat_t):
 
 def trace_checks(path):
     """What every test checks of a trace; its objects into G."""
-    lines = [json.loads(l) for l in open(path) if l.strip()]
+    lines = []
+    for n, l in enumerate(open(path), 1):
+        if l.strip():
+            try:
+                lines.append(json.loads(l))
+            except ValueError as e:
+                raise AssertionError("%s line %d is not JSON (%s): %.80s" % (path, n, e, l.strip()))
     reqs = [o for o in lines if o["type"] == "request"]
     summs = [o for o in lines if o["type"] == "summary"]
     G.update(lines=lines, reqs=reqs, summs=summs)
@@ -91,8 +97,8 @@ def fail_line(e, code):
     if where:
         src = code.splitlines()[where[-1].lineno - 1].strip()
         return "%s (check line %d: %s)" % (last, where[-1].lineno, src)
-    here = traceback.extract_tb(e.__traceback__)[-1]
-    return "%s (check.py line %d, in %s)" % (last, here.lineno, here.name)
+    here = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == __file__]
+    return "%s (check.py line %d, in %s)" % (last, here[-1].lineno, here[-1].name) if here else last
 
 
 G = {"__name__": "__main__", "json": json, "sys": sys, "num": num, "req_name": req_name,

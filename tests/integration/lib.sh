@@ -109,49 +109,25 @@ start_client() {
 }
 
 # check NAME PYTHON: run python asserts over $OUT/trace.json (NDJSON) as
-# `reqs` (list of request objects) and `summ` (the summary object).
+# `reqs` (list of request objects) and `summ` (the summary object), after the
+# checks every trace gets (check.py: one summary, few incomplete requests,
+# each request's buckets adding up to its latency). num(r, BUCKET) reads a
+# request's bucket as a number: a null fails, naming the request.
 check() {
 	local name=$1 code=$2 msg
-	if msg=$(python3 - "$OUT/trace.json" 2>&1 <<EOF
-import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-reqs = [o for o in lines if o["type"] == "request"]
-summs = [o for o in lines if o["type"] == "summary"]
-assert len(summs) == 1, "expected one summary line, got %d" % len(summs)
-summ = summs[0]
-def window_counts(lat_t):
-    """The requests that ended inside latwhy's window, less 50 ms at each
-    end: counted in latwhy's records (--slow 1us: all of them) and in the
-    client's replies (lat_client -t). The same requests, however much the
-    traced stretch slowed the client: its mean rate over the whole run is
-    no measure of what latwhy's window held (23% apart once)."""
-    lo = min(r["start_ns"] for r in reqs) + 50000000
-    hi = max(r["start_ns"] + r["latency_ns"] for r in reqs) - 50000000
-    lw = sum(1 for r in reqs if lo <= r["start_ns"] + r["latency_ns"] < hi)
-    cl = sum(1 for f in (l.split() for l in open(lat_t))
-             if len(f) == 2 and f[0].isdigit() and lo <= int(f[0]) + int(f[1]) < hi)
-    return lw, cl
-inc = [r for r in reqs if r.get("incomplete")]
-# A missed scheduler transition (rare: up to 0.1% of requests under load)
-# marks every request its thread holds open, and an event loop holds many:
-# in arrival (16 connections), 2 misses in 35678 requests marked 14 of 44
-# slow records. At most 1% of the records, or 0.1% of all requests traced.
-assert len(inc) <= max(0.01 * len(reqs), 0.001 * summ["requests"]), \
-    "%d incomplete requests of %d records (%d requests)" % (len(inc), len(reqs), summ["requests"])
-for r in reqs:
-    if r.get("handed_off"):  # answered by another thread: no split by design
-        continue
-    # frequency is a part of run, idle_polled of idle, irq_entry of irq;
-    # incomplete ones too
-    s = sum(v for k, v in r["ns"].items() if k not in ("frequency", "idle_polled", "irq_entry"))
-    assert abs(s - r["latency_ns"]) <= 0.01 * r["latency_ns"], "breakdown != latency: %s" % r
-$code
-EOF
-	); then
+	if msg=$(python3 tests/integration/check.py trace "$OUT/trace.json" 2>&1 <<<"$code"); then
 		pass "$name"
 	else
 		fail "$name" "$(echo "$msg" | tail -1)"
 	fi
+}
+
+# pycheck [ARG ...]: the python script on stdin, run as `python3 - ARG ...`
+# would run it, with check's helpers (num) and its last line on a failure:
+# what failed (an assertion's message, or the line that raised), never a
+# traceback
+pycheck() {
+	python3 tests/integration/check.py run "$@"
 }
 
 # as_nobody CMD...: run CMD as an unprivileged user (report needs no root)
@@ -186,7 +162,7 @@ EOF
 serve_check() {
 	local name=$1 file=$2 prev=/dev/null msg
 	[ $# -eq 4 ] && { prev=$3; shift; }
-	if msg=$(python3 - "$file" "$prev" 2>&1 <<EOF
+	if msg=$(pycheck "$file" "$prev" 2>&1 <<EOF
 import sys
 def samples(path):
     return dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in open(path).read().splitlines()
