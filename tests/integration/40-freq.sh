@@ -5,22 +5,31 @@
 # shellcheck source=tests/integration/lib.sh
 declare -F start_server >/dev/null || . tests/integration/lib.sh
 
-# cpu_frequency events injected into the loaded program on the server's CPU.
+# cpu_frequency events injected into the loaded program on the server's CPU:
+# this test's latwhy's own lw_cpu_freq (held_prog: the program ids in its
+# fdinfo), not the newest of the name, which another latwhy loaded at the
+# time would be (CI once fed one, and this trace had no clock data at all).
 test_freq() {
+	local lw id err rc
 	start_server "$SRV_CPU" || { no_server freq; return; }
 	start_client 8
+	: >"$OUT/latwhy.err" # a last run's banner would match at once
 	./latwhy -p "$SPID" -d 5s -j --slow 1us --ref-mhz 2000 >"$OUT/trace.json" 2>"$OUT/latwhy.err" &
-	local lw=$!
-	sleep 1.5
+	lw=$!
+	# attached (~1.2 s here), and half a second of requests before any clock
+	if ! wait_for "$OUT/latwhy.err" '^latwhy: tracing pid' "$lw" 20 || ! id=$(held_prog "$lw" lw_cpu_freq); then
+		fail freq "latwhy holds no lw_cpu_freq program: $(tail -1 "$OUT/latwhy.err")"
+		wait "$lw"
+		cleanup
+		return
+	fi
+	sleep 0.5
 	# 1000 MHz of a 2000 MHz reference: half of each run is lost.
-	"$T/lw_freqinject" "$SRV_CPU" 1000000 >"$OUT/inject.out" 2>&1
+	"$T/lw_freqinject" -I "$id" "$SRV_CPU" 1000000 >"$OUT/inject.out" 2>&1
 	sleep 1.5
 	# back up, by program id and twice (-I, -r: make bench's way of
 	# feeding each latwhy and its floor)
-	local id err rc
-	id=$(bpftool -j prog show name lw_cpu_freq 2>/dev/null | python3 -c \
-		'import json, sys; j = json.load(sys.stdin); print(max(p["id"] for p in (j if isinstance(j, list) else [j])))')
-	"$T/lw_freqinject" -I "${id:-0}" -r 2 "$SRV_CPU" 2000000 >>"$OUT/inject.out" 2>&1
+	"$T/lw_freqinject" -I "$id" -r 2 "$SRV_CPU" 2000000 >>"$OUT/inject.out" 2>&1
 	err=$("$T/lw_freqinject" -I 2147483647 "$SRV_CPU" 2000000 2>&1)
 	rc=$?
 	wait "$lw"
