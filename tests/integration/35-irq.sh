@@ -100,6 +100,12 @@ test_rps() {
 	[ -w "$rps" ] || { skip rps "$rps not writable (kernel without RPS?)"; return; }
 	start_server "$SRV_CPU" || { no_server rps; return; }
 	start_client 14
+	# The fix below writes rps_cpus itself, and the injector's restore on
+	# its exit covers that only while it runs: when latwhy's two starts
+	# outlast its 12 s, the fix came after and lo stayed steered to the
+	# other CPU for every later test. Saved before inject.sh saves its own
+	# copy: cleanup puts this one back last.
+	set_knob "$rps" "$(cat "$rps")"
 	tools/inject.sh softirq "$SRV_CPU" 12 >"$OUT/inject.out" 2>&1 &
 	PIDS+=("$!")
 	sleep 1
