@@ -4,6 +4,8 @@
 #   make test     install missing packages, build, run unit, browser + integration tests
 #   make demo     install missing packages, build, run latwhy on the built-in demo
 #   make bench    benchmarks (print, never fail)
+#   make unit T=engine              one unit test: build/tests/test_engine
+#   make integration TESTS="a b"    those integration tests (run.sh --list)
 
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
@@ -78,6 +80,12 @@ $(BUILD)/tools/%: tools/%.c tools/lab.h | $(BUILD)/tools
 # drives latwhy's loaded cpu_frequency program with BPF_PROG_TEST_RUN
 $(BUILD)/tools/lw_freqinject: TOOL_LIBS := -lbpf -lelf -lz
 
+# make unit T=NAME: build/tests/test_NAME alone (tests/unit/test_NAME.c), built
+# first; without T every unit binary, then the capture and tool checks. T and
+# (for integration) TESTS count when given on make's command line only: an
+# environment's T or TESTS never narrows make test.
+UNIT_T := $(if $(filter command line,$(origin T)),$(patsubst test_%,%,$(T)))
+ifeq ($(UNIT_T),)
 unit: $(UNIT_BINS) latwhy $(BUILD)/tests/lw_http_serve
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 	@echo "== tests/captures/check.sh"; tests/captures/check.sh
@@ -85,6 +93,11 @@ unit: $(UNIT_BINS) latwhy $(BUILD)/tests/lw_http_serve
 	@echo "== tests/tools/test_lab.sh"; tests/tools/test_lab.sh
 	@echo "== tests/tools/test_systemd.sh"; tests/tools/test_systemd.sh
 	@echo "== tests/tools/test_http.py"; python3 tests/tools/test_http.py $(BUILD)/tests/lw_http_serve
+else
+unit: $(filter $(BUILD)/tests/test_$(UNIT_T),$(UNIT_BINS))
+	@[ -n "$^" ] || { echo "make unit: no unit test '$(T)': T is one of $(patsubst $(BUILD)/tests/test_%,%,$(UNIT_BINS))" >&2; exit 2; }
+	@echo "== $^"; $^
+endif
 
 # serve's HTTP endpoint without a tracer, for tests/tools/test_http.py
 $(BUILD)/tests/lw_http_serve: tests/tools/lw_http_serve.c $(BUILD)/liblatwhy.a | $(BUILD)/tests
@@ -101,8 +114,10 @@ browser: latwhy
 $(BUILD)/tests/uprobe_target: tests/integration/uprobe_target.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) $< -o $@
 
+# make integration TESTS="NAME ...": those alone (tests/integration/run.sh
+# --list names them all)
 integration: latwhy $(TOOL_BINS) $(BUILD)/tests/uprobe_target
-	@tests/integration/run.sh
+	@tests/integration/run.sh $(if $(filter command line,$(origin TESTS)),$(TESTS))
 
 test: deps
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)

@@ -149,6 +149,18 @@ free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# held_prog PID NAME: the id of the BPF program NAME (bpftool's name: the
+# first 15 characters) that process PID holds open, by the prog_id lines of
+# its fds' fdinfo: that latwhy's own program, not merely the newest of the
+# name (another latwhy loaded at the time would be fed instead). Fails when
+# PID holds none.
+held_prog() {
+	local held loaded
+	held=$(awk '/^prog_id:/ { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u)
+	loaded=$(bpftool prog show name "$2" 2>/dev/null | sed -n 's/^\([0-9]*\): .*/\1/p' | sort -u)
+	comm -12 <(echo "$held") <(echo "$loaded") | grep -m1 .
+}
+
 # CPU lists changed by set_affinity and their old values, restored by
 # restore_affinity (newest first), which the caller's EXIT trap must call.
 LAB_AFF_TIDS=()

@@ -22,16 +22,6 @@ PIDS=()
 QCG=
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; wait; rm -rf "$WORK"; [ -z "$QCG" ] || rmdir "$QCG"' EXIT
 
-# rec_freq_prog PID: the id of the lw_cpu_freq program latwhy PID holds open
-# (its fds' fdinfo), not merely the newest one: other latwhy runs may be
-# loaded on this machine too.
-rec_freq_prog() {
-	local held loaded
-	held=$(awk '/^prog_id:/ { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -u)
-	loaded=$(bpftool prog show name lw_cpu_freq 2>/dev/null | sed -n 's/^\([0-9]*\): .*/\1/p' | sort -u)
-	comm -12 <(echo "$held") <(echo "$loaded") | grep -m1 .
-}
-
 # feed_clock PID: once latwhy PID records, the client's CPU at full clock
 # (the --ref-mhz reference), the server's at full clock and 200 ms later at
 # 800 MHz for the rest of the capture: a clock per CPU. No cpufreq driver
@@ -39,7 +29,7 @@ rec_freq_prog() {
 feed_clock() {
 	local id ref=$((FREQ_REF_MHZ * 1000))
 	wait_for "$WORK/record.err" '^latwhy: recording pid' "$1" 20 || return 1
-	id=$(rec_freq_prog "$1") || { echo "make.sh: latwhy $1 holds no lw_cpu_freq program" >&2; return 1; }
+	id=$(held_prog "$1" lw_cpu_freq) || { echo "make.sh: latwhy $1 holds no lw_cpu_freq program" >&2; return 1; }
 	{ "$T/lw_freqinject" -I "$id" "$CLI_CPU" "$ref" &&
 		"$T/lw_freqinject" -I "$id" -i 200 "$SRV_CPU" "$ref" 800000; } >"$WORK/freq.log" 2>&1 ||
 		{ echo "make.sh: lw_freqinject failed: $(tail -1 "$WORK/freq.log")" >&2; return 1; }

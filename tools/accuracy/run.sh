@@ -587,7 +587,7 @@ run_scenario() {
 # stepping the clock down and back up as powersave would; the lab baseline's
 # server, no other interference. Every request is emitted (--slow 1us).
 run_freq() {
-	local name=freq d ref=2000000
+	local name=freq d ref=2000000 id
 	d=$WORK/$name
 	mkdir -p "$d"
 	wait_quiet "$name"
@@ -601,7 +601,9 @@ run_freq() {
 	sleep 0.5
 	# one step every SECS/8 s: full clock, down in three steps, up in three
 	echo "ref_khz=$ref" >"$d/freq.log"
-	taskset -c "$HLP_CPU" "$T/lw_freqinject" -i $((SECS * 1000 / 8)) "$SRV_CPU" \
+	# this run's latwhy's program, not the newest lw_cpu_freq (lab.sh)
+	id=$(held_prog "$LWPID" lw_cpu_freq) || die "latwhy $LWPID holds no lw_cpu_freq program"
+	taskset -c "$HLP_CPU" "$T/lw_freqinject" -I "$id" -i $((SECS * 1000 / 8)) "$SRV_CPU" \
 		$ref 1600000 1200000 800000 1200000 1600000 $ref >>"$d/freq.log" 2>&1 ||
 		die "lw_freqinject failed: $(tail -1 "$d/freq.log")"
 	wait_client "$d" lab

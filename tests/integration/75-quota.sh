@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# quota.sh - CFS bandwidth control: a lab server under a CPU quota below its
+# 75-quota.sh - CFS bandwidth control: a lab server under a CPU quota below its
 # load. Its throttled time is `quota`, with the quota's fix, never `idle` or
 # `sched` with theirs (haltpoll, a CPU move). Sourced by the runner: it uses
 # the runner's start_server, start_client, check, pass, fail, skip, cleanup.

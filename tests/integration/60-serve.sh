@@ -1,0 +1,502 @@
+# shellcheck shell=bash
+# 60-serve.sh - serve: /metrics, Prometheus, sampling, hindsight captures, cause counts
+# Sourced by run.sh, which runs each test_NAME function below in the order
+# they are defined (see run.sh); the helpers come from lib.sh.
+# shellcheck source=tests/integration/lib.sh
+declare -F start_server >/dev/null || . tests/integration/lib.sh
+
+# serve_http PORT METHOD PATH: the status latwhy serve answers with.
+serve_http() {
+	python3 - "$@" <<'EOF'
+import sys, urllib.error, urllib.request
+port, method, path = sys.argv[1:4]
+req = urllib.request.Request("http://127.0.0.1:%s%s" % (port, path), method=method,
+                             data=b"x" if method == "POST" else None)
+try:
+    print(urllib.request.urlopen(req, timeout=5).status)
+except urllib.error.HTTPError as e:
+    print(e.code)
+EOF
+}
+
+# serve_prom PORT QUERY COND [SECONDS]: query a Prometheus server until the
+# python COND holds over r (the result vector: [{"metric":..,"value":..}]).
+serve_prom() {
+	python3 - "$@" <<'EOF'
+import json, sys, time, urllib.parse, urllib.request
+port, query, cond = sys.argv[1:4]
+end = time.time() + float(sys.argv[4] if len(sys.argv) > 4 else 40)
+r = None
+while time.time() < end:
+    try:
+        u = "http://127.0.0.1:%s/api/v1/query?query=%s" % (port, urllib.parse.quote(query))
+        r = json.load(urllib.request.urlopen(u, timeout=5))["data"]["result"]
+        if eval(cond):
+            sys.exit(0)
+    except (OSError, ValueError, KeyError):
+        pass
+    time.sleep(1)
+print("%s: %s" % (query, r))
+sys.exit(1)
+EOF
+}
+
+# A real Prometheus on loopback scraping latwhy serve every second: sets PROM
+# (its port) and adds it to PIDS; fails when it does not come up.
+serve_start_prom() {
+	local mport=$1
+	PROM=$(free_port)
+	cat >"$OUT/prom.yml" <<EOF
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: latwhy
+    static_configs:
+      - targets: ["127.0.0.1:$mport"]
+EOF
+	prometheus --config.file="$OUT/prom.yml" --storage.tsdb.path="$OUT/prom" \
+		--web.listen-address="127.0.0.1:$PROM" >"$OUT/prom.log" 2>&1 &
+	PIDS+=("$!")
+	wait_for "$OUT/prom.log" "Server is ready to receive web requests" "$!" 30
+}
+
+# serve_as DIR ARGS...: latwhy ARGS (exec'd: $! is latwhy's pid) as nobody
+# with only CAP_BPF and CAP_PERFMON, from a copy in DIR nobody may run;
+# as root where setpriv or the kernel cannot.
+serve_as() {
+	local dir=$1
+	shift
+	if setpriv --help 2>/dev/null | grep -q -- --ambient-caps &&
+		caps_nobody +bpf,+perfmon && setpriv "${SETPRIV[@]}" true 2>/dev/null; then
+		mkdir -p "$dir" && chmod 711 "$OUT" && chmod 755 "$dir" && cp latwhy "$dir/"
+		exec setpriv "${SETPRIV[@]}" "$dir/latwhy" "$@"
+	fi
+	exec ./latwhy "$@"
+}
+
+SERVE_REQ='latwhy_requests_total{target="lat_server"}'
+SERVE_SCHED='latwhy_slow_requests_total{target="lat_server",cause="sched"}'
+
+# The scrape of a serve that traced lat_server: every family, the histogram
+# against the request count, promtool's linter.
+serve_check_first() {
+	local out
+	serve_check serve_metrics "$OUT/metrics1.txt" '
+REQ = "latwhy_requests_total{target=\"lat_server\"}"
+assert m[REQ] > 0, m[REQ]
+causes = ["frequency", "irq", "thp", "sched", "idle", "none"]
+for fam in ("latwhy_slow_requests_total", "latwhy_slow_request_seconds_total"):
+    for c in causes:
+        k = "%s{target=\"lat_server\",cause=\"%s\"}" % (fam, c)
+        assert k in m, k
+assert sum(m["latwhy_slow_requests_total{target=\"lat_server\",cause=\"%s\"}" % c] for c in causes) > 0
+inf = m["latwhy_request_duration_seconds_bucket{target=\"lat_server\",le=\"+Inf\"}"]
+assert inf == m["latwhy_request_duration_seconds_count{target=\"lat_server\"}"]
+# the histogram and the ticks count the same requests, one interval apart at most
+assert abs(inf - m[REQ]) <= 0.2 * m[REQ], (inf, m[REQ])
+bk = [v for k, v in m.items() if k.startswith("latwhy_request_duration_seconds_bucket")]
+assert bk == sorted(bk), "buckets not cumulative"
+for k in ("latwhy_events_dropped_total", "latwhy_irqbalance_running",
+          "latwhy_process_cpu_seconds_total", "latwhy_process_resident_memory_bytes"):
+    assert k in m, k
+thp = open("/sys/kernel/mm/transparent_hugepage/enabled").read().split("[")[1].split("]")[0]
+assert m["latwhy_thp_enabled_info{mode=\"%s\"}" % thp] == 1, thp
+kd = "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag"
+assert m["latwhy_khugepaged_defrag"] == int(open(kd).read()), m["latwhy_khugepaged_defrag"]
+assert any(k.startswith("latwhy_build_info{") for k in m)
+assert m["latwhy_sampling_active"] == 1
+import re
+assert not re.search(r"[{,]pid=", text), "a pid label"
+for fam in set(l.split()[2] for l in text.splitlines() if l.startswith("# TYPE")):
+    assert text.count("# TYPE %s " % fam) == 1 and text.count("# HELP %s " % fam) == 1, fam
+'
+	# promtool's linter on the scrape, and the Prometheus files' own checks
+	if ! command -v promtool >/dev/null; then
+		skip serve_promtool "promtool not installed"
+	elif out=$(tools/prometheus/check.sh "$OUT/metrics1.txt" 2>&1); then
+		pass serve_promtool
+	else
+		fail serve_promtool "$(echo "$out" | grep -A2 FAIL | head -3 | tr '\n' ' ')"
+	fi
+}
+
+# What the endpoint refuses, and a second serve on the same port.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+serve_check_http() {
+	local mport=$1 codes out rc
+	codes="$(serve_http "$mport" GET /) $(serve_http "$mport" GET /nope) $(serve_http "$mport" POST /metrics) $(serve_http "$mport" DELETE /)"
+	[ "$codes" = "200 404 405 405" ] && pass serve_http || fail serve_http "GET / /nope, POST /metrics, DELETE /: $codes"
+	out=$(./latwhy serve --comm lat_server --listen "127.0.0.1:$mport" 2>&1); rc=$?
+	[ $rc -eq 1 ] && [ "$out" = "latwhy: cannot listen on 127.0.0.1:$mport: Address already in use" ] &&
+		pass serve_port_in_use || fail serve_port_in_use "rc=$rc out=$out"
+}
+
+# latwhy serve --comm lat_server: /metrics for Prometheus, its refusals, a
+# port in use, and the server restarted with a new pid: waited for, traced
+# again, every counter going on under the same target. With Prometheus
+# installed, a real one scrapes it through the restart. Always attached
+# (--sample off): serve_sample tests the duty cycle.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_serve() {
+	local mport lpid cpid r1 s0 a0 rc PROM=
+	mport=$(free_port)
+	start_server "$SRV_CPU" || { no_server serve; return; }
+	start_client 60
+	cpid=${PIDS[-1]}
+	# as it runs in production: an unprivileged user holding CAP_BPF and
+	# CAP_PERFMON alone (tools/systemd/latwhy.service), where setpriv can
+	: >"$OUT/serve.err" # its last run's lines would match at once
+	serve_as "$OUT/pub" serve --comm lat_server --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve.err" "serving http" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$SERVE_REQ', 0) > 0 and any(v for k, v in m.items() if k.startswith('latwhy_slow_requests_total'))" 30; then
+		fail serve "nothing traced: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	grep -q "^latwhy: tracing comm lat_server (1 process)$" "$OUT/serve.err" ||
+		fail serve_target "not the test's server alone: $(cat "$OUT/serve.err")"
+	if [ "$(awk '/^Uid:/ {print $2}' "/proc/$lpid/status")" = 65534 ]; then
+		pass serve_unprivileged
+	else
+		skip serve_unprivileged "setpriv or the kernel cannot grant CAP_BPF+CAP_PERFMON alone: serve ran as root"
+	fi
+	serve_check_first
+	serve_check_http "$mport"
+	if command -v prometheus >/dev/null; then
+		serve_start_prom "$mport" || fail serve_prometheus "did not start: $(tail -1 "$OUT/prom.log")"
+	fi
+	r1=$(awk -v k="$SERVE_REQ" '$1 == k {print $2}' "$OUT/metrics1.txt")
+	stop_child "$cpid" # the client, then the server: its next one has a new pid
+	stop_child "$SPID"
+	if ! wait_for "$OUT/serve.err" "^latwhy: a process named lat_server is gone: waiting for it to come back$" "$lpid" 10; then
+		fail serve_restart "no word of the exit: $(tail -1 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	start_server "$SRV_CPU" || { no_server serve_restart; return; }
+	start_client 30
+	wait_for "$OUT/serve.err" "^latwhy: a process named lat_server is back: traced again$" "$lpid" 10 ||
+		fail serve_target "the restarted server ($SPID) not traced: $(tail -1 "$OUT/serve.err")"
+	# the old run's last records are published at its end: wait for the new
+	# tracer's (sampling again) before judging the counters
+	if ! serve_scrape "$mport" "$OUT/metrics2.txt" \
+		"m.get('$SERVE_REQ', 0) > $r1 + 100 and m.get('latwhy_sampling_active') == 1" 30; then
+		fail serve_restart "the counters did not go on: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	serve_check serve_restart "$OUT/metrics2.txt" "$OUT/metrics1.txt" '
+for k, v in p.items():
+    if k.split("{")[0].endswith(("_total", "_bucket", "_count", "_sum")):
+        assert k in m, "gone after the restart: " + k
+        assert m[k] >= v, "%s went back: %s -> %s" % (k, v, m[k])
+assert not [k for k in m if "target=" in k and "target=\"lat_server\"" not in k]
+assert m["latwhy_sampling_active"] == 1
+'
+	# an injected cause: a hog on the server's CPU; its slow requests rise
+	# under cause="sched", the scrape's and (below) Prometheus's
+	# (at least 10 more, and most of the slow requests since: the running
+	# p99 adapts to the hog, so about 1% of its requests stay slow, past
+	# the first seconds: 10 s of it gave 17 to 65 here)
+	s0=$(awk -v k="$SERVE_SCHED" '$1 == k {print $2}' "$OUT/metrics2.txt")
+	a0=$(awk '$1 ~ /^latwhy_slow_requests_total\{/ {n += $2} END {print n + 0}' "$OUT/metrics2.txt")
+	"$T/lw_hog" -C "$SRV_CPU" -d 15 &
+	PIDS+=("$!")
+	serve_scrape "$mport" "$OUT/metrics3.txt" "(lambda d, a: d >= 10 and d >= 0.5 * a)(m.get('$SERVE_SCHED', 0) - ${s0:-0}, sum(v for k, v in m.items() if k.startswith('latwhy_slow_requests_total{')) - $a0)" 30 &&
+		pass serve_cause || fail serve_cause "sched slow requests ${s0:-?} -> $(awk -v k="$SERVE_SCHED" '$1 == k {print $2}' "$OUT/metrics3.txt") of all slow $a0 -> $(awk '$1 ~ /^latwhy_slow_requests_total\{/ {n += $2} END {print n + 0}' "$OUT/metrics3.txt")"
+	if [ -n "$PROM" ]; then
+		serve_prom "$PROM" "$SERVE_SCHED" "r and float(r[0]['value'][1]) >= ${s0:-0} + 10" 40 &&
+			serve_prom "$PROM" "latwhy_irqbalance_running" "r and int(float(r[0]['value'][1])) == $(pgrep -x irqbalance >/dev/null && echo 1 || echo 0)" 10 &&
+			serve_prom "$PROM" "$SERVE_REQ" "r and float(r[0]['value'][1]) > $r1 + 100" 40 &&
+			serve_prom "$PROM" "resets(${SERVE_REQ}[5m])" "r and float(r[0]['value'][1]) == 0" 10 &&
+			serve_prom "$PROM" "latwhy_thp_enabled_info" "r and r[0]['metric']['mode'] == open('/sys/kernel/mm/transparent_hugepage/enabled').read().split('[')[1].split(']')[0]" 10 &&
+			pass serve_prometheus || fail serve_prometheus "$(tail -1 "$OUT/prom.log")"
+	fi
+	# SIGTERM to serve and its target at once (a node shutting down): serve
+	# stops, also when its trace saw the target go first
+	kill -TERM "$SPID" "$lpid"
+	for _ in $(seq 100); do kill -0 "$lpid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$lpid" 2>/dev/null; then
+		fail serve_stop "still running 10 s after SIGTERM: $(tail -1 "$OUT/serve.err")"
+	else
+		wait "$lpid"
+		rc=$?
+		[ $rc -eq 0 ] && pass serve_stop || fail serve_stop "latwhy serve exited $rc on SIGTERM"
+	fi
+	cleanup
+}
+
+# latwhy serve --sample 2s/4s against the lab server, scraped every 0.25 s for
+# about 10 s, each scrape taken twice around a look at latwhy's own fds
+# (/proc/PID/fdinfo: link_id, prog_id) and bpftool's link and prog lists:
+# sampling_active goes 1 and 0; while 0, latwhy holds no link and bpftool
+# lists none of the links it held while on, its programs stay loaded, the
+# request and attached-seconds counters stand still and the node gauges are
+# there; while 1 it holds links. Only samples whose neighbours agree are
+# judged: a change between two looks is not a disagreement. No request is
+# over 1 s: none spans a detached stretch.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_serve_sample() {
+	local mport lpid msg
+	mport=$(free_port)
+	# ~4 ms of work a request: a detach nearly always lands inside one
+	start_server "$SRV_CPU" -w 2500000 || { no_server serve_sample; return; }
+	start_client 40
+	: >"$OUT/serve.err" # its last run's lines would match at once
+	./latwhy serve -p "$SPID" --sample 2s/4s --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve.err" "^latwhy: tracing pid $SPID (lat_server)$" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$SERVE_REQ', 0) > 0" 20; then
+		fail serve_sample "nothing traced: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	if msg=$(pycheck "$mport" "$lpid" 2>&1 <<'EOF'
+import json, os, subprocess, sys, time, urllib.request
+port, pid = sys.argv[1], int(sys.argv[2])
+REQ = 'latwhy_requests_total{target="lat_server"}'
+ATT = "latwhy_sampling_attached_seconds_total"
+def scrape():
+    t = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5).read().decode()
+    return dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in t.splitlines()
+                                          if l and not l.startswith("#")))
+def own(kind):
+    ids = set()
+    for fd in os.listdir("/proc/%d/fdinfo" % pid):
+        try:
+            for l in open("/proc/%d/fdinfo/%s" % (pid, fd)):
+                if l.startswith(kind + ":"):
+                    ids.add(int(l.split()[1]))
+        except OSError:
+            pass
+    return ids
+def bpftool(what):
+    # an object that went away while bpftool listed is an {"error": ...}
+    out = subprocess.run(["bpftool", "-j", what, "show"], capture_output=True, text=True).stdout
+    return set(o["id"] for o in json.loads(out or "[]") if "id" in o)
+S = []
+end = time.time() + 10
+while time.time() < end:
+    a = scrape()
+    links, progs = own("link_id"), own("prog_id")
+    blinks, bprogs = bpftool("link"), bpftool("prog")
+    b = scrape()
+    if a["latwhy_sampling_active"] == b["latwhy_sampling_active"] and a[ATT] == b[ATT]:
+        S.append(dict(on=b["latwhy_sampling_active"] == 1, req=b[REQ], att=b[ATT], links=links,
+                      progs=progs, blinks=blinks, bprogs=bprogs, m=b))
+    else:
+        S.append(None)
+    time.sleep(0.25)
+on = [s for s in S if s and s["on"]]
+off = [s for s in S if s and not s["on"]]
+assert on and off, "sampling_active never %d" % (0 if not off else 1)
+seen = set().union(*(s["links"] for s in on))
+judged = {True: 0, False: 0}
+for i in range(1, len(S) - 1):
+    p, s, n = S[i - 1], S[i], S[i + 1]
+    if not (p and s and n) or not (p["on"] == s["on"] == n["on"]):
+        continue
+    judged[s["on"]] += 1
+    if s["on"]:
+        assert s["links"] and s["links"] <= s["blinks"], "attached: links %s" % s["links"]
+        continue
+    assert not s["links"], "detached but holding links %s" % s["links"]
+    assert not (seen & s["blinks"]), "bpftool still lists links %s" % (seen & s["blinks"])
+    assert s["progs"] and s["progs"] <= s["bprogs"], "its programs are not loaded while off"
+    assert p["req"] == s["req"] == n["req"], "requests grew while off: %s %s %s" % (p["req"], s["req"], n["req"])
+    assert p["att"] == s["att"] == n["att"], "attached seconds grew while off"
+    for k in ("latwhy_irqbalance_running", "latwhy_process_resident_memory_bytes"):
+        assert k in s["m"], k + " missing while off"
+    assert any(k.startswith("latwhy_thp_enabled_info{") for k in s["m"]), "THP gauge missing while off"
+assert judged[True] >= 2 and judged[False] >= 2, "too few samples judged: %s" % judged
+# no request spans a detached stretch (2 s): their state is started afresh
+# after it, so none is longer than the lab server's own (ms)
+last = [s for s in S if s][-1]["m"]
+H = 'latwhy_request_duration_seconds_bucket{target="lat_server",le="%s"}'
+assert last[H % "1.073741824"] == last[H % "+Inf"], \
+    "%d requests over 1 s" % (last[H % "+Inf"] - last[H % "1.073741824"])
+# the requests grew from one off stretch to the next: counted while on
+offs = [s["req"] for s in off]
+assert offs[-1] > offs[0], "requests did not grow between off stretches: %s" % offs
+print("%d samples, %d on and %d off judged; requests %d -> %d; attached %.1f s" %
+      (len(S), judged[True], judged[False], offs[0], offs[-1], [s for s in S if s][-1]["att"]))
+EOF
+	); then
+		pass serve_sample
+		echo "   $msg"
+	else
+		fail serve_sample "$(echo "$msg" | tail -1)"
+	fi
+	cleanup
+}
+
+# dir_names DIR: the names in DIR, one a line, sorted
+dir_names() {
+	find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort
+}
+
+# serve_capture_report NAME FILE: latwhy report of FILE as nobody, from a
+# copy of latwhy in $OUT/pub, into $OUT/NAME.rep (stderr in .err).
+serve_capture_report() {
+	local pub=$OUT/pub
+	mkdir -p "$pub" && chmod 711 "$OUT" && chmod 755 "$pub" "$(dirname "$2")" && cp latwhy "$pub/"
+	chmod 644 "$2"
+	as_nobody "$pub/latwhy" report "$2" >"$OUT/$1.rep" 2>"$OUT/$1.err"
+}
+
+# Hindsight captures: serve --capture-dir keeps a 10 s window; SIGUSR1
+# writes it (the stderr line, the file, the counter, a report as nobody of
+# 10 s with requests in it), a second one inside --capture-min-interval is
+# refused with one line; then a trigger on sched time fires once lw_hog
+# shares the server's CPU, the capture named and reasoned sched, its report
+# blaming lw_hog, the directory capped at 2 files.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_serve_capture() {
+	local mport lpid caps=$OUT/caps caps2=$OUT/caps2 f out n secs rc
+	mport=$(free_port)
+	start_server "$SRV_CPU" || { no_server serve_capture; return; }
+	start_client 60
+	: >"$OUT/serve.err" # its last run's lines would match at once
+	./latwhy serve -p "$SPID" --sample off --listen "127.0.0.1:$mport" --capture-dir "$caps" \
+		--capture-window 10s >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve.err" "^latwhy: tracing pid $SPID (lat_server)$" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$SERVE_REQ', 0) > 0" 30; then
+		fail serve_capture "nothing traced: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	sleep 12 # more than the window: the capture holds its last 10 s only
+	kill -USR1 "$lpid"
+	if ! wait_for "$OUT/serve.err" "^latwhy: wrote $caps/latwhy-lat_server-[0-9]\{8\}T[0-9]\{6\}Z-signal\.lwy ([0-9]* bytes, reason signal)$" "$lpid" 10; then
+		fail serve_capture "no capture on SIGUSR1: $(tail -2 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	f=$(dir_names "$caps" | head -1)
+	f=$caps/$f
+	[ "$(dir_names "$caps")" = "$(basename "$f")" ] && pass serve_capture_file ||
+		fail serve_capture_file "$caps holds: $(dir_names "$caps" | tr '\n' ' ')"
+	serve_capture_report sig "$f"
+	rc=$?
+	out=$(cat "$OUT/sig.rep")
+	secs=$(sed -n 's/^== latwhy: pid [0-9]* (lat_server), \([0-9.]*\) s traced ==$/\1/p' <<<"$out")
+	n=$(sed -n 's/^Requests (socket): \([0-9]*\) .*/\1/p' <<<"$out")
+	if [ $rc -eq 0 ] && [ ! -s "$OUT/sig.err" ] && [ "${n:-0}" -gt 0 ] &&
+		python3 -c "import sys; sys.exit(not 9.5 <= float('${secs:-0}') <= 11.5)" &&
+		grep -q "^Recorded with: serve -p $SPID --sample off --listen 127.0.0.1:$mport --capture-dir $caps --capture-window 10s$" <<<"$out" &&
+		grep -q "^Hindsight capture: reason signal, the [0-9.]* s before [0-9-]*T[0-9:]*Z$" <<<"$out"; then
+		pass serve_capture_report
+	else
+		fail serve_capture_report "rc=$rc requests=$n traced=$secs s: $(head -4 "$OUT/sig.rep" | tr '\n' '|') $(head -2 "$OUT/sig.err")"
+	fi
+	serve_scrape "$mport" "$OUT/metrics2.txt" 'True' 5
+	serve_check serve_capture_counter "$OUT/metrics2.txt" '
+assert m["latwhy_captures_total{target=\"lat_server\",reason=\"signal\"}"] == 1, m
+assert text.count("# TYPE latwhy_captures_total counter") == 1
+'
+	if command -v promtool >/dev/null; then
+		out=$(promtool check metrics <"$OUT/metrics2.txt" 2>&1) && pass serve_capture_promtool ||
+			fail serve_capture_promtool "$(head -2 <<<"$out" | tr '\n' ' ')"
+	fi
+	kill -USR1 "$lpid"
+	wait_for "$OUT/serve.err" "^latwhy: capture refused (reason signal): the last one was [0-9]*\.[0-9] s ago, --capture-min-interval is 300 s$" "$lpid" 10 &&
+		[ "$(dir_names "$caps" | wc -l)" -eq 1 ] && pass serve_capture_refused ||
+		fail serve_capture_refused "$(tail -1 "$OUT/serve.err"); $(dir_names "$caps" | tr '\n' ' ')"
+	stop_child "$lpid"
+
+	# a trigger: 200 ms a second of sched time in slow (> 1 ms) requests
+	# for 3 s; lw_hog on the server's CPU takes about half of it
+	./latwhy serve -p "$SPID" --sample off --listen "127.0.0.1:$mport" --slow 1ms --capture-dir "$caps2" \
+		--capture-on sched:200ms/s:3s --capture-min-interval 0 --capture-max-files 2 \
+		>"$OUT/serve2.out" 2>"$OUT/serve2.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	wait_for "$OUT/serve2.err" "^latwhy: tracing pid $SPID (lat_server)$" "$lpid" 10
+	"$T/lw_hog" -C "$SRV_CPU" -d 20 &
+	PIDS+=("$!")
+	if ! wait_for "$OUT/serve2.err" "^latwhy: wrote $caps2/latwhy-lat_server-.*-sched\.lwy ([0-9]* bytes, reason sched)$" "$lpid" 20; then
+		fail serve_capture_trigger "no capture on sched: $(tail -2 "$OUT/serve2.err")"
+		cleanup
+		return
+	fi
+	# at least 3 captures of 3 s each: the cap keeps 2
+	wait_for "$OUT/serve2.err" "^latwhy: removed $caps2/latwhy-lat_server-.*-sched\.lwy (the capture directory's cap)$" "$lpid" 20 &&
+		[ "$(dir_names "$caps2" | grep -c '^latwhy-lat_server-.*-sched\.lwy$')" -eq 2 ] && pass serve_capture_cap ||
+		fail serve_capture_cap "$(dir_names "$caps2" | tr '\n' ' ') $(tail -1 "$OUT/serve2.err")"
+	f=$caps2/$(dir_names "$caps2" | grep -- '-sched\.lwy$' | head -1)
+	serve_capture_report trig "$f"
+	grep -q "^Verdict: sched " "$OUT/trig.rep" && grep -q "ran instead of it: lw_hog " "$OUT/trig.rep" &&
+		pass serve_capture_trigger ||
+		fail serve_capture_trigger "$(grep -E '^(Verdict|Requests|==)' "$OUT/trig.rep" | tr '\n' '|') $(head -1 "$OUT/trig.err")"
+	stop_child "$lpid" # before the server: a SIGTERM as it exits is missed
+	cleanup
+}
+
+# serve's slow requests by cause are the kernel's counts (cause_counts);
+# its hindsight window holds the records of the same requests, which the
+# engine attributes on its own. With the client done and the counts
+# published, a scrape and the window's capture must agree cause by cause:
+# the same requests, the same rule (lw_cause_of()) on both sides.
+test_serve_counts() {
+	local mport lpid cpid caps=$OUT/caps3 f msg
+	mport=$(free_port)
+	start_server "$SRV_CPU" || { no_server serve_counts; return; }
+	./latwhy serve -p "$SPID" --sample off --slow 1ms --listen "127.0.0.1:$mport" \
+		--capture-dir "$caps" >"$OUT/serve3.out" 2>"$OUT/serve3.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve3.err" "^latwhy: tracing pid $SPID (lat_server)$" "$lpid" 10; then
+		fail serve_counts "not traced: $(tail -2 "$OUT/serve3.err")"
+		cleanup
+		return
+	fi
+	start_client 8
+	cpid=${PIDS[-1]}
+	"$T/lw_hog" -C "$SRV_CPU" -d 4 &
+	PIDS+=("$!")
+	wait "$cpid" # no request after it
+	sleep 2.5    # two of serve's ticks: the last counts published
+	serve_scrape "$mport" "$OUT/metrics3.txt" 'True' 5
+	kill -USR1 "$lpid"
+	if ! wait_for "$OUT/serve3.err" "^latwhy: wrote $caps/.*-signal\.lwy " "$lpid" 10; then
+		fail serve_counts "no capture on SIGUSR1: $(tail -2 "$OUT/serve3.err")"
+		cleanup
+		return
+	fi
+	f=$caps/$(dir_names "$caps" | head -1)
+	./latwhy report --json "$f" >"$OUT/counts.json" 2>"$OUT/counts.err"
+	if msg=$(pycheck "$OUT/metrics3.txt" "$OUT/counts.json" 2>&1 <<'EOF'
+import json, sys
+m = dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in open(sys.argv[1]).read().splitlines()
+                                    if l and not l.startswith("#")))
+summ = [o for o in map(json.loads, open(sys.argv[2])) if o["type"] == "summary"][0]
+key = 'latwhy_%s{target="lat_server",cause="%s"}'
+assert m["latwhy_events_dropped_total"] == 0 and summ["dropped"] == 0, "records dropped"
+slow = m[key % ("slow_requests_total", "sched")]
+assert slow >= 50, "only %d slow requests for sched with lw_hog on the CPU" % slow
+named = 0
+for c, v in summ["causes"].items():
+    k = m[key % ("slow_requests_total", c)]
+    assert k == v["requests"], "%s: the kernel counted %d, the engine %d" % (c, k, v["requests"])
+    named += v["requests"]
+    if v["ns"] is not None:
+        secs = m[key % ("slow_request_seconds_total", c)]
+        assert abs(secs - v["ns"] / 1e9) < 1e-6, "%s: %.9f s, the engine %.9f s" % (c, secs, v["ns"] / 1e9)
+none = summ["slow_requests"] - named + summ["handoff_slow_requests"]
+assert m[key % ("slow_requests_total", "none")] == none, (m[key % ("slow_requests_total", "none")], none)
+print("%d slow requests, sched %d" % (summ["slow_requests"], slow))
+EOF
+	); then
+		pass serve_counts
+		echo "  $msg"
+	else
+		fail serve_counts "$(tail -1 <<<"$msg") $(head -1 "$OUT/counts.err")"
+	fi
+	stop_child "$lpid"
+	cleanup
+}
