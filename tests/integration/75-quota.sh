@@ -39,7 +39,7 @@ quota_throttled() {
 # quota_throttled_ns: and its throttled time, ns (v1 throttled_time, v2
 # throttled_usec).
 quota_throttled_ns() {
-	awk '$1 == "throttled_time" { print $2 } $1 == "throttled_usec" { print $2 * 1000 }' "$QCG/cpu.stat"
+	awk '$1 == "throttled_time" { print $2 } $1 == "throttled_usec" { printf "%d000\n", $2 }' "$QCG/cpu.stat"
 }
 
 # quota_run NAME QUOTA_US SERVER_CPUS SLOW [CLIENT ARGS]: a server in the

@@ -329,7 +329,7 @@ quota_inject() {
 # v2 throttled_usec), and its nr_throttled.
 quota_stat() {
 	[ -n "$QCG" ] || return 0
-	awk '$1 == "throttled_time" { t = $2 } $1 == "throttled_usec" { t = $2 * 1000 }
+	awk '$1 == "throttled_time" { t = $2 } $1 == "throttled_usec" { t = $2 "000" }
 	     $1 == "nr_throttled" { n = $2 } END { print "throttled_ns=" t; print "nr_throttled=" n }' \
 		"$QCG/cpu.stat" >"$1"
 }
