@@ -95,7 +95,11 @@ for t in "${TESTS[@]}"; do
 		skip "$t" "needs 2 CPUs, may run on $NCPU"
 		continue
 	fi
+	seen=$((PASSES + FAILS + SKIPS))
 	"test_$t"
+	# a test that stopped short (a shell error in it) said nothing: that
+	# is a failure, not a test that did not exist
+	[ $((PASSES + FAILS + SKIPS)) -gt "$seen" ] || fail "$t" "ended without a PASS, FAIL or SKIP"
 done
 echo "integration: $PASSES passed, $FAILS failed, $SKIPS skipped"
 [ "$FAILS" -eq 0 ]
