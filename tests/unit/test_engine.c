@@ -234,6 +234,45 @@ static void test_idle_cause(void **state)
 	assert_int_equal(s.dominant, LW_CAUSE_IDLE);
 }
 
+/* A throttled wait is quota's: an addend beside sched and idle, the cause
+ * where it is the largest, counted in the quota waits; a request without
+ * the bucket measured (ABI 1) says nothing of it. */
+static void test_quota_cause(void **state)
+{
+	struct lw_engine *e = *state;
+	/* 80 ms: 300 us run, 200 us behind a task, 100 us idle exit, the rest
+	 * its cgroup throttled */
+	struct lw_request r = req(1, 80000000, 300000, 0, 0, 0, 0, 200000, 0);
+	struct lw_request q2 = req(1, 40000000, 300000, 0, 0, 0, 0, 30000000, 0);
+	struct lw_summary s;
+
+	r.ns[LW_B_IDLE] = 100000;
+	r.ns[LW_B_QUOTA] = 79400000;
+	r.flags = LW_REQ_QUOTA_KNOWN;
+	assert_true(lw_request_consistent(&r));
+	r.ns[LW_B_QUOTA] -= 1000000; /* 1.25% short: the sum must hold it */
+	assert_false(lw_request_consistent(&r));
+	r.ns[LW_B_QUOTA] += 1000000;
+	assert_int_equal(lw_request_cause(&r), LW_CAUSE_QUOTA);
+	/* sched larger than the throttled part: sched's */
+	q2.ns[LW_B_QUOTA] = 9700000;
+	q2.flags = LW_REQ_QUOTA_KNOWN;
+	assert_true(lw_request_consistent(&q2));
+	assert_int_equal(lw_request_cause(&q2), LW_CAUSE_SCHED);
+	feed_req(e, r);
+	feed_req(e, q2);
+	lw_engine_summarize(e, &s);
+	assert_true(s.cause[LW_CAUSE_QUOTA].measured);
+	assert_int_equal(s.cause[LW_CAUSE_QUOTA].ns, 79400000 + 9700000);
+	assert_int_equal(s.cause[LW_CAUSE_QUOTA].requests, 1);
+	assert_int_equal(s.cause[LW_CAUSE_SCHED].requests, 1);
+	assert_int_equal(s.cause[LW_CAUSE_IDLE].ns, 100000);
+	assert_int_equal(s.dominant, LW_CAUSE_QUOTA);
+	assert_int_equal(s.quota_waits, 2);
+	assert_int_equal(s.quota_wait_ns, 79400000 + 9700000);
+	assert_int_equal(s.quota_wait_max_ns, 79400000);
+}
+
 static void test_cause_none(void **state)
 {
 	struct lw_request r = req(0, 0, 0, 0, 0, 0, 0, 0, 0);
@@ -1255,6 +1294,7 @@ int main(void)
 		T(test_summary_shares),
 		T(test_summary_empty),
 		T(test_idle_cause),
+		T(test_quota_cause),
 		T(test_idle_polled),
 		T(test_irq_entry),
 		T(test_dominant_threshold),
