@@ -26,7 +26,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmli
 	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
 
 # user/ has one folder per stage of the pipeline (see user/README.md).
-STAGES    := cli source engine node advice output capture export
+STAGES    := cli source engine node advice output capture export lib
 USER_SRCS := $(filter-out user/cli/main.c,$(wildcard $(addprefix user/,$(addsuffix /*.c,$(STAGES)))))
 USER_HDRS := $(wildcard user/*/*.h)
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/%.o,$(USER_SRCS))
@@ -58,11 +58,14 @@ $(BUILD)/%.o: user/%.c $(USER_HDRS) bpf/latwhy.h | $(addprefix $(BUILD)/,$(STAGE
 # Only the record source knows libbpf's skeleton.
 $(patsubst user/%.c,$(BUILD)/%.o,$(wildcard user/source/*.c)): $(BUILD)/latwhy.skel.h
 
-# The one layering rule the build enforces: only the record source knows
-# libbpf. Everything else runs on records, without root or BPF.
-$(BUILD)/layout.ok: $(USER_SRCS) $(USER_HDRS) user/cli/main.c | $(BUILD)
-	@bad=$$(grep -l '#include <bpf/\|latwhy\.skel\.h' $(filter-out user/source/%,$^)); \
-	if [ -n "$$bad" ]; then echo "layout: only user/source/ may include libbpf: $$bad" >&2; exit 1; fi
+# The folder rules (user/README.md): which folders a folder's files may
+# include, and only the record source knows libbpf. Everything else runs on
+# records, without root or BPF. tools/layout.sh names each include that breaks one.
+LAYOUT := cli:* source:source,engine,node,lib engine:engine,lib node:node,lib \
+	  advice:advice,engine,node,lib output:output,advice,engine,node,lib \
+	  capture:capture,engine,node,lib export:export,engine,node,lib lib:lib
+$(BUILD)/layout.ok: $(USER_SRCS) $(USER_HDRS) user/cli/main.c tools/layout.sh | $(BUILD)
+	@tools/layout.sh '$(LAYOUT)' $(filter user/%,$^)
 	@touch $@
 
 $(BUILD)/liblatwhy.a: $(USER_OBJS) $(BUILD)/layout.ok
@@ -92,6 +95,7 @@ unit: $(UNIT_BINS) latwhy $(BUILD)/tests/lw_http_serve
 	@echo "== tests/tools/test_score.py"; python3 tests/tools/test_score.py
 	@echo "== tests/tools/test_lab.sh"; tests/tools/test_lab.sh
 	@echo "== tests/tools/test_systemd.sh"; tests/tools/test_systemd.sh
+	@echo "== tests/tools/test_layout.sh"; tests/tools/test_layout.sh
 	@echo "== tests/tools/test_http.py"; python3 tests/tools/test_http.py $(BUILD)/tests/lw_http_serve
 else
 unit: $(filter $(BUILD)/tests/test_$(UNIT_T),$(UNIT_BINS))
@@ -150,7 +154,7 @@ ASAN_OBJS   := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(USER_SRCS))
 ASAN_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRCS))
 # the reader and what its node snapshots need (not the hindsight window:
 # serve's, built on the engine)
-FUZZ_SRCS   := $(filter-out user/capture/hindsight%.c,$(wildcard user/capture/*.c user/node/*.c))
+FUZZ_SRCS   := $(filter-out user/capture/hindsight%.c,$(wildcard user/capture/*.c user/node/*.c user/lib/*.c))
 FUZZ_CORPUS := tests/fuzz/corpus
 FUZZ_RUN     = $(BUILD)/fuzz/fuzz_capture -timeout=10 -rss_limit_mb=1024 \
 	       -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus $(FUZZ_CORPUS)

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "advice/finding.h" /* lw_softirq_unit() */
 #include "engine/engine.h"
 
 #define EPS 1e-9

@@ -513,30 +513,30 @@ static void test_serve_opts(void **state)
 
 	/* --comm alone: a target the tracer follows, the stand-in gone */
 	assert_int_equal(parse(&o, err, "--comm", "lat_server", NULL), 0);
-	assert_int_equal(o.trace.ntargets, 1);
-	assert_int_equal(o.trace.targets[0].kind, LW_TARGET_COMM);
-	assert_string_equal(o.trace.targets[0].name, "lat_server");
-	assert_int_equal(o.trace.pid, 0);
+	assert_int_equal(o.trace.conf.ntargets, 1);
+	assert_int_equal(o.trace.conf.targets[0].kind, LW_TARGET_COMM);
+	assert_string_equal(o.trace.conf.targets[0].name, "lat_server");
+	assert_int_equal(o.trace.conf.pid, 0);
 	assert_string_equal(o.host, "127.0.0.1");
 	assert_int_equal(o.port, 9462);
 	assert_int_equal(parse(&o, err, "-p", "42", "--listen=[::1]:9000", "--slow", "1ms", NULL),
 			 0);
-	assert_int_equal(o.trace.pid, 42);
+	assert_int_equal(o.trace.conf.pid, 42);
 	assert_string_equal(o.host, "::1");
 	assert_int_equal(o.port, 9000);
-	assert_true(o.trace.slow_ns == 1000000);
+	assert_true(o.trace.conf.slow_ns == 1000000);
 	assert_int_equal(parse(&o, err, "--comm=srv", "--listen", "127.0.0.1:1", NULL), 0);
-	assert_string_equal(o.trace.targets[0].name, "srv");
+	assert_string_equal(o.trace.conf.targets[0].name, "srv");
 	assert_int_equal(o.port, 1);
 	assert_int_equal(parse(&o, err, NULL), -EINVAL);
 	assert_string_equal(
 		err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
 	/* --comm with another target: one target more, the tracer follows it */
 	assert_int_equal(parse(&o, err, "-p", "1", "--comm", "x", NULL), 0);
-	assert_int_equal(o.trace.ntargets, 2);
-	assert_int_equal(o.trace.targets[1].kind, LW_TARGET_COMM);
-	assert_string_equal(o.trace.targets[1].name, "x");
-	assert_int_equal(o.trace.pid, 0);
+	assert_int_equal(o.trace.conf.ntargets, 2);
+	assert_int_equal(o.trace.conf.targets[1].kind, LW_TARGET_COMM);
+	assert_string_equal(o.trace.conf.targets[1].name, "x");
+	assert_int_equal(o.trace.conf.pid, 0);
 	assert_string_equal(o.comm, "");
 	assert_int_equal(parse(&o, err, "--comm", "x", "-j", NULL), -EINVAL);
 	assert_string_equal(err, "serve exports metrics, not JSON: drop -j");

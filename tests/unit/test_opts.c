@@ -14,7 +14,7 @@
 
 #include "cli/check_opts.h"
 #include "cli/opts.h"
-#include "output/fmt.h"
+#include "lib/fmt.h"
 
 /* ---- lw_parse_duration -------------------------------------------------- */
 
@@ -114,15 +114,15 @@ static void test_parse_full(void **state)
 
 	assert_int_equal(parse(&o, ARGC(argv), argv), 0);
 	assert_string_equal(err, "");
-	assert_int_equal(o.pid, 4242);
-	assert_int_equal(o.duration_ns, 30000000000ULL);
-	assert_int_equal(o.slow_ns, 2000000ULL);
-	assert_int_equal(o.ref_khz, 2400000);
+	assert_int_equal(o.conf.pid, 4242);
+	assert_int_equal(o.conf.duration_ns, 30000000000ULL);
+	assert_int_equal(o.conf.slow_ns, 2000000ULL);
+	assert_int_equal(o.conf.ref_khz, 2400000);
 	assert_true(o.json);
 	assert_false(o.quiet);
-	assert_false(o.verbose);
-	assert_int_equal(o.req_mode, LW_REQ_AUTO);
-	assert_int_equal(o.interval_ns, 1000000000ULL);
+	assert_false(o.conf.verbose);
+	assert_int_equal(o.conf.req_mode, LW_REQ_AUTO);
+	assert_int_equal(o.conf.interval_ns, 1000000000ULL);
 }
 
 static void test_parse_defaults_and_long(void **state)
@@ -136,32 +136,32 @@ static void test_parse_defaults_and_long(void **state)
 	char *a4[] = {"latwhy", "-p", "9", "--request", "socket", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
-	assert_int_equal(o.pid, 7);
-	assert_int_equal(o.duration_ns, 0);
-	assert_int_equal(o.slow_ns, 0);
-	assert_int_equal(o.ref_khz, 0);
+	assert_int_equal(o.conf.pid, 7);
+	assert_int_equal(o.conf.duration_ns, 0);
+	assert_int_equal(o.conf.slow_ns, 0);
+	assert_int_equal(o.conf.ref_khz, 0);
 	assert_false(o.json);
-	assert_int_equal(o.req_mode, LW_REQ_AUTO);
-	assert_int_equal(o.interval_ns, 1000000000ULL);
+	assert_int_equal(o.conf.req_mode, LW_REQ_AUTO);
+	assert_int_equal(o.conf.interval_ns, 1000000000ULL);
 
 	assert_int_equal(parse(&o, ARGC(a2), a2), 0);
-	assert_int_equal(o.pid, 8);
-	assert_int_equal(o.duration_ns, 120000000000ULL);
+	assert_int_equal(o.conf.pid, 8);
+	assert_int_equal(o.conf.duration_ns, 120000000000ULL);
 	assert_true(o.json);
 	assert_true(o.quiet);
-	assert_true(o.verbose);
-	assert_int_equal(o.interval_ns, 500000000ULL);
-	assert_int_equal(o.req_mode, LW_REQ_SYSCALL);
+	assert_true(o.conf.verbose);
+	assert_int_equal(o.conf.interval_ns, 500000000ULL);
+	assert_int_equal(o.conf.req_mode, LW_REQ_SYSCALL);
 
 	assert_int_equal(parse(&o, ARGC(a3), a3), 0);
-	assert_int_equal(o.pid, 9);
-	assert_int_equal(o.slow_ns, 500000ULL);
+	assert_int_equal(o.conf.pid, 9);
+	assert_int_equal(o.conf.slow_ns, 500000ULL);
 	assert_true(o.quiet);
-	assert_true(o.verbose);
+	assert_true(o.conf.verbose);
 	assert_false(o.json);
 
 	assert_int_equal(parse(&o, ARGC(a4), a4), 0);
-	assert_int_equal(o.req_mode, LW_REQ_SOCKET);
+	assert_int_equal(o.conf.req_mode, LW_REQ_SOCKET);
 }
 
 static void test_parse_uprobe(void **state)
@@ -174,9 +174,9 @@ static void test_parse_uprobe(void **state)
 	char *a5[] = {"latwhy", "-p", "1", "--request", "kprobe:foo", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
-	assert_int_equal(o.req_mode, LW_REQ_UPROBE);
-	assert_string_equal(o.uprobe_bin, "/usr/bin/foo");
-	assert_string_equal(o.uprobe_sym, "handle");
+	assert_int_equal(o.conf.req_mode, LW_REQ_UPROBE);
+	assert_string_equal(o.conf.uprobe_bin, "/usr/bin/foo");
+	assert_string_equal(o.conf.uprobe_sym, "handle");
 
 	assert_int_equal(parse(&o, ARGC(a2), a2), -EINVAL);
 	assert_string_equal(
@@ -206,13 +206,13 @@ static void test_parse_irq_cost(void **state)
 	char *a5[] = {"latwhy", "-p", "1", "--irq-cost", "fast", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
-	assert_false(o.irq_cost_set);
+	assert_false(o.conf.irq_cost_set);
 	assert_int_equal(parse(&o, ARGC(a2), a2), 0);
-	assert_true(o.irq_cost_set);
-	assert_int_equal(o.irq_cost_ns, 0);
+	assert_true(o.conf.irq_cost_set);
+	assert_int_equal(o.conf.irq_cost_ns, 0);
 	assert_int_equal(parse(&o, ARGC(a3), a3), 0);
-	assert_true(o.irq_cost_set);
-	assert_int_equal(o.irq_cost_ns, 2500);
+	assert_true(o.conf.irq_cost_set);
+	assert_int_equal(o.conf.irq_cost_ns, 2500);
 	assert_int_equal(parse(&o, ARGC(a4), a4), -EINVAL);
 	assert_string_equal(err, "invalid --irq-cost '2ms' (off, or up to 1ms: 2us, 800ns)");
 	assert_int_equal(parse(&o, ARGC(a5), a5), -EINVAL);
@@ -330,16 +330,16 @@ static void test_parse_twice(void **state)
 
 	for (int round = 0; round < 3; round++) {
 		assert_int_equal(parse(&o, ARGC(a1), a1), 0);
-		assert_int_equal(o.pid, 11);
+		assert_int_equal(o.conf.pid, 11);
 		assert_true(o.json);
 		assert_false(o.quiet);
-		assert_int_equal(o.duration_ns, 5000000000ULL);
+		assert_int_equal(o.conf.duration_ns, 5000000000ULL);
 		/* nothing carries over from the previous parse */
 		assert_int_equal(parse(&o, ARGC(a2), a2), 0);
-		assert_int_equal(o.pid, 22);
+		assert_int_equal(o.conf.pid, 22);
 		assert_false(o.json);
 		assert_true(o.quiet);
-		assert_int_equal(o.duration_ns, 0);
+		assert_int_equal(o.conf.duration_ns, 0);
 		/* an error does not poison the next parse */
 		assert_int_equal(parse(&o, ARGC(a3), a3), -EINVAL);
 		assert_string_equal(err, "unknown option '-x'");
@@ -365,22 +365,22 @@ static void test_parse_targets(void **state)
 	char *b9[] = {"latwhy", "--cgroup", NULL};
 
 	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
-	assert_int_equal(o.ntargets, 1);
-	assert_int_equal(o.targets[0].kind, LW_TARGET_CGROUP);
-	assert_string_equal(o.targets[0].name, "/latwhy-test");
-	assert_int_equal(o.pid, 0); /* no single process */
+	assert_int_equal(o.conf.ntargets, 1);
+	assert_int_equal(o.conf.targets[0].kind, LW_TARGET_CGROUP);
+	assert_string_equal(o.conf.targets[0].name, "/latwhy-test");
+	assert_int_equal(o.conf.pid, 0); /* no single process */
 	assert_int_equal(parse(&o, ARGC(a2), a2), 0);
-	assert_int_equal(o.ntargets, 5);
-	assert_int_equal(o.targets[0].kind, LW_TARGET_PID);
-	assert_int_equal(o.targets[1].pid, 2);
-	assert_int_equal(o.targets[2].kind, LW_TARGET_COMM);
-	assert_string_equal(o.targets[2].name, "x");
-	assert_string_equal(o.targets[3].name, "/a/b");
-	assert_int_equal(o.targets[4].kind, LW_TARGET_UNIT);
-	assert_string_equal(o.targets[4].name, "nginx.service");
-	assert_int_equal(o.pid, 0);
+	assert_int_equal(o.conf.ntargets, 5);
+	assert_int_equal(o.conf.targets[0].kind, LW_TARGET_PID);
+	assert_int_equal(o.conf.targets[1].pid, 2);
+	assert_int_equal(o.conf.targets[2].kind, LW_TARGET_COMM);
+	assert_string_equal(o.conf.targets[2].name, "x");
+	assert_string_equal(o.conf.targets[3].name, "/a/b");
+	assert_int_equal(o.conf.targets[4].kind, LW_TARGET_UNIT);
+	assert_string_equal(o.conf.targets[4].name, "nginx.service");
+	assert_int_equal(o.conf.pid, 0);
 	assert_int_equal(parse(&o, ARGC(a3), a3), 0);
-	assert_int_equal(o.pid, 7);
+	assert_int_equal(o.conf.pid, 7);
 	/* the targets as a capture records them */
 	{
 		char buf[256];
@@ -429,7 +429,7 @@ static void test_too_many_targets(void **state)
 	assert_int_equal(parse(&o, n, a), -EINVAL);
 	assert_string_equal(err, "too many targets (at most 16)");
 	assert_int_equal(parse(&o, n - 2, a), 0);
-	assert_int_equal(o.ntargets, LW_MAX_TARGETS);
+	assert_int_equal(o.conf.ntargets, LW_MAX_TARGETS);
 }
 
 static void test_usage(void **state)

@@ -39,9 +39,9 @@ static void test_defaults(void **state)
 	char err[256];
 
 	assert_int_equal(PARSE(&o, err, "-p", "42", "-o", "x.lwy"), 0);
-	assert_int_equal(o.trace.pid, 42);
+	assert_int_equal(o.trace.conf.pid, 42);
 	assert_string_equal(o.path, "x.lwy");
-	assert_true(o.trace.duration_ns == LW_RECORD_DEFAULT_NS);
+	assert_true(o.trace.conf.duration_ns == LW_RECORD_DEFAULT_NS);
 	assert_true(o.max_size == LW_RECORD_DEFAULT_MAX);
 	assert_false(o.force);
 }
@@ -56,8 +56,8 @@ static void test_own_and_trace(void **state)
 			 0);
 	assert_string_equal(o.path, "y.lwy");
 	assert_true(o.max_size == 8ULL << 20);
-	assert_true(o.trace.duration_ns == 5000000000ULL);
-	assert_true(o.trace.slow_ns == 2000000ULL);
+	assert_true(o.trace.conf.duration_ns == 5000000000ULL);
+	assert_true(o.trace.conf.slow_ns == 2000000ULL);
 	assert_true(o.force && o.trace.quiet);
 	assert_int_equal(PARSE(&o, err, "-oz.lwy", "-p", "7", "--max-size=1G"), 0);
 	assert_string_equal(o.path, "z.lwy");

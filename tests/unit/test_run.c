@@ -78,8 +78,8 @@ static void test_run_usage(void **state)
 	char err[256];
 
 	memset(&o, 0, sizeof(o));
-	o.pid = 999999;
-	snprintf(o.skip, sizeof(o.skip), "irq_handler_entry,bogus");
+	o.conf.pid = 999999;
+	snprintf(o.conf.skip, sizeof(o.conf.skip), "irq_handler_entry,bogus");
 	assert_int_equal(capture_stderr(trace_run, &o, err, sizeof(err)), LW_RUN_USAGE);
 	assert_string_equal(err, "latwhy: --skip: 'bogus' is not a tracepoint latwhy uses\n");
 }
@@ -90,8 +90,8 @@ static void test_run_no_target(void **state)
 	char err[256];
 
 	memset(&o, 0, sizeof(o));
-	o.pid = 999999;
-	snprintf(o.skip, sizeof(o.skip), "irq_handler_entry");
+	o.conf.pid = 999999;
+	snprintf(o.conf.skip, sizeof(o.conf.skip), "irq_handler_entry");
 	assert_int_equal(capture_stderr(trace_run, &o, err, sizeof(err)), LW_RUN_FAILED);
 	assert_string_equal(err, "latwhy: no process with pid 999999\n");
 }

@@ -26,7 +26,8 @@
 #include "cli/opts.h"
 #include "cli/serve_opts.h"
 #include "export/export.h"
-#include "export/internal.h" /* lw_export_entropy() */
+#include "export/export_int.h" /* lw_export_entropy() */
+#include "lib/list.h"
 #include "source/causes.h"
 #include "source/duty.h"
 #include "scrape.h"
@@ -124,7 +125,7 @@ static void test_sample_opts(void **state)
 
 	assert_int_equal(parse(&o, err, "--comm", "srv", NULL), 0);
 	assert_true(o.sample.on_ns == 3 * S && o.sample.every_ns == 90 * S); /* 3s/90s */
-	assert_string_equal(o.trace.skip, ""); /* every cause by default */
+	assert_string_equal(o.trace.conf.skip, ""); /* every cause by default */
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "2s/4s", NULL), 0);
 	assert_true(o.sample.on_ns == 2 * S && o.sample.every_ns == 4 * S);
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample=10s/1m", NULL), 0);
@@ -174,20 +175,20 @@ static void test_causes_opts(void **state)
 	char err[256];
 
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "sched,irq", NULL), 0);
-	assert_string_equal(o.trace.skip,
+	assert_string_equal(o.trace.conf.skip,
 			    "cpu_frequency,mm_khugepaged_scan_pmd,mm_collapse_huge_page,"
 			    "mm_compaction_begin,mm_compaction_end,cpu_idle");
 	/* --skip's own come first; sched is always traced */
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--skip", "sk_data_ready", "--causes",
 			       "frequency,irq,thp,idle", NULL),
 			 0);
-	assert_string_equal(o.trace.skip, "sk_data_ready");
+	assert_string_equal(o.trace.conf.skip, "sk_data_ready");
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "thp", NULL), 0);
-	assert_true(lw_list_has(o.trace.skip, "irq_handler_entry"));
-	assert_true(lw_list_has(o.trace.skip, "netif_receive_skb"));
-	assert_true(lw_list_has(o.trace.skip, "call_function_single_entry"));
-	assert_false(lw_list_has(o.trace.skip, "mm_collapse_huge_page"));
-	assert_false(lw_list_has(o.trace.skip, "sched_switch"));
+	assert_true(lw_list_has(o.trace.conf.skip, "irq_handler_entry"));
+	assert_true(lw_list_has(o.trace.conf.skip, "netif_receive_skb"));
+	assert_true(lw_list_has(o.trace.conf.skip, "call_function_single_entry"));
+	assert_false(lw_list_has(o.trace.conf.skip, "mm_collapse_huge_page"));
+	assert_false(lw_list_has(o.trace.conf.skip, "sched_switch"));
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "sched,disk", NULL), -EINVAL);
 	assert_string_equal(err, "--causes: 'disk' is not a cause (frequency,irq,thp,sched,idle,quota)");
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "", NULL), -EINVAL);

@@ -119,17 +119,6 @@ void lw_findings_free(struct lw_findings *fs)
 	memset(fs, 0, sizeof(*fs));
 }
 
-const char *lw_cause_name(enum lw_cause c)
-{
-	static const char *const names[LW_CAUSE_MAX] = {
-		[LW_CAUSE_NONE] = "none", [LW_CAUSE_FREQ] = "frequency", [LW_CAUSE_IRQ] = "irq",
-		[LW_CAUSE_THP] = "thp",	  [LW_CAUSE_SCHED] = "sched",	 [LW_CAUSE_IDLE] = "idle",
-		[LW_CAUSE_QUOTA] = "quota",
-	};
-
-	return (unsigned)c < LW_CAUSE_MAX ? names[c] : "unknown";
-}
-
 const char *lw_severity_name(enum lw_severity s)
 {
 	switch (s) {

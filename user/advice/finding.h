@@ -15,10 +15,11 @@
 #include <stddef.h>
 
 #include "latwhy.h"
+#include "engine/cause.h"
 
 /* enum lw_cause, the causes latwhy attributes latency to, is the ABI's
  * (latwhy.h): the slow-request counters in the kernel are indexed by it.
- * It is also a finding's category. */
+ * It is also a finding's category; its names are engine/cause.h's. */
 
 enum lw_severity {
 	LW_SEV_INFO = 0,
@@ -64,7 +65,6 @@ void lw_findings_free(struct lw_findings *fs);
 int lw_set(char **dst, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int lw_vset(char **dst, const char *fmt, va_list ap);
 
-const char *lw_cause_name(enum lw_cause c);	  /* "frequency", "irq", ... */
 const char *lw_severity_name(enum lw_severity s); /* "info", "warn", "crit" */
 
 /* Whether a softirq evidence row, by its name (lw_softirq_name()), counts

@@ -8,7 +8,7 @@
 #include <limits.h>
 #include <pthread.h>
 
-#include "advice/finding.h" /* enum lw_cause */
+#include "engine/cause.h"
 #include "capture/hindsight.h"
 
 /* Tallies of the slow requests per cause, the last row for any cause. */

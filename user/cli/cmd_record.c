@@ -14,7 +14,7 @@
 #include "capture/record.h"
 #include "cli/cmd.h"
 #include "cli/record_opts.h"
-#include "output/fmt.h"
+#include "lib/fmt.h"
 #include "source/probe.h"
 #include "source/tracer.h"
 
@@ -34,7 +34,7 @@ static void rec_progress(const struct recorder *r, bool last)
 	lw_fmt_bytes(b, sizeof(b), c->w ? lw_capture_writer_bytes(c->w) : 0);
 	if (!last) {
 		fprintf(stderr, "\r\033[Krecording %.0f / %.0f s  requests %llu  slow %llu  %s",
-			c->elapsed_ns / 1e9, r->o->trace.duration_ns / 1e9,
+			c->elapsed_ns / 1e9, r->o->trace.conf.duration_ns / 1e9,
 			(unsigned long long)c->requests, (unsigned long long)c->slow, b);
 		return;
 	}
@@ -57,18 +57,18 @@ static int rec_open(struct recorder *r, int argc, char **argv)
 
 	for (int i = 0; i < argc && off < sizeof(cmd); i++)
 		off += snprintf(cmd + off, sizeof(cmd) - off, "%s%s", i ? " " : "", argv[i]);
-	snprintf(d, sizeof(d), "%llu", (unsigned long long)r->o->trace.duration_ns);
-	snprintf(m, sizeof(m), "%llu", (unsigned long long)r->o->trace.slow_ns);
+	snprintf(d, sizeof(d), "%llu", (unsigned long long)r->o->trace.conf.duration_ns);
+	snprintf(m, sizeof(m), "%llu", (unsigned long long)r->o->trace.conf.slow_ns);
 	const struct lw_capture_kv kv[] = {
 		{"command", cmd},	    {"duration_ns", d},	  {"slow_ns", m},
-		{"skip", r->o->trace.skip}, {"targets", targets}, /* last: only without a single -p
+		{"skip", r->o->trace.conf.skip}, {"targets", targets}, /* last: only without a single -p
 								     process */
 	};
 
 	lw_opts_targets(&r->o->trace, targets, sizeof(targets));
 	return lw_capture_rec_open(&r->cap, r->o->path, r->o->force, r->o->max_size,
-				   r->o->trace.pid, kv,
-				   sizeof(kv) / sizeof(kv[0]) - (r->o->trace.pid ? 1 : 0));
+				   r->o->trace.conf.pid, kv,
+				   sizeof(kv) / sizeof(kv[0]) - (r->o->trace.conf.pid ? 1 : 0));
 }
 
 /* Why the capture stopped early, if it did; the file keeps what it has. */
@@ -92,8 +92,8 @@ static int rec_end_pid(const struct lw_opts *o, const struct lw_tracer *t)
 {
 	if (t && lw_tracer_target_exited(t))
 		return 0;
-	if (o->pid || !t)
-		return o->pid;
+	if (o->conf.pid || !t)
+		return o->conf.pid;
 	return lw_tracer_first_pid(t);
 }
 
@@ -106,21 +106,21 @@ static enum lw_exit rec_run(struct recorder *r, int argc, char **argv)
 	bool traced = false;
 	int err;
 
-	if (lw_tracer_check_skip(o->skip))
+	if (lw_tracer_check_skip(o->conf.skip))
 		return LW_EXIT_USAGE;
-	if ((o->pid && lw_probe_target(o->pid, comm, sizeof(comm))) || lw_probe_privileges())
+	if ((o->conf.pid && lw_probe_target(o->conf.pid, comm, sizeof(comm))) || lw_probe_privileges())
 		return LW_EXIT_FAIL;
 	if (rec_open(r, argc, argv))
 		return LW_EXIT_FAIL;
 	lw_fanout_add(&sinks, lw_capture_rec_sink(&r->cap));
 	lw_fanout_add(&sinks, (struct lw_sink){.ctx = r, .tick = progress_tick});
-	t = lw_tracer_open(o, comm, lw_fanout_sink(&sinks));
+	t = lw_tracer_open(&o->conf, comm, lw_fanout_sink(&sinks));
 	if (t) {
 		char who[1024];
 
 		lw_tracer_describe(t, who, sizeof(who));
 		fprintf(stderr, "latwhy: recording %s into %s for %s. Ctrl-C ends it early.\n", who,
-			r->o->path, lw_fmt_ns(d, sizeof(d), o->duration_ns));
+			r->o->path, lw_fmt_ns(d, sizeof(d), o->conf.duration_ns));
 		/* a run the cap stopped is a capture like any other */
 		traced = !lw_tracer_run(t) || r->cap.err == -EFBIG;
 	}

@@ -20,7 +20,7 @@
 #include "cli/load.h"
 #include "cli/summary.h"
 #include "engine/engine.h"
-#include "output/fmt.h"
+#include "lib/fmt.h"
 #include "output/html.h"
 #include "output/json.h"
 #include "output/render.h"

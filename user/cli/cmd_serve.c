@@ -218,7 +218,7 @@ static enum lw_exit serve_targets(struct serve *s)
 {
 	struct lw_opts o = s->o->trace;
 	struct lw_sink sink = {.ctx = s, .record = serve_record, .tick = serve_tick};
-	bool split = o.ntargets > 1, exited;
+	bool split = o.conf.ntargets > 1, exited;
 	char who[1024];
 	int err;
 
@@ -226,7 +226,7 @@ static enum lw_exit serve_targets(struct serve *s)
 	/* the exporter, and the hindsight window beside it */
 	s->xs = lw_serve_capture_sink(&s->cap, s->x);
 	/* a single -p process names the run, as a live trace's does */
-	s->t = lw_tracer_open(&o, o.pid ? s->target : "", sink);
+	s->t = lw_tracer_open(&o.conf, o.conf.pid ? s->target : "", sink);
 	if (!s->t)
 		return LW_EXIT_FAIL;
 	lw_tracer_set_duty(s->t, &s->o->sample, s->epoch, serve_on_duty, s->x);
@@ -278,11 +278,11 @@ static int serve_prepare(struct serve *s)
 		return -EPERM;
 	s->epoch = serve_now_ns();
 	/* the first target's label: a -p process's comm, else its name */
-	if (o->trace.targets[0].kind == LW_TARGET_PID) {
-		if (lw_probe_target(o->trace.targets[0].pid, s->target, sizeof(s->target)))
+	if (o->trace.conf.targets[0].kind == LW_TARGET_PID) {
+		if (lw_probe_target(o->trace.conf.targets[0].pid, s->target, sizeof(s->target)))
 			return -ESRCH;
 	} else {
-		snprintf(s->target, sizeof(s->target), "%s", o->trace.targets[0].name);
+		snprintf(s->target, sizeof(s->target), "%s", o->trace.conf.targets[0].name);
 	}
 	s->x = lw_export_new(s->target, "/");
 	if (!s->x) {
@@ -291,7 +291,7 @@ static int serve_prepare(struct serve *s)
 	}
 	/* the duty cycle attaches uprobes again at each cycle, which
 	 * perf_event_open() checks */
-	if (o->sample.every_ns && o->trace.req_mode == LW_REQ_UPROBE)
+	if (o->sample.every_ns && o->trace.conf.req_mode == LW_REQ_UPROBE)
 		lw_caps_keep_for_retrace();
 	s->h = lw_caps_run_bare(http_start, s); /* the HTTP thread holds none */
 	if (!s->h) {
@@ -325,7 +325,7 @@ enum lw_exit lw_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "latwhy: %s (see latwhy serve --help)\n", err);
 		return LW_EXIT_USAGE;
 	}
-	if (lw_tracer_check_skip(o.trace.skip))
+	if (lw_tracer_check_skip(o.trace.conf.skip))
 		return LW_EXIT_USAGE;
 	if (!serve_prepare(&s) &&
 	    !lw_serve_capture_start(&s.cap, &o.capture, &o.trace, s.x, s.target, argc, argv))

@@ -97,24 +97,24 @@ static int parse_request(struct lw_opts *o, const char *spec, char *err, size_t 
 	const char *bin, *sym;
 
 	if (!strcmp(spec, "syscall")) {
-		o->req_mode = LW_REQ_SYSCALL;
+		o->conf.req_mode = LW_REQ_SYSCALL;
 		return 0;
 	}
 	if (!strcmp(spec, "socket")) {
-		o->req_mode = LW_REQ_SOCKET;
+		o->conf.req_mode = LW_REQ_SOCKET;
 		return 0;
 	}
 	if (strncmp(spec, "uprobe:", 7))
 		goto bad;
 	bin = spec + 7;
 	sym = strrchr(bin, ':');
-	if (!sym || sym == bin || !sym[1] || (size_t)(sym - bin) >= sizeof(o->uprobe_bin) ||
-	    strlen(sym + 1) >= sizeof(o->uprobe_sym))
+	if (!sym || sym == bin || !sym[1] || (size_t)(sym - bin) >= sizeof(o->conf.uprobe_bin) ||
+	    strlen(sym + 1) >= sizeof(o->conf.uprobe_sym))
 		goto bad;
-	memcpy(o->uprobe_bin, bin, sym - bin);
-	o->uprobe_bin[sym - bin] = '\0';
-	strcpy(o->uprobe_sym, sym + 1);
-	o->req_mode = LW_REQ_UPROBE;
+	memcpy(o->conf.uprobe_bin, bin, sym - bin);
+	o->conf.uprobe_bin[sym - bin] = '\0';
+	strcpy(o->conf.uprobe_sym, sym + 1);
+	o->conf.req_mode = LW_REQ_UPROBE;
 	return 0;
 bad:
 	snprintf(err, errlen,
@@ -133,21 +133,6 @@ static int parse_pid(const char *s, int *pid)
 		return -EINVAL;
 	*pid = (int)v;
 	return 0;
-}
-
-bool lw_list_has(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = list; p && *p;) {
-		const char *comma = strchr(p, ',');
-		size_t len = comma ? (size_t)(comma - p) : strlen(p);
-
-		if (len == n && !strncmp(p, name, n))
-			return true;
-		p = comma ? comma + 1 : NULL;
-	}
-	return false;
 }
 
 enum {
@@ -179,9 +164,9 @@ static bool unit_name_ok(const char *s)
 /* -p, --comm, --cgroup, --unit: one more target. */
 static int parse_target(struct lw_opts *o, int c, const char *arg, char *err, size_t errlen)
 {
-	struct lw_target_opt *t = &o->targets[o->ntargets];
+	struct lw_target_opt *t = &o->conf.targets[o->conf.ntargets];
 
-	if (o->ntargets == LW_MAX_TARGETS) {
+	if (o->conf.ntargets == LW_MAX_TARGETS) {
 		snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
 		return -EINVAL;
 	}
@@ -222,13 +207,13 @@ static int parse_target(struct lw_opts *o, int c, const char *arg, char *err, si
 	}
 	if (c != 'p')
 		snprintf(t->name, sizeof(t->name), "%s", arg);
-	for (int i = 0; i < o->ntargets; i++)
-		if (o->targets[i].kind == t->kind && o->targets[i].pid == t->pid &&
-		    !strcmp(o->targets[i].name, t->name)) {
+	for (int i = 0; i < o->conf.ntargets; i++)
+		if (o->conf.targets[i].kind == t->kind && o->conf.targets[i].pid == t->pid &&
+		    !strcmp(o->conf.targets[i].name, t->name)) {
 			snprintf(err, errlen, "target '%s' given twice", arg);
 			return -EINVAL;
 		}
-	o->ntargets++;
+	o->conf.ntargets++;
 	return 0;
 }
 
@@ -237,20 +222,20 @@ static int parse_timing(struct lw_opts *o, int c, const char *arg, char *err, si
 {
 	switch (c) {
 	case 'd':
-		if (lw_parse_duration(arg, &o->duration_ns) || !o->duration_ns) {
+		if (lw_parse_duration(arg, &o->conf.duration_ns) || !o->conf.duration_ns) {
 			snprintf(err, errlen, "invalid duration '%s' (examples: 500ms, 10s, 2m)",
 				 arg);
 			return -EINVAL;
 		}
 		return 0;
 	case 'i':
-		if (lw_parse_duration(arg, &o->interval_ns) || o->interval_ns < 100000000ULL) {
+		if (lw_parse_duration(arg, &o->conf.interval_ns) || o->conf.interval_ns < 100000000ULL) {
 			snprintf(err, errlen, "invalid interval '%s' (at least 100ms)", arg);
 			return -EINVAL;
 		}
 		return 0;
 	}
-	if (lw_parse_duration(arg, &o->slow_ns) || !o->slow_ns) {
+	if (lw_parse_duration(arg, &o->conf.slow_ns) || !o->conf.slow_ns) {
 		snprintf(err, errlen, "invalid --slow '%s' (examples: 2ms, 500us)", arg);
 		return -EINVAL;
 	}
@@ -268,18 +253,18 @@ static int parse_ref_mhz(struct lw_opts *o, const char *arg, char *err, size_t e
 		snprintf(err, errlen, "invalid --ref-mhz '%s' (1..100000)", arg);
 		return -EINVAL;
 	}
-	o->ref_khz = (__u32)mhz * 1000;
+	o->conf.ref_khz = (__u32)mhz * 1000;
 	return 0;
 }
 
 static int parse_irq_cost(struct lw_opts *o, const char *arg, char *err, size_t errlen)
 {
-	o->irq_cost_set = true;
+	o->conf.irq_cost_set = true;
 	if (!strcmp(arg, "off")) {
-		o->irq_cost_ns = 0;
+		o->conf.irq_cost_ns = 0;
 		return 0;
 	}
-	if (lw_parse_duration(arg, &o->irq_cost_ns) || o->irq_cost_ns > 1000000ULL) {
+	if (lw_parse_duration(arg, &o->conf.irq_cost_ns) || o->conf.irq_cost_ns > 1000000ULL) {
 		snprintf(err, errlen, "invalid --irq-cost '%s' (off, or up to 1ms: 2us, 800ns)",
 			 arg);
 		return -EINVAL;
@@ -289,11 +274,11 @@ static int parse_irq_cost(struct lw_opts *o, const char *arg, char *err, size_t 
 
 static int parse_skip(struct lw_opts *o, const char *arg, char *err, size_t errlen)
 {
-	if (strlen(arg) >= sizeof(o->skip)) {
+	if (strlen(arg) >= sizeof(o->conf.skip)) {
 		snprintf(err, errlen, "--skip list too long");
 		return -EINVAL;
 	}
-	strcpy(o->skip, arg);
+	strcpy(o->conf.skip, arg);
 	return 0;
 }
 
@@ -350,7 +335,7 @@ static int parse_one(struct lw_opts *o, int c, char **argv, char *err, size_t er
 		o->quiet = true;
 		return 0;
 	case 'v':
-		o->verbose = true;
+		o->conf.verbose = true;
 		return 0;
 	case 'h':
 		return 1;
@@ -382,7 +367,7 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 	int c, ret;
 
 	memset(o, 0, sizeof(*o));
-	o->interval_ns = 1000000000ULL;
+	o->conf.interval_ns = 1000000000ULL;
 	optind = 0; /* reset getopt: tests parse several argvs */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":p:d:ji:qvh", longopts, NULL)) != -1) {
@@ -394,12 +379,12 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
-	if (!o->ntargets) {
+	if (!o->conf.ntargets) {
 		snprintf(err, errlen, LW_NO_TARGET);
 		return -EINVAL;
 	}
-	if (o->ntargets == 1 && o->targets[0].kind == LW_TARGET_PID)
-		o->pid = o->targets[0].pid;
+	if (o->conf.ntargets == 1 && o->conf.targets[0].kind == LW_TARGET_PID)
+		o->conf.pid = o->conf.targets[0].pid;
 	return 0;
 }
 
@@ -451,8 +436,8 @@ void lw_opts_targets(const struct lw_opts *o, char *buf, size_t len)
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < o->ntargets && n < len; i++) {
-		const struct lw_target_opt *t = &o->targets[i];
+	for (int i = 0; i < o->conf.ntargets && n < len; i++) {
+		const struct lw_target_opt *t = &o->conf.targets[i];
 
 		if (t->kind == LW_TARGET_PID)
 			n += snprintf(buf + n, len - n, "%spid %d", i ? ", " : "", t->pid);

@@ -7,56 +7,18 @@
 #include <stdio.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "latwhy.h" /* enum lw_req_mode */
-
-#define LW_PATH_MAX 4096
-
-/* What a target is: -p PID, --comm NAME (every process of that name),
- * --cgroup PATH (cgroup v2, below its root), --unit NAME (a systemd unit's
- * cgroup). Several may be given, up to LW_MAX_TARGETS. */
-enum lw_target_kind {
-	LW_TARGET_PID = 1,
-	LW_TARGET_COMM,
-	LW_TARGET_CGROUP,
-	LW_TARGET_UNIT,
-};
-
-#define LW_TARGET_NAME 512
-
-struct lw_target_opt {
-	enum lw_target_kind kind;
-	int pid;		   /* LW_TARGET_PID */
-	char name[LW_TARGET_NAME]; /* comm, cgroup path ("/a/b") or unit name */
-};
+#include "source/conf.h"
 
 /* The parser's word when no target was given. */
 #define LW_NO_TARGET "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME"
 
+/* The trace's command line: what the tracer is given, and how the trace
+ * front end shows it. */
 struct lw_opts {
-	/* the pid when the only target is one -p PID, else 0: what the
-	 * single-process paths (the node's facts of it, uprobes) use */
-	int pid;
-	struct lw_target_opt targets[LW_MAX_TARGETS];
-	int ntargets;
-	__u64 duration_ns; /* 0 = until Ctrl-C */
-	__u64 slow_ns;	   /* 0 = running p99 */
-	__u32 ref_khz;	   /* 0 = cpuinfo_max_freq */
+	struct lw_trace_conf conf;
 	bool json;
-	bool quiet; /* no live view */
-	bool verbose;
-	enum lw_req_mode req_mode;
-	char uprobe_bin[LW_PATH_MAX];
-	char uprobe_sym[256];
-	__u64 interval_ns; /* live view refresh */
-	char skip[512];	   /* comma-separated tracepoints not to attach */
-	/* --irq-cost: one interrupt's entry and exit beyond its handler;
-	 * unset: measured at start (irqcost.h); 0: not counted */
-	bool irq_cost_set;
-	__u64 irq_cost_ns;
+	bool quiet;		   /* no live view */
 	char capture[LW_PATH_MAX]; /* --capture FILE: "" none */
-	/* slow requests counted in the kernel only, no record each (serve
-	 * without a hindsight window): not an option, set by the command */
-	bool counts_only;
 };
 
 /*
@@ -90,8 +52,5 @@ char **lw_opts_rest(int argc, char **argv, lw_opt_take_fn take, void *ctx, int *
 
 /* The targets as given: "pid 42, cgroup /a, unit x.service". */
 void lw_opts_targets(const struct lw_opts *o, char *buf, size_t len);
-
-/* name is in the comma-separated list */
-bool lw_list_has(const char *list, const char *name);
 
 #endif /* LW_OPTS_H */

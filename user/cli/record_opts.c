@@ -103,8 +103,8 @@ int lw_record_opts_parse(struct lw_record_opts *o, int argc, char **argv, char *
 		snprintf(err, errlen, "a capture file is needed: -o FILE");
 		return -EINVAL;
 	}
-	if (!o->trace.duration_ns)
-		o->trace.duration_ns = LW_RECORD_DEFAULT_NS;
+	if (!o->trace.conf.duration_ns)
+		o->trace.conf.duration_ns = LW_RECORD_DEFAULT_NS;
 	return 0;
 }
 

@@ -24,15 +24,8 @@ static int cause_parse(const char *s, size_t len, int *cause)
 		*cause = -1;
 		return 0;
 	}
-	for (int c = LW_CAUSE_NONE; c <= LW_CAUSE_TRACED_LAST; c++) {
-		const char *n = lw_cause_name(c);
-
-		if (strlen(n) == len && !strncmp(s, n, len)) {
-			*cause = c;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	*cause = lw_cause_parse(s, len);
+	return *cause < 0 ? -EINVAL : 0;
 }
 
 /* "5", "5/s", "0.5", "20ms", "20ms/s": a count, or a time, a second. */
@@ -277,16 +270,16 @@ int lw_serve_capture_start(struct lw_serve_capture *c, const struct lw_serve_cap
 	}
 	for (int i = 0; i < argc && off < sizeof(cmd); i++)
 		off += snprintf(cmd + off, sizeof(cmd) - off, "%s%s", i ? " " : "", argv[i]);
-	snprintf(slow, sizeof(slow), "%llu", (unsigned long long)trace->slow_ns);
+	snprintf(slow, sizeof(slow), "%llu", (unsigned long long)trace->conf.slow_ns);
 	lw_opts_targets(trace, targets, sizeof(targets));
 	const struct lw_capture_kv kv[] = {
 		{"command", cmd},
 		{"slow_ns", slow},
-		{"skip", trace->skip},
+		{"skip", trace->conf.skip},
 		{"targets", targets}, /* last: only without a single -p process, as record's */
 	};
-	struct hs_start a = {&o->hs, target, trace->pid, kv,
-			     sizeof(kv) / sizeof(kv[0]) - (trace->pid ? 1 : 0)};
+	struct hs_start a = {&o->hs, target, trace->conf.pid, kv,
+			     sizeof(kv) / sizeof(kv[0]) - (trace->conf.pid ? 1 : 0)};
 
 	/* capabilities are per thread: the writer's starts with none (it
 	 * writes DIR as its owner and reads what any process may) */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/serve_opts.h"
+#include "engine/cause.h"
 #include "source/causes.h"
 
 #define NO_TARGET LW_NO_TARGET
@@ -133,19 +134,19 @@ static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, s
 	if (ret < 0 && !strcmp(err, NO_TARGET)) {
 		rest[n] = "--pid=1";
 		ret = lw_opts_parse(t, n + 1, rest, err, errlen);
-		t->ntargets = 0;
+		t->conf.ntargets = 0;
 	}
 	if (ret)
 		return ret;
-	if (t->ntargets == LW_MAX_TARGETS) {
+	if (t->conf.ntargets == LW_MAX_TARGETS) {
 		snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
 		return -EINVAL;
 	}
-	t->targets[t->ntargets].kind = LW_TARGET_COMM;
-	t->targets[t->ntargets].pid = 0;
-	snprintf(t->targets[t->ntargets].name, sizeof(t->targets[0].name), "%s", o->comm);
-	t->ntargets++;
-	t->pid = 0;
+	t->conf.targets[t->conf.ntargets].kind = LW_TARGET_COMM;
+	t->conf.targets[t->conf.ntargets].pid = 0;
+	snprintf(t->conf.targets[t->conf.ntargets].name, sizeof(t->conf.targets[0].name), "%s", o->comm);
+	t->conf.ntargets++;
+	t->conf.pid = 0;
 	o->comm[0] = '\0';
 	return 0;
 }
@@ -156,7 +157,7 @@ static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "serve exports metrics, not JSON: drop -j");
 		return -EINVAL;
 	}
-	if (o->trace.duration_ns) {
+	if (o->trace.conf.duration_ns) {
 		snprintf(err, errlen, "serve runs until stopped: drop -d");
 		return -EINVAL;
 	}
@@ -205,9 +206,9 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 	if (!ret)
 		ret = check_sample(o, err, errlen);
 	if (!ret && o->causes[0])
-		ret = lw_causes_skip(o->causes, o->trace.skip, sizeof(o->trace.skip), err, errlen);
+		ret = lw_causes_skip(o->causes, o->trace.conf.skip, sizeof(o->trace.conf.skip), err, errlen);
 	/* the metrics are the kernel's counts: records only for the window */
-	o->trace.counts_only = !o->capture.hs.dir;
+	o->trace.conf.counts_only = !o->capture.hs.dir;
 	return ret ? -EINVAL : 0;
 }
 

@@ -46,7 +46,7 @@ static int run_capture(struct run *r)
 	if (!r->o->capture[0])
 		return 0;
 	lw_opts_targets(r->o, label, sizeof(label));
-	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->pid, kv, r->o->pid ? 1 : 2))
+	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->conf.pid, kv, r->o->conf.pid ? 1 : 2))
 		return -EIO;
 	return lw_fanout_add(&r->sinks, lw_capture_rec_sink(&r->cap));
 }
@@ -60,7 +60,7 @@ static int run_capture_close(struct run *r, bool exited)
 	if (!r->cap.w)
 		return 0;
 	err = lw_capture_rec_close(&r->cap, exited	? 0
-					    : r->o->pid ? r->o->pid
+					    : r->o->conf.pid ? r->o->conf.pid
 							: lw_tracer_first_pid(r->t));
 	if (err)
 		fprintf(stderr, "latwhy: cannot write %s: %s; what was written stays readable\n",
@@ -91,9 +91,9 @@ static void run_report(struct run *r)
 	char label[1024];
 	int n;
 
-	if (r->o->pid) {
+	if (r->o->conf.pid) {
 		lw_report_summary(r->eng, r->out, &r->start, "/",
-				  lw_tracer_target_exited(r->t) ? 0 : r->o->pid);
+				  lw_tracer_target_exited(r->t) ? 0 : r->o->conf.pid);
 		return;
 	}
 	/* several processes: the summary names the targets as they are now;
@@ -110,9 +110,9 @@ enum lw_run_status lw_trace_run(const struct lw_opts *o)
 	struct run r = {.o = o};
 
 	/* the only usage error found here: before anything is loaded */
-	if (lw_tracer_check_skip(o->skip))
+	if (lw_tracer_check_skip(o->conf.skip))
 		return LW_RUN_USAGE;
-	if ((o->pid && lw_probe_target(o->pid, r.comm, sizeof(r.comm))) || lw_probe_privileges())
+	if ((o->conf.pid && lw_probe_target(o->conf.pid, r.comm, sizeof(r.comm))) || lw_probe_privileges())
 		return LW_RUN_FAILED;
 	if (run_wire(&r)) {
 		fprintf(stderr, "latwhy: out of memory\n");
@@ -120,19 +120,19 @@ enum lw_run_status lw_trace_run(const struct lw_opts *o)
 	}
 	if (run_capture(&r))
 		goto cleanup;
-	r.t = lw_tracer_open(o, r.comm, lw_fanout_sink(&r.sinks));
+	r.t = lw_tracer_open(&o->conf, r.comm, lw_fanout_sink(&r.sinks));
 	if (!r.t)
 		goto cleanup;
 	/* before the trace runs; a node that cannot be read is no start */
-	if (lw_node_read(&r.start, "/", o->pid ? o->pid : lw_tracer_first_pid(r.t)))
+	if (lw_node_read(&r.start, "/", o->conf.pid ? o->conf.pid : lw_tracer_first_pid(r.t)))
 		r.start.has_target = false;
-	if (!o->pid) {
+	if (!o->conf.pid) {
 		char label[1024];
 
 		lw_tracer_describe(r.t, label, sizeof(label));
 		lw_render_set_target(r.out, label);
 	}
-	lw_render_start(r.out, o->pid, r.comm, lw_tracer_flags(r.t), o->slow_ns);
+	lw_render_start(r.out, o->conf.pid, r.comm, lw_tracer_flags(r.t), o->conf.slow_ns);
 	if (lw_tracer_run(r.t) || run_capture_close(&r, lw_tracer_target_exited(r.t)))
 		goto cleanup;
 	run_report(&r);

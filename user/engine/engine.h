@@ -15,7 +15,7 @@
 #include <linux/types.h>
 
 #include "latwhy.h"
-#include "advice/finding.h" /* enum lw_cause */
+#include "engine/cause.h"
 #include "engine/sink.h"
 
 #define LW_TOP 8

@@ -10,7 +10,7 @@
  */
 #include <stdio.h>
 
-#include "export/internal.h"
+#include "export/export_int.h"
 #include "node/sysfs.h"
 
 #define STATS_PATH "/proc/sys/kernel/bpf_stats_enabled"

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "export/internal.h"
+#include "export/export_int.h"
 
 /* The reason's row, added when new and there is room; NULL else. Locked. */
 static __u64 *reason_row(struct lw_export *x, const char *reason)

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "export/internal.h"
+#include "export/export_int.h"
 
 struct lw_export *lw_export_new(const char *target, const char *node_root)
 {

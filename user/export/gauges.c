@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 
-#include "export/internal.h"
+#include "export/export_int.h"
 
 static __u64 mono_ns(void)
 {

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/internal.h"
+#include "export/export_int.h"
 #include "node/sysfs.h"
 
 bool lw_export_entropy(const unsigned long long *v, int nr, const struct lw_cpuset *set,

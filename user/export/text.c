@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "engine/engine.h" /* lw_hist_lower() */
-#include "export/internal.h"
+#include "export/export_int.h"
 
 void lw_export_label(FILE *f, const char *v)
 {

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "export/internal.h"
+#include "export/export_int.h"
 #include "node/sysfs.h" /* lw_rtrim() */
 
 /* The node root as a path prefix: "/" is the live node, no prefix. */

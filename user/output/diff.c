@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "output/diff.h"
-#include "output/fmt.h"
+#include "lib/fmt.h"
 #include "output/json.h"
 
 static const char *const side_name[2] = {"A", "B"};

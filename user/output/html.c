@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "latwhy.h"
-#include "output/fmt.h"
+#include "lib/fmt.h"
 #include "output/html.h"
 #include "output/html_svg.h"
 
@@ -295,22 +295,16 @@ static const char css[] =
 	"white-space:pre-wrap;font-size:12px;margin:.2em 0}\n"
 	"footer{margin-top:2em;color:#888;font-size:12px}\n";
 
-static const char *const series_name[NR_SERIES] = {
-	[LW_CAUSE_NONE] = "none",     [LW_CAUSE_FREQ] = "frequency", [LW_CAUSE_IRQ] = "irq",
-	[LW_CAUSE_THP] = "thp",	      [LW_CAUSE_SCHED] = "sched",    [LW_CAUSE_IDLE] = "idle",
-	[LW_CAUSE_QUOTA] = "quota",   [SERIES_HANDOFF] = "handoff",
-};
-
-static const char *const series_label[NR_SERIES] = {
-	[LW_CAUSE_NONE] = "no kernel cause (own run or sleep)",
-	[LW_CAUSE_FREQ] = "frequency",
-	[LW_CAUSE_IRQ] = "irq + softirq",
-	[LW_CAUSE_THP] = "thp",
-	[LW_CAUSE_SCHED] = "sched",
-	[LW_CAUSE_IDLE] = "idle",
-	[LW_CAUSE_QUOTA] = "cpu quota (throttled)",
-	[SERIES_HANDOFF] = "handed off (not split)",
-};
+/* A timeline series' names: a cause's (engine/cause.h), or handed off. */
+static void series_names(const char **name, const char **label)
+{
+	for (int c = 0; c < LW_CAUSE_MAX; c++) {
+		name[c] = lw_cause_name(c);
+		label[c] = lw_cause_label(c);
+	}
+	name[SERIES_HANDOFF] = "handoff";
+	label[SERIES_HANDOFF] = "handed off (not split)";
+}
 
 static void legend(FILE *f, const bool *present, const char *const *names,
 		   const char *const *labels, size_t n)
@@ -384,10 +378,12 @@ static void sec_timeline(FILE *f, const struct lw_html *h, const struct html_tim
 {
 	__u64(*bins)[NR_SERIES] = calloc(t->nbins, sizeof(*bins));
 	bool present[NR_SERIES] = {};
+	const char *name[NR_SERIES], *label[NR_SERIES];
 	char w[32];
 
 	if (!bins)
 		return;
+	series_names(name, label);
 	for (size_t i = 0; i < h->nr_req; i++) {
 		bins[time_bin(t, h->req[i].end_ns)][h->req[i].series]++;
 		present[h->req[i].series] = true;
@@ -401,8 +397,8 @@ static void sec_timeline(FILE *f, const struct lw_html *h, const struct html_tim
 	}
 	fprintf(f, "<p>By the cause of each request, in bins of %s (by when they ended).</p>\n",
 		lw_fmt_ns(w, sizeof(w), t->width));
-	lw_svg_stacked_bins(f, "slow-bin", &bins[0][0], NR_SERIES, series_name, t, h->nr_req);
-	legend(f, present, series_name, series_label, NR_SERIES);
+	lw_svg_stacked_bins(f, "slow-bin", &bins[0][0], NR_SERIES, name, t, h->nr_req);
+	legend(f, present, name, label, NR_SERIES);
 	fprintf(f, "</section>\n");
 	free(bins);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "latwhy.h"
-#include "output/fmt.h"
+#include "lib/fmt.h"
 #include "output/html_svg.h"
 
 #define W  720

@@ -11,7 +11,7 @@
 
 #include "output/json.h"
 #include "output/findings.h"
-#include "output/fmt.h"
+#include "lib/fmt.h"
 #include "output/render.h"
 
 struct lw_render {

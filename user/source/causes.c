@@ -22,24 +22,23 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/opts.h" /* lw_list_has() */
+#include "engine/cause.h"
+#include "lib/list.h"
 #include "source/causes.h"
 
-static const struct cause_tps {
-	const char *cause;
-	const char *tps; /* "" for the always traced */
-} causes[] = {
-	{"frequency", "cpu_frequency"},
-	{"irq", "irq_handler_entry,irq_handler_exit,softirq_entry,softirq_exit,"
-		"call_function_entry,call_function_single_entry,netif_rx,netif_receive_skb"},
-	{"thp", "mm_khugepaged_scan_pmd,mm_collapse_huge_page,mm_compaction_begin,"
-		"mm_compaction_end"},
-	{"sched", ""},
-	{"idle", "cpu_idle"},
-	{"quota", ""},
+/* The tracepoints each traced cause is measured by; "" for one measured
+ * along the scheduler's events, which are always attached. */
+static const char *const cause_tps[LW_CAUSE_MAX] = {
+	[LW_CAUSE_FREQ] = "cpu_frequency",
+	[LW_CAUSE_IRQ] = "irq_handler_entry,irq_handler_exit,softirq_entry,softirq_exit,"
+			 "call_function_entry,call_function_single_entry,netif_rx,"
+			 "netif_receive_skb",
+	[LW_CAUSE_THP] = "mm_khugepaged_scan_pmd,mm_collapse_huge_page,mm_compaction_begin,"
+			 "mm_compaction_end",
+	[LW_CAUSE_SCHED] = "",
+	[LW_CAUSE_IDLE] = "cpu_idle",
+	[LW_CAUSE_QUOTA] = "",
 };
-
-#define NR_CAUSES (sizeof(causes) / sizeof(causes[0]))
 
 static int check_names(const char *list, char *err, size_t errlen)
 {
@@ -49,11 +48,9 @@ static int check_names(const char *list, char *err, size_t errlen)
 		goto bad;
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (char *n = strtok_r(buf, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-		size_t i;
+		int c = lw_cause_parse(n, strlen(n));
 
-		for (i = 0; i < NR_CAUSES && strcmp(causes[i].cause, n); i++)
-			;
-		if (i == NR_CAUSES) {
+		if (c < LW_CAUSE_FREQ || c > LW_CAUSE_TRACED_LAST) {
 			snprintf(err, errlen, "--causes: '%s' is not a cause (%s)", n,
 				 LW_CAUSES_ALL);
 			return -EINVAL;
@@ -72,11 +69,11 @@ int lw_causes_skip(const char *list, char *skip, size_t len, char *err, size_t e
 
 	if (err_)
 		return err_;
-	for (size_t i = 0; i < NR_CAUSES; i++) {
-		const char *tps = causes[i].tps;
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
+		const char *tps = cause_tps[c];
 		int n;
 
-		if (!*tps || lw_list_has(list, causes[i].cause))
+		if (!*tps || lw_list_has(list, lw_cause_name(c)))
 			continue;
 		n = snprintf(skip + used, len - used, "%s%s", used ? "," : "", tps);
 		if (n < 0 || (size_t)n >= len - used) {

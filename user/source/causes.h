@@ -8,9 +8,6 @@
 
 #include <stddef.h>
 
-/* Every cause, in the order of the exporter's cause label. */
-#define LW_CAUSES_ALL "frequency,irq,thp,sched,idle,quota"
-
 /*
  * The tracepoints of the causes not in list (comma-separated cause names),
  * appended to skip (a comma-separated list of len bytes at most). sched is

@@ -21,7 +21,7 @@
 
 #include "latwhy.h"
 #include "latwhy.skel.h"
-#include "source/live.h"
+#include "source/tracer_int.h"
 #include "source/probe.h"
 
 /* Running p99 needs a few requests before it means anything. */

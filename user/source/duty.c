@@ -27,7 +27,7 @@
 #include "latwhy.h"
 #include "latwhy.skel.h"
 #include "source/duty.h"
-#include "source/live.h"
+#include "source/tracer_int.h"
 
 struct lw_duty_state {
 	struct lw_duty d;

@@ -15,10 +15,11 @@
 
 #include "latwhy.h"
 #include "latwhy.skel.h"
+#include "lib/list.h"
 #include "node/node.h" /* lw_idle_poll_states() */
 #include "source/caps.h"
 #include "source/irqcost.h"
-#include "source/live.h"
+#include "source/tracer_int.h"
 #include "source/probe.h"
 #include "source/tracer.h"
 
@@ -76,7 +77,7 @@ static struct bpf_program *tp_program(struct latwhy_bpf *s, const struct tp_prog
  * silently keep a tracepoint attached. */
 int lw_tracer_check_skip(const char *list)
 {
-	char buf[sizeof(((struct lw_opts *)0)->skip)], *save = NULL;
+	char buf[sizeof(((struct lw_trace_conf *)0)->skip)], *save = NULL;
 
 	snprintf(buf, sizeof(buf), "%s", list);
 	for (char *name = strtok_r(buf, ",", &save); name; name = strtok_r(NULL, ",", &save)) {

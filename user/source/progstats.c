@@ -12,7 +12,7 @@
 
 #include "latwhy.h"
 #include "latwhy.skel.h"
-#include "source/live.h"
+#include "source/tracer_int.h"
 #include "source/progstats.h"
 
 int lw_tracer_prog_stats(const struct lw_tracer *t, struct lw_prog_stat *out, int max)

@@ -14,7 +14,7 @@
 
 #include "latwhy.h"
 #include "latwhy.skel.h"
-#include "source/live.h"
+#include "source/tracer_int.h"
 #include "source/probe.h"
 
 /* A per-CPU value is lat_hist's size at most: hist_buf holds it. */

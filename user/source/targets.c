@@ -21,7 +21,7 @@
 #include "latwhy.h"
 #include "latwhy.skel.h"
 #include "node/cgroup.h"
-#include "source/live.h"
+#include "source/tracer_int.h"
 #include "source/probe.h"
 
 /* A --comm target's walk of /proc at most this often while its processes

@@ -21,7 +21,7 @@
 #include "latwhy.skel.h"
 #include "engine/engine.h" /* lw_hist_quantile() */
 #include "source/caps.h"
-#include "source/live.h"
+#include "source/tracer_int.h"
 #include "source/probe.h"
 #include "source/tracer.h"
 
@@ -403,7 +403,7 @@ static int tracer_open(struct lw_tracer *t)
 	return 0;
 }
 
-struct lw_tracer *lw_tracer_open(const struct lw_opts *o, const char *comm, struct lw_sink sink)
+struct lw_tracer *lw_tracer_open(const struct lw_trace_conf *o, const char *comm, struct lw_sink sink)
 {
 	struct lw_tracer *t = calloc(1, sizeof(*t));
 	int err;

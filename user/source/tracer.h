@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#include "cli/opts.h"
+#include "source/conf.h"
 #include "engine/sink.h"
 
 struct lw_tracer;
@@ -29,7 +29,7 @@ int lw_tracer_check_skip(const char *list);
  * go to sink, which must stay valid until lw_tracer_close(). NULL with errno
  * set, said on stderr, when it cannot.
  */
-struct lw_tracer *lw_tracer_open(const struct lw_opts *o, const char *comm, struct lw_sink sink);
+struct lw_tracer *lw_tracer_open(const struct lw_trace_conf *o, const char *comm, struct lw_sink sink);
 
 /* enum lw_meta_flags known once open: the causes that cannot be measured. */
 __u32 lw_tracer_flags(const struct lw_tracer *t);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * live.h - the live record source's state, shared by its units:
+ * tracer_int.h - the live record source's state, shared by its units:
  *
  *   tracer.c    lifecycle: open, load, seed, attach, poll, close
  *   programs.c  which programs this kernel and these options load
@@ -12,15 +12,15 @@
  * Only source/ includes it; the rest of latwhy sees struct lw_tracer through
  * source/tracer.h and its records through a sink.
  */
-#ifndef LW_LIVE_H
-#define LW_LIVE_H
+#ifndef LW_TRACER_INT_H
+#define LW_TRACER_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
 #include "latwhy.h"
-#include "cli/opts.h"
+#include "source/conf.h"
 #include "engine/sink.h"
 #include "source/freq.h"
 #include "source/place.h"
@@ -53,7 +53,7 @@ struct lw_target_live {
 };
 
 struct lw_tracer {
-	const struct lw_opts *o;
+	const struct lw_trace_conf *o;
 	struct lw_target_live tg[LW_MAX_TARGETS];
 	int ntg;
 	char cg_mount[LW_PATH_MAX]; /* cgroup v2's mount point, "" for "/" */
@@ -147,4 +147,4 @@ void lw_control_tick(struct lw_tracer *t, __u64 now);
  * requests so far, p99 over them). */
 __u64 lw_control_threshold(struct lw_tracer *t, __u64 count, __u64 p99);
 
-#endif /* LW_LIVE_H */
+#endif /* LW_TRACER_INT_H */

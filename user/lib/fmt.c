@@ -2,7 +2,7 @@
 /* fmt.c - numbers for humans (see fmt.h). */
 #include <stdio.h>
 
-#include "output/fmt.h"
+#include "lib/fmt.h"
 
 const char *lw_fmt_ns(char *buf, size_t len, __u64 ns)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* internal.h - the exporter's state, shared by its files only. */
-#ifndef LW_EXPORT_INTERNAL_H
-#define LW_EXPORT_INTERNAL_H
+/* export_int.h - the exporter's state, shared by its files only. */
+#ifndef LW_EXPORT_INT_H
+#define LW_EXPORT_INT_H
 
 #include <limits.h>
 #include <pthread.h>
@@ -10,7 +10,7 @@
 #include <linux/types.h>
 
 #include "latwhy.h"
-#include "advice/finding.h" /* enum lw_cause */
+#include "engine/cause.h"
 #include "node/node.h"
 #include "export/export.h"
 
@@ -175,4 +175,4 @@ void lw_export_label(FILE *f, const char *v);
 /* # HELP and # TYPE of a family. */
 void lw_export_family(FILE *f, const char *name, const char *type, const char *help);
 
-#endif /* LW_EXPORT_INTERNAL_H */
+#endif /* LW_EXPORT_INT_H */
