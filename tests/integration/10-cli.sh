@@ -14,13 +14,13 @@ test_cli_errors() {
 	[ $rc -eq 1 ] && [ "$out" = "latwhy: no process with pid 999999" ] ||
 		{ fail cli_no_such_pid "rc=$rc out=$out"; return; }
 	out=$(./latwhy -p 1 -d 10x 2>&1); rc=$?
-	[ $rc -eq 2 ] && [ "$out" = "latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)" ] ||
+	[ $rc -eq 2 ] && [ "$out" = "latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy trace --help)" ] ||
 		{ fail cli_bad_duration "rc=$rc out=$out"; return; }
 	out=$(./latwhy -d 1s 2>&1); rc=$?
-	[ $rc -eq 2 ] && [ "$out" = "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME (see latwhy --help)" ] ||
+	[ $rc -eq 2 ] && [ "$out" = "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME (see latwhy trace --help)" ] ||
 		{ fail cli_no_pid "rc=$rc out=$out"; return; }
 	out=$(./latwhy -p 1 --bogus 2>&1); rc=$?
-	[ $rc -eq 2 ] && [ "$out" = "latwhy: unknown option '--bogus' (see latwhy --help)" ] ||
+	[ $rc -eq 2 ] && [ "$out" = "latwhy: unknown option '--bogus' (see latwhy trace --help)" ] ||
 		{ fail cli_unknown_option "rc=$rc out=$out"; return; }
 	if command -v setpriv >/dev/null; then
 		out=$(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \

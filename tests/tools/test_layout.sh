@@ -36,7 +36,7 @@ else
 fi
 check "engine includes advice/" user/engine/engine.c '#include "advice/finding.h"' \
 	'layout: user/engine/engine.c includes advice/: user/engine/ may include only engine,lib'
-check "source includes cli/" user/source/tracer.h '#include "cli/opts.h"' \
+check "source includes cli/" user/source/tracer.h '#include "cli/trace_opts.h"' \
 	'layout: user/source/tracer.h includes cli/: user/source/ may include only source,engine,node,lib'
 check "output includes libbpf" user/output/render.c '#include <bpf/libbpf.h>' \
 	'layout: user/output/render.c includes libbpf: only user/source/ may'

@@ -18,7 +18,7 @@
 
 #include "capture/capture.h"
 #include "cli/check_opts.h"
-#include "cli/opts.h"
+#include "cli/trace_opts.h"
 
 /* main.c is not in the library: include it for its table, main renamed. */
 #define main latwhy_main
@@ -151,10 +151,10 @@ static void test_command_help(void **state)
 	char *a2[] = {"latwhy", "check", "-h", NULL};
 	char *a3[] = {"latwhy", "trace", "--help", NULL};
 	char *a4[] = {"latwhy", "-p", "1", "--help", NULL};
-	char *check = usage_of(lw_check_opts_usage), *trace = usage_of(lw_opts_usage);
+	char *check = usage_of(lw_check_opts_usage), *trace = usage_of(lw_trace_usage);
 	struct run r;
 
-	assert_non_null(strstr(check, "usage: latwhy check [-p PID] [--json] [--root DIR]"));
+	assert_non_null(strstr(check, "Usage: latwhy check [-p PID] [--json] [--root DIR]"));
 	r = latwhy(ARGC(a1), a1);
 	assert_int_equal(r.rc, LW_EXIT_OK);
 	assert_string_equal(r.out, check);
@@ -190,20 +190,20 @@ static void test_default_command(void **state)
 
 	assert_usage_error(ARGC(a0), a0,
 			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
-			   "--unit NAME (see latwhy --help)\n");
+			   "--unit NAME (see latwhy trace --help)\n");
 	assert_usage_error(
 		ARGC(a1), a1,
-		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)\n");
+		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy trace --help)\n");
 	assert_usage_error(ARGC(a2), a2,
 			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
-			   "--unit NAME (see latwhy --help)\n");
-	assert_usage_error(ARGC(a3), a3, "latwhy: unknown option '--bogus' (see latwhy --help)\n");
+			   "--unit NAME (see latwhy trace --help)\n");
+	assert_usage_error(ARGC(a3), a3, "latwhy: unknown option '--bogus' (see latwhy trace --help)\n");
 	assert_usage_error(
 		ARGC(a4), a4,
-		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy --help)\n");
+		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy trace --help)\n");
 	assert_usage_error(ARGC(a5), a5,
 			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
-			   "--unit NAME (see latwhy --help)\n");
+			   "--unit NAME (see latwhy trace --help)\n");
 	{
 		char *b1[] = {"latwhy", "--cgroup", "a/b", NULL};
 		char *b2[] = {"latwhy", "record", "--unit", "nginx", "-o", "/tmp/x.lwy", NULL};
@@ -212,7 +212,7 @@ static void test_default_command(void **state)
 		assert_usage_error(
 			ARGC(b1), b1,
 			"latwhy: invalid --cgroup 'a/b': a path below the cgroup v2 root, "
-			"such as /system.slice/nginx.service (see latwhy --help)\n");
+			"such as /system.slice/nginx.service (see latwhy trace --help)\n");
 		assert_usage_error(
 			ARGC(b2), b2,
 			"latwhy: invalid --unit 'nginx': a unit name such as nginx.service "
@@ -232,9 +232,9 @@ static void test_check_errors(void **state)
 	char *a4[] = {"latwhy", "check", "--sample", "0", "--root", "/nonexistent-dir", NULL};
 	struct run r;
 
-	assert_usage_error(ARGC(a1), a1, "latwhy check: unknown option '--bogus'\n");
-	assert_usage_error(ARGC(a2), a2, "latwhy check: option '-p' needs a value\n");
-	assert_usage_error(ARGC(a3), a3, "latwhy check: unexpected argument 'extra'\n");
+	assert_usage_error(ARGC(a1), a1, "latwhy: unknown option '--bogus' (see latwhy check --help)\n");
+	assert_usage_error(ARGC(a2), a2, "latwhy: option '--pid' needs a value (see latwhy check --help)\n");
+	assert_usage_error(ARGC(a3), a3, "latwhy: unexpected argument 'extra' (see latwhy check --help)\n");
 	r = latwhy(ARGC(a4), a4);
 	assert_int_equal(r.rc, LW_EXIT_FAIL);
 	assert_string_equal(r.out, "");

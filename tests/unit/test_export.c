@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "latwhy.h"
+#include "cli/parse.h"
 #include "cli/serve_opts.h"
 #include "export/export.h"
 #include "export/http.h"
@@ -477,20 +478,20 @@ static void test_listen(void **state)
 	char host[64];
 	unsigned port;
 
-	assert_int_equal(lw_parse_listen("127.0.0.1:9462", host, sizeof(host), &port), 0);
+	assert_int_equal(lw_parse_listen("127.0.0.1:9462", LW_SERVE_HOST, host, sizeof(host), &port), 0);
 	assert_string_equal(host, "127.0.0.1");
 	assert_int_equal(port, 9462);
-	assert_int_equal(lw_parse_listen("[::1]:80", host, sizeof(host), &port), 0);
+	assert_int_equal(lw_parse_listen("[::1]:80", LW_SERVE_HOST, host, sizeof(host), &port), 0);
 	assert_string_equal(host, "::1");
 	assert_int_equal(port, 80);
-	assert_int_equal(lw_parse_listen(":9000", host, sizeof(host), &port), 0);
+	assert_int_equal(lw_parse_listen(":9000", LW_SERVE_HOST, host, sizeof(host), &port), 0);
 	assert_string_equal(host, LW_SERVE_HOST);
-	assert_int_equal(lw_parse_listen("1.2.3.4", host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("1.2.3.4:", host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("1.2.3.4:0", host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("1.2.3.4:65536", host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("1.2.3.4:-1", host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("[::1:80", host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4:", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4:0", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4:65536", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4:-1", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(lw_parse_listen("[::1:80", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
 }
 
 static int parse(struct lw_serve_opts *o, char *err, ...)
@@ -537,7 +538,6 @@ static void test_serve_opts(void **state)
 	assert_int_equal(o.trace.conf.targets[1].kind, LW_TARGET_COMM);
 	assert_string_equal(o.trace.conf.targets[1].name, "x");
 	assert_int_equal(o.trace.conf.pid, 0);
-	assert_string_equal(o.comm, "");
 	assert_int_equal(parse(&o, err, "--comm", "x", "-j", NULL), -EINVAL);
 	assert_string_equal(err, "serve exports metrics, not JSON: drop -j");
 	assert_int_equal(parse(&o, err, "--comm", "x", "-d", "5s", NULL), -EINVAL);

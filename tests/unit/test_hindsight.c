@@ -27,6 +27,7 @@
 #include "capture/capture.h"
 #include "capture/hindsight.h"
 #include "cli/serve_capture.h"
+#include "cli/serve_opts.h"
 #include "engine/engine.h"
 #include "export/export.h"
 
@@ -665,6 +666,7 @@ static void test_serve_opts(void **state)
 	char *argv[] = {"serve",
 			"--comm",
 			"srv",
+			"--sample=off",
 			"--capture-dir=/tmp/d",
 			"--capture-on",
 			"irq:5/s:10s",
@@ -678,12 +680,12 @@ static void test_serve_opts(void **state)
 			"10M"};
 	char *no_dir[] = {"serve", "--comm", "srv", "--capture-on=irq:5"};
 	const int argc = sizeof(argv) / sizeof(argv[0]);
-	struct lw_serve_capture_opts o = {0};
+	struct lw_serve_opts so;
+	struct lw_serve_capture_opts o;
 	char err[256];
-	int i;
 
-	for (i = 3; i < argc; i++)
-		assert_int_equal(lw_serve_capture_take(&o, argc, argv, &i, err, sizeof(err)), 1);
+	assert_int_equal(lw_serve_opts_parse(&so, argc, argv, err, sizeof(err)), 0);
+	o = so.capture;
 	assert_string_equal(o.hs.dir, "/tmp/d");
 	assert_int_equal(o.hs.ntriggers, 1);
 	assert_int_equal(o.hs.window_ns, 30 * SEC);
@@ -692,10 +694,7 @@ static void test_serve_opts(void **state)
 	assert_int_equal(o.hs.max_files, 3);
 	assert_int_equal(o.hs.max_bytes, 10 << 20);
 	assert_int_equal(lw_serve_capture_check(&o, err, sizeof(err)), 0);
-	memset(&o, 0, sizeof(o));
-	i = 3;
-	assert_int_equal(lw_serve_capture_take(&o, 4, no_dir, &i, err, sizeof(err)), 1);
-	assert_int_equal(lw_serve_capture_check(&o, err, sizeof(err)), -EINVAL);
+	assert_int_equal(lw_serve_opts_parse(&so, 4, no_dir, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "--capture-on needs --capture-dir DIR");
 }
 

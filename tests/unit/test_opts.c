@@ -13,7 +13,8 @@
 #include <cmocka.h>
 
 #include "cli/check_opts.h"
-#include "cli/opts.h"
+#include "cli/parse.h"
+#include "cli/trace_opts.h"
 #include "lib/fmt.h"
 
 /* ---- lw_parse_duration -------------------------------------------------- */
@@ -103,7 +104,7 @@ static char err[256];
 static int parse(struct lw_opts *o, int argc, char **argv)
 {
 	err[0] = '\0';
-	return lw_opts_parse(o, argc, argv, err, sizeof(err));
+	return lw_trace_opts_parse(o, argc, argv, err, sizeof(err));
 }
 
 static void test_parse_full(void **state)
@@ -386,9 +387,9 @@ static void test_parse_targets(void **state)
 		char buf[256];
 
 		assert_int_equal(parse(&o, ARGC(a2), a2), 0);
-		lw_opts_targets(&o, buf, sizeof(buf));
+		lw_trace_opts_targets(&o, buf, sizeof(buf));
 		assert_string_equal(buf, "pid 1, pid 2, comm x, cgroup /a/b, unit nginx.service");
-		lw_opts_targets(&o, buf, 12);
+		lw_trace_opts_targets(&o, buf, 12);
 		assert_string_equal(buf, "pid 1, pid ");
 	}
 
@@ -439,9 +440,9 @@ static void test_usage(void **state)
 	FILE *f = open_memstream(&buf, &len);
 
 	assert_non_null(f);
-	lw_opts_usage(f);
+	lw_trace_usage(f);
 	fclose(f);
-	assert_non_null(strstr(buf, "Usage: latwhy TARGET..."));
+	assert_non_null(strstr(buf, "Usage: latwhy [trace] TARGET..."));
 	assert_non_null(strstr(buf, "--cgroup PATH"));
 	assert_non_null(strstr(buf, "--request SPEC"));
 	free(buf);
@@ -519,7 +520,7 @@ static void test_check_parse_bad(void **state)
 	assert_int_equal(check_parse(&o, ARGC(a6), a6), -EINVAL);
 	assert_string_equal(err, "option '-p' needs a value");
 	assert_int_equal(check_parse(&o, ARGC(a7), a7), -EINVAL);
-	assert_string_equal(err, "option '-p' needs a value");
+	assert_string_equal(err, "option '--pid' needs a value");
 	/* options stop at the first other word */
 	assert_int_equal(check_parse(&o, ARGC(a8), a8), -EINVAL);
 	assert_string_equal(err, "unexpected argument 'extra'");
@@ -538,7 +539,7 @@ static void test_check_usage(void **state)
 	assert_non_null(f);
 	lw_check_opts_usage(f);
 	fclose(f);
-	assert_non_null(strstr(buf, "usage: latwhy check [-p PID] [--json] [--root DIR]"));
+	assert_non_null(strstr(buf, "Usage: latwhy check [-p PID] [--json] [--root DIR]"));
 	assert_non_null(strstr(buf, "(default 1000, 0 = none)"));
 	free(buf);
 }

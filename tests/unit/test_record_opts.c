@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cli/parse.h"
 #include "cli/record_opts.h"
 
 #define ARGV(...) ((char *[]){"latwhy", __VA_ARGS__, NULL})
@@ -77,7 +78,7 @@ static void test_errors(void **state)
 	assert_int_equal(PARSE(&o, err, "-p", "7", "-o", "x", "--max-size", "lots"), -EINVAL);
 	assert_string_equal(err, "invalid --max-size 'lots' (examples: 64M, 1G)");
 	assert_int_equal(PARSE(&o, err, "-p", "7", "-o"), -EINVAL);
-	assert_string_equal(err, "-o needs a file name");
+	assert_string_equal(err, "option '-o' needs a value");
 	assert_int_equal(PARSE(&o, err, "-o", "x"), -EINVAL);
 	assert_string_equal(err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
 	assert_int_equal(PARSE(&o, err, "-p", "7", "-o", "x", "-d", "10x"), -EINVAL);

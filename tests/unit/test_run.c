@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "cli/opts.h"
+#include "cli/trace_opts.h"
 #include "cli/trace_run.h"
 #include "source/tracer.h"
 

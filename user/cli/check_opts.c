@@ -1,82 +1,60 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* check_opts.c - option parsing for `latwhy check ...`. */
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/check_opts.h"
+#include "cli/parse.h"
 
 void lw_check_opts_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: latwhy check [-p PID] [--json] [--root DIR] [--sample MS] "
+		"Usage: latwhy check [-p PID] [--json] [--root DIR] [--sample MS] "
 		"[--fix-script FILE]\n"
+		"\n"
+		"Read the node's latency switches (CPU frequency, idle states, IRQs, THP, NIC\n"
+		"queues, a process's CPUs and quota) and say what to change. No BPF.\n"
+		"\n"
 		"  -p, --pid PID        also check this process: CPUs, cgroup quota, THP use\n"
 		"  -j, --json           one JSON object on stdout\n"
 		"  -r, --root DIR       read sysfs/procfs under DIR (default /)\n"
 		"  -s, --sample MS      IRQ rate sample length (default %d, 0 = none)\n"
-		"  -f, --fix-script F   write F, F.undo and F.verify (never run by latwhy)\n",
+		"  -f, --fix-script F   write F, F.undo and F.verify (never run by latwhy)\n"
+		"  -h, --help           this help\n",
 		LW_CHECK_SAMPLE_MS);
 }
 
-static int parse_uint(const char *s, long max, long *out)
+/* One of check's options: lw_opt_fn's returns. */
+static int check_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || !*s || *end || v < 0 || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* What getopt refused, named as given: "-x", or the long option's word. */
-static int getopt_error(int c, char **argv, char *err, size_t errlen)
-{
-	const char *what = c == ':' ? "option '%s' needs a value" : "unknown option '%s'";
-	char opt[3] = {'-', (char)optopt, 0};
-
-	snprintf(err, errlen, what, optopt ? opt : argv[optind - 1]);
-	return -EINVAL;
-}
-
-/* One option getopt returned: 0, 1 for --help, or -EINVAL with err set. */
-static int parse_one(struct lw_check_opts *o, int c, char **argv, char *err, size_t errlen)
-{
-	long v;
+	struct lw_check_opts *o = ctx;
+	unsigned long v;
 
 	switch (c) {
 	case 'p':
-		if (parse_uint(optarg, INT_MAX, &v) || !v) {
-			snprintf(err, errlen, "invalid pid '%s'", optarg);
+		if (lw_parse_pid(arg, &o->pid)) {
+			snprintf(err, errlen, "invalid pid '%s'", arg);
 			return -EINVAL;
 		}
-		o->pid = (int)v;
 		return 0;
 	case 'j':
 		o->json = true;
 		return 0;
 	case 'r':
-		o->root = optarg;
+		o->root = arg;
 		return 0;
 	case 's':
-		if (parse_uint(optarg, 60000, &v)) {
-			snprintf(err, errlen, "invalid sample length '%s' (0-60000 ms)", optarg);
+		if (lw_parse_uint(arg, 0, 60000, &v)) {
+			snprintf(err, errlen, "invalid sample length '%s' (0-60000 ms)", arg);
 			return -EINVAL;
 		}
 		o->sample_ms = (unsigned)v;
 		return 0;
 	case 'f':
-		o->fix_script = optarg;
+		o->fix_script = arg;
 		return 0;
-	case 'h':
-		return 1;
 	}
-	return getopt_error(c, argv, err, errlen);
+	return -ENOENT;
 }
 
 int lw_check_opts_parse(struct lw_check_opts *o, int argc, char **argv, char *err, size_t errlen)
@@ -88,24 +66,18 @@ int lw_check_opts_parse(struct lw_check_opts *o, int argc, char **argv, char *er
 		{"sample", required_argument, NULL, 's'},
 		{"fix-script", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
-		{0},
+		{},
 	};
-	int c, ret;
+	const struct lw_cmdline cl = {
+		.shortopts = "p:jr:s:f:",
+		.longopts = longopts,
+		.take = check_opt,
+		.ctx = o,
+	};
+	int first;
 
 	memset(o, 0, sizeof(*o));
 	o->sample_ms = LW_CHECK_SAMPLE_MS;
 	o->root = "/";
-	opterr = 0;
-	optind = 0; /* reset getopt: tests parse several argvs */
-	/* '+': stop at the first word that is not an option */
-	while ((c = getopt_long(argc, argv, "+:p:jr:s:f:h", longopts, NULL)) != -1) {
-		ret = parse_one(o, c, argv, err, errlen);
-		if (ret)
-			return ret;
-	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return lw_getopt(&cl, argc, argv, &first, err, errlen);
 }

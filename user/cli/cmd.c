@@ -20,6 +20,18 @@ void lw_cmd_usage(FILE *f, const struct lw_cmd *cmds, size_t n)
 	fprintf(f, "\n'latwhy COMMAND --help' lists a command's options.\n");
 }
 
+int lw_cmd_parsed(const char *cmd, int ret, const char *err, void (*usage)(FILE *f))
+{
+	if (!ret)
+		return -1;
+	if (ret == 1) {
+		usage(stdout);
+		return LW_EXIT_OK;
+	}
+	fprintf(stderr, "latwhy: %s (see latwhy %s --help)\n", err, cmd);
+	return LW_EXIT_USAGE;
+}
+
 enum lw_exit lw_cmd_dispatch(const struct lw_cmd *cmds, size_t n, int argc, char **argv)
 {
 	if (argc < 2 || argv[1][0] == '-') {

@@ -34,6 +34,13 @@ enum lw_exit lw_cmd_dispatch(const struct lw_cmd *cmds, size_t n, int argc, char
 /* latwhy --help: the commands, one line each. */
 void lw_cmd_usage(FILE *f, const struct lw_cmd *cmds, size_t n);
 
+/*
+ * What a command's parser returned (0, 1 for help, -EINVAL with err): -1
+ * for the command to go on; else its exit, after the help on stdout or
+ * the usage error on stderr, one line: "latwhy: ERR (see latwhy CMD --help)".
+ */
+int lw_cmd_parsed(const char *cmd, int ret, const char *err, void (*usage)(FILE *f));
+
 /* The commands, one file each: cmd_<name>.c. */
 enum lw_exit lw_cmd_trace(int argc, char **argv);
 enum lw_exit lw_cmd_check(int argc, char **argv);

@@ -115,14 +115,9 @@ enum lw_exit lw_cmd_check(int argc, char **argv)
 	char err[256];
 	int ret;
 
-	ret = lw_check_opts_parse(&o, argc, argv, err, sizeof(err));
-	if (ret == 1) {
-		lw_check_opts_usage(stdout);
-		return LW_EXIT_OK;
-	}
-	if (ret) {
-		fprintf(stderr, "latwhy check: %s\n", err);
-		return LW_EXIT_USAGE;
-	}
+	ret = lw_cmd_parsed("check", lw_check_opts_parse(&o, argc, argv, err, sizeof(err)), err,
+			    lw_check_opts_usage);
+	if (ret >= 0)
+		return ret;
 	return check_run(&o);
 }

@@ -5,7 +5,7 @@
  * and printed side by side. The fixes offered are the slower side's own
  * findings, judged on its recorded node.
  */
-#include <getopt.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +14,7 @@
 #include "advice/explain.h"
 #include "cli/cmd.h"
 #include "cli/load.h"
+#include "cli/parse.h"
 #include "output/diff.h"
 
 static void diff_usage(FILE *f)
@@ -28,37 +29,38 @@ static void diff_usage(FILE *f)
 		   "  -j, --json   one JSON object\n");
 }
 
-/* 0; 1 for help; -1 after a usage error said */
-static int diff_parse(int argc, char **argv, const char *file[2], bool *json)
+static int diff_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
+{
+	if (c != 'j')
+		return -ENOENT;
+	*(bool *)ctx = true;
+	return 0;
+}
+
+/* 0; 1 for help; -EINVAL with a message in err */
+static int diff_parse(int argc, char **argv, const char *file[2], bool *json, char *err,
+		      size_t len)
 {
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	int c;
+	const struct lw_cmdline cl = {
+		.shortopts = "j", .longopts = longopts, .take = diff_opt, .ctx = json,
+		.min_args = 2, .max_args = 2,
+	};
+	int first, ret;
 
 	*json = false;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
-		if (c == 'h')
-			return 1;
-		if (c != 'j') {
-			fprintf(stderr, "latwhy: unknown option '%s' (see latwhy diff --help)\n",
-				argv[optind - 1]);
-			return -1;
-		}
-		*json = true;
+	ret = lw_getopt(&cl, argc, argv, &first, err, len);
+	if (ret < 0 && !err[0])
+		snprintf(err, len, "diff takes two capture files: latwhy diff A.lwy B.lwy");
+	if (!ret) {
+		file[0] = argv[first];
+		file[1] = argv[first + 1];
 	}
-	if (argc - optind != 2) {
-		fprintf(stderr, "latwhy: diff takes two capture files: latwhy diff A.lwy B.lwy "
-				"(see latwhy diff --help)\n");
-		return -1;
-	}
-	file[0] = argv[optind];
-	file[1] = argv[optind + 1];
-	return 0;
+	return ret;
 }
 
 struct diff_input {
@@ -101,19 +103,18 @@ enum lw_exit lw_cmd_diff(int argc, char **argv)
 	struct diff_input in[2] = {};
 	struct lw_diff_side side[2];
 	enum lw_exit ret = LW_EXIT_FAIL;
-	const char *file[2];
+	const char *file[2] = {NULL, NULL};
 	struct lw_diff d;
+	char err[256];
 	bool json;
-	int p = diff_parse(argc, argv, file, &json);
+	int p = lw_cmd_parsed("diff", diff_parse(argc, argv, file, &json, err, sizeof(err)), err,
+			      diff_usage);
 
 	/* a closed pipe (report | head) ends the output, not the process:
 	 * the capture's temporary node tree is still removed */
 	signal(SIGPIPE, SIG_IGN);
-	if (p) {
-		if (p == 1)
-			diff_usage(stdout);
-		return p == 1 ? LW_EXIT_OK : LW_EXIT_USAGE;
-	}
+	if (p >= 0)
+		return p;
 	if (diff_load(&in[0], file[0]) || diff_load(&in[1], file[1]))
 		goto cleanup;
 	{

@@ -65,7 +65,7 @@ static int rec_open(struct recorder *r, int argc, char **argv)
 								     process */
 	};
 
-	lw_opts_targets(&r->o->trace, targets, sizeof(targets));
+	lw_trace_opts_targets(&r->o->trace, targets, sizeof(targets));
 	return lw_capture_rec_open(&r->cap, r->o->path, r->o->force, r->o->max_size,
 				   r->o->trace.conf.pid, kv,
 				   sizeof(kv) / sizeof(kv[0]) - (r->o->trace.conf.pid ? 1 : 0));
@@ -140,14 +140,9 @@ enum lw_exit lw_cmd_record(int argc, char **argv)
 	char err[256];
 	int ret;
 
-	ret = lw_record_opts_parse(&o, argc, argv, err, sizeof(err));
-	if (ret == 1) {
-		lw_record_usage(stdout);
-		return LW_EXIT_OK;
-	}
-	if (ret) {
-		fprintf(stderr, "latwhy: %s (see latwhy record --help)\n", err);
-		return LW_EXIT_USAGE;
-	}
+	ret = lw_cmd_parsed("record", lw_record_opts_parse(&o, argc, argv, err, sizeof(err)), err,
+			    lw_record_usage);
+	if (ret >= 0)
+		return ret;
 	return rec_run(&r, argc, argv);
 }

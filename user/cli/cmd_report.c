@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 #include "capture/capture.h"
 #include "cli/cmd.h"
 #include "cli/load.h"
+#include "cli/parse.h"
 #include "cli/summary.h"
 #include "engine/engine.h"
 #include "lib/fmt.h"
@@ -36,7 +36,7 @@ struct report_opts {
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "Usage: latwhy report FILE [--json] [--html OUT] [--trace-event OUT]\n"
+	fprintf(f, "Usage: latwhy report FILE [--json] [--html OUT.html] [--trace-event OUT.json]\n"
 		   "\n"
 		   "Read a capture made by latwhy record: the summary, evidence and findings a\n"
 		   "live trace would have printed at its end, with the host and target it was\n"
@@ -52,46 +52,54 @@ static void report_usage(FILE *f)
 		   "                        a slice per slow request, clock and IRQ counters\n");
 }
 
+enum {
+	OPT_TRACE_EVENT = 256,
+	OPT_HTML,
+};
+
+static int report_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
+{
+	struct report_opts *o = ctx;
+
+	switch (c) {
+	case 'j':
+		o->json = true;
+		return 0;
+	case OPT_TRACE_EVENT:
+		o->trace_event = arg;
+		return 0;
+	case OPT_HTML:
+		o->html = arg;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* 0; 1 for help; -EINVAL with a message in err */
 static int report_parse(struct report_opts *o, int argc, char **argv, char *err, size_t len)
 {
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, 'j'},
-		{"trace-event", required_argument, NULL, 't'},
-		{"html", required_argument, NULL, 'H'},
+		{"trace-event", required_argument, NULL, OPT_TRACE_EVENT},
+		{"html", required_argument, NULL, OPT_HTML},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	int c;
+	const struct lw_cmdline cl = {
+		.shortopts = "j", .longopts = longopts, .take = report_opt, .ctx = o,
+		.min_args = 1, .max_args = 1,
+	};
+	int first, ret;
 
 	memset(o, 0, sizeof(*o));
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
-		if (c == 'j') {
-			o->json = true;
-		} else if (c == 't') {
-			o->trace_event = optarg;
-		} else if (c == 'H') {
-			o->html = optarg;
-		} else if (c == ':') {
-			snprintf(err, len, "%s needs a file name", argv[optind - 1]);
-			return -EINVAL;
-		} else if (c == 'h') {
-			return 1;
-		} else {
-			snprintf(err, len, "unknown option '%s'", argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
-	if (optind != argc - 1) {
+	ret = lw_getopt(&cl, argc, argv, &first, err, len);
+	if (ret < 0 && !err[0])
 		snprintf(err, len,
-			 optind == argc ? "a capture file is needed: latwhy report FILE"
-					: "one capture file at a time");
-		return -EINVAL;
-	}
-	o->path = argv[optind];
-	return 0;
+			 first == argc ? "a capture file is needed: latwhy report FILE"
+				       : "one capture file at a time");
+	if (!ret)
+		o->path = argv[first];
+	return ret;
 }
 
 /* A hindsight capture of serve: why it was written, and of how long. */
@@ -303,15 +311,10 @@ enum lw_exit lw_cmd_report(int argc, char **argv)
 	/* a closed pipe (report | head) ends the output, not the process:
 	 * the capture's temporary node tree is still removed */
 	signal(SIGPIPE, SIG_IGN);
-	p = report_parse(&o, argc, argv, err, sizeof(err));
-	if (p == 1) {
-		report_usage(stdout);
-		return LW_EXIT_OK;
-	}
-	if (p) {
-		fprintf(stderr, "latwhy: %s (see latwhy report --help)\n", err);
-		return LW_EXIT_USAGE;
-	}
+	p = lw_cmd_parsed("report", report_parse(&o, argc, argv, err, sizeof(err)), err,
+			  report_usage);
+	if (p >= 0)
+		return p;
 	if (lw_load_open(&l, o.path, o.json ? lw_requests_on_request : NULL, stdout)) {
 		lw_load_close(&l);
 		return LW_EXIT_FAIL;

@@ -316,15 +316,10 @@ enum lw_exit lw_cmd_serve(int argc, char **argv)
 	char err[256];
 	int r;
 
-	r = lw_serve_opts_parse(&o, argc, argv, err, sizeof(err));
-	if (r == 1) {
-		lw_serve_usage(stdout);
-		return LW_EXIT_OK;
-	}
-	if (r) {
-		fprintf(stderr, "latwhy: %s (see latwhy serve --help)\n", err);
-		return LW_EXIT_USAGE;
-	}
+	r = lw_cmd_parsed("serve", lw_serve_opts_parse(&o, argc, argv, err, sizeof(err)), err,
+			  lw_serve_usage);
+	if (r >= 0)
+		return r;
 	if (lw_tracer_check_skip(o.trace.conf.skip))
 		return LW_EXIT_USAGE;
 	if (!serve_prepare(&s) &&

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "cli/cmd.h"
-#include "cli/opts.h"
+#include "cli/trace_opts.h"
 #include "cli/trace_run.h"
 
 /* Spelled out: a status is a kind of outcome, and so is an exit code. */
@@ -26,14 +26,9 @@ enum lw_exit lw_cmd_trace(int argc, char **argv)
 	char err[256];
 	int ret;
 
-	ret = lw_opts_parse(&o, argc, argv, err, sizeof(err));
-	if (ret == 1) {
-		lw_opts_usage(stdout);
-		return LW_EXIT_OK;
-	}
-	if (ret) {
-		fprintf(stderr, "latwhy: %s (see latwhy --help)\n", err);
-		return LW_EXIT_USAGE;
-	}
+	ret = lw_cmd_parsed("trace", lw_trace_opts_parse(&o, argc, argv, err, sizeof(err)), err,
+			    lw_trace_usage);
+	if (ret >= 0)
+		return ret;
 	return trace_exit(lw_trace_run(&o));
 }

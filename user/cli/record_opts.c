@@ -1,96 +1,65 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* record_opts.c - record takes its own options out, the trace parser the rest. */
+/* record_opts.c - the options of `latwhy record`: its own and the trace's. */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "cli/parse.h"
 #include "cli/record_opts.h"
 
-int lw_parse_size(const char *s, __u64 *bytes)
-{
-	unsigned long long v;
-	char *end;
-	int shift = 0;
+enum {
+	OPT_FORCE = LW_OPT_OWN,
+	OPT_MAX_SIZE,
+};
 
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		shift = 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		shift = 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		shift = 30;
-		end++;
-		break;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || !v || v > (~0ULL >> shift))
-		return -EINVAL;
-	*bytes = v << shift;
-	return 0;
-}
-
-/* One of record's own options at argv[*i]: 1 taken, 0 not ours, -EINVAL. */
-static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t errlen)
+/* record's own options, then the trace's */
+static int record_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
 {
 	struct lw_record_opts *o = ctx;
-	const char *a = argv[*i], *v;
 
-	if (!strcmp(a, "--force")) {
+	switch (c) {
+	case OPT_FORCE:
 		o->force = true;
-		return 1;
-	}
-	if (!strcmp(a, "-o") || !strncmp(a, "--output", 8)) {
-		v = a[1] == 'o' ? (*i + 1 < argc ? argv[++*i] : NULL)
-				: lw_opt_value(argc, argv, i, "--output");
-		if (!v || !*v) {
+		return 0;
+	case 'o':
+		if (!*arg || strlen(arg) >= sizeof(o->path)) {
 			snprintf(err, errlen, "-o needs a file name");
 			return -EINVAL;
 		}
-		snprintf(o->path, sizeof(o->path), "%s", v);
-		return 1;
-	}
-	if (!strncmp(a, "-o", 2)) {
-		snprintf(o->path, sizeof(o->path), "%s", a + 2);
-		return 1;
-	}
-	if (!strncmp(a, "--max-size", 10)) {
-		v = lw_opt_value(argc, argv, i, "--max-size");
-		if (!v || lw_parse_size(v, &o->max_size)) {
-			snprintf(err, errlen, "invalid --max-size '%s' (examples: 64M, 1G)",
-				 v ? v : "");
+		snprintf(o->path, sizeof(o->path), "%s", arg);
+		return 0;
+	case OPT_MAX_SIZE:
+		if (lw_parse_size(arg, &o->max_size)) {
+			snprintf(err, errlen, "invalid --max-size '%s' (examples: 64M, 1G)", arg);
 			return -EINVAL;
 		}
-		return 1;
+		return 0;
 	}
-	return 0;
+	return lw_trace_opt(&o->trace, c, arg, err, errlen);
 }
 
 int lw_record_opts_parse(struct lw_record_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	char **rest;
-	int n, ret;
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"max-size", required_argument, NULL, OPT_MAX_SIZE},
+		{"force", no_argument, NULL, OPT_FORCE},
+		LW_TRACE_LONGOPTS,
+		{},
+	};
+	const struct lw_cmdline cl = {
+		.shortopts = "o:" LW_TRACE_SHORTOPTS,
+		.longopts = longopts,
+		.take = record_opt,
+		.ctx = o,
+	};
+	int first, ret;
 
 	memset(o, 0, sizeof(*o));
+	lw_trace_opts_init(&o->trace);
 	o->max_size = LW_RECORD_DEFAULT_MAX;
-	rest = lw_opts_rest(argc, argv, take_own, o, &n, err, errlen);
-	if (!rest)
-		return -EINVAL;
-	ret = lw_opts_parse(&o->trace, n, rest, err, errlen);
-	free(rest);
+	ret = lw_getopt(&cl, argc, argv, &first, err, errlen);
+	if (!ret)
+		ret = lw_trace_opts_done(&o->trace, err, errlen);
 	if (ret)
 		return ret;
 	if (o->trace.json) {

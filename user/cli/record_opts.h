@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 
-#include "cli/opts.h"
+#include "cli/trace_opts.h"
 
 #define LW_RECORD_DEFAULT_NS  (30ULL * 1000000000ULL)
 #define LW_RECORD_DEFAULT_MAX (256ULL << 20)
@@ -18,9 +18,6 @@ struct lw_record_opts {
 	__u64 max_size;		/* --max-size: the file's cap in bytes */
 	bool force;		/* --force: replace an existing FILE */
 };
-
-/* "64M", "1G", "512k", "4096": bytes. 0 or -EINVAL. */
-int lw_parse_size(const char *s, __u64 *bytes);
 
 /*
  * Parse record's argv: -o/--output FILE, --max-size SIZE, --force, and every

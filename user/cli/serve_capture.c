@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "advice/finding.h"
-#include "cli/record_opts.h" /* lw_parse_size() */
+#include "cli/parse.h"
 #include "cli/serve_capture.h"
 #include "export/export.h"
 #include "source/caps.h"
@@ -82,108 +82,71 @@ bad:
 	return -EINVAL;
 }
 
-/* argv[*i] is --name or --name=...; its value, NULL (err said) when none. */
-static const char *take_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	if (strncmp(a, name, n) || (a[n] && a[n] != '='))
-		return NULL;
-	return lw_opt_value(argc, argv, i, name);
-}
-
-static bool is_opt(const char *a, const char *name)
-{
-	size_t n = strlen(name);
-
-	return !strncmp(a, name, n) && (!a[n] || a[n] == '=');
-}
-
-static int take_number(const char *v, unsigned *out)
-{
-	char *end;
-	unsigned long n;
-
-	if (!v || !*v || *v == '-' || *v == '+')
-		return -EINVAL;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || *end || !n || n > 100000)
-		return -EINVAL;
-	*out = (unsigned)n;
-	return 0;
-}
-
-int lw_serve_capture_take(struct lw_serve_capture_opts *o, int argc, char **argv, int *i, char *err,
-			  size_t errlen)
+int lw_serve_capture_opt(struct lw_serve_capture_opts *o, int c, const char *arg, char *err,
+			 size_t errlen)
 {
 	struct lw_hindsight_opts *hs = &o->hs;
-	const char *a = argv[*i], *v;
+	unsigned long n;
 
-	if (strncmp(a, "--capture-", 10))
-		return 0;
+	if (c < LW_OPT_CAPTURE_DIR || c > LW_OPT_CAPTURE_MAX_BYTES)
+		return -ENOENT;
 	if (!o->first)
-		o->first = a;
-	if (is_opt(a, "--capture-dir")) {
-		v = take_value(argc, argv, i, "--capture-dir");
-		if (!v || !*v) {
+		o->first = c;
+	switch (c) {
+	case LW_OPT_CAPTURE_DIR:
+		if (!*arg) {
 			snprintf(err, errlen, "--capture-dir needs a directory");
 			return -EINVAL;
 		}
-		hs->dir = v;
-	} else if (is_opt(a, "--capture-on")) {
-		v = take_value(argc, argv, i, "--capture-on");
+		hs->dir = arg;
+		return 0;
+	case LW_OPT_CAPTURE_ON:
 		if (hs->ntriggers == LW_HINDSIGHT_TRIGGERS) {
 			snprintf(err, errlen, "at most %d --capture-on", LW_HINDSIGHT_TRIGGERS);
 			return -EINVAL;
 		}
-		if (lw_hindsight_trigger_parse(v, &hs->triggers[hs->ntriggers], err, errlen))
+		if (lw_hindsight_trigger_parse(arg, &hs->triggers[hs->ntriggers], err, errlen))
 			return -EINVAL;
 		hs->ntriggers++;
-	} else if (is_opt(a, "--capture-window")) {
-		v = take_value(argc, argv, i, "--capture-window");
-		if (lw_parse_duration(v, &hs->window_ns) || hs->window_ns < 1000000000ULL ||
+		return 0;
+	case LW_OPT_CAPTURE_WINDOW:
+		if (lw_parse_duration(arg, &hs->window_ns) || hs->window_ns < 1000000000ULL ||
 		    hs->window_ns > 3600ULL * 1000000000ULL) {
-			snprintf(err, errlen, "invalid --capture-window '%s' (1s to 1h)",
-				 v ? v : "");
+			snprintf(err, errlen, "invalid --capture-window '%s' (1s to 1h)", arg);
 			return -EINVAL;
 		}
-	} else if (is_opt(a, "--capture-min-interval")) {
-		v = take_value(argc, argv, i, "--capture-min-interval");
-		if (lw_parse_duration(v, &hs->min_gap_ns)) {
+		return 0;
+	case LW_OPT_CAPTURE_MIN_INTERVAL:
+		if (lw_parse_duration(arg, &hs->min_gap_ns)) {
 			snprintf(err, errlen,
-				 "invalid --capture-min-interval '%s' (a duration: 5m)",
-				 v ? v : "");
+				 "invalid --capture-min-interval '%s' (a duration: 5m)", arg);
 			return -EINVAL;
 		}
 		hs->min_gap_set = true;
-	} else if (is_opt(a, "--capture-max-files")) {
-		v = take_value(argc, argv, i, "--capture-max-files");
-		if (take_number(v, &hs->max_files)) {
-			snprintf(err, errlen, "invalid --capture-max-files '%s' (1 to 100000)",
-				 v ? v : "");
+		return 0;
+	case LW_OPT_CAPTURE_MAX_FILES:
+		if (lw_parse_uint(arg, 1, 100000, &n)) {
+			snprintf(err, errlen, "invalid --capture-max-files '%s' (1 to 100000)", arg);
 			return -EINVAL;
 		}
-	} else if (is_opt(a, "--capture-max-bytes")) {
-		v = take_value(argc, argv, i, "--capture-max-bytes");
-		if (lw_parse_size(v, &hs->max_bytes)) {
-			snprintf(err, errlen, "invalid --capture-max-bytes '%s' (a size: 256M)",
-				 v ? v : "");
-			return -EINVAL;
-		}
-	} else {
-		snprintf(err, errlen, "unknown option '%s'", a);
+		hs->max_files = (unsigned)n;
+		return 0;
+	}
+	if (lw_parse_size(arg, &hs->max_bytes)) {
+		snprintf(err, errlen, "invalid --capture-max-bytes '%s' (a size: 256M)", arg);
 		return -EINVAL;
 	}
-	return 1;
+	return 0;
 }
 
 int lw_serve_capture_check(const struct lw_serve_capture_opts *o, char *err, size_t errlen)
 {
+	static const struct option opts[] = {LW_SERVE_CAPTURE_LONGOPTS};
+
 	if (o->first && !o->hs.dir) {
-		snprintf(err, errlen, "%.*s needs --capture-dir DIR", (int)strcspn(o->first, "="),
-			 o->first);
+		for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+			if (opts[i].val == o->first)
+				snprintf(err, errlen, "--%s needs --capture-dir DIR", opts[i].name);
 		return -EINVAL;
 	}
 	return 0;
@@ -271,7 +234,7 @@ int lw_serve_capture_start(struct lw_serve_capture *c, const struct lw_serve_cap
 	for (int i = 0; i < argc && off < sizeof(cmd); i++)
 		off += snprintf(cmd + off, sizeof(cmd) - off, "%s%s", i ? " " : "", argv[i]);
 	snprintf(slow, sizeof(slow), "%llu", (unsigned long long)trace->conf.slow_ns);
-	lw_opts_targets(trace, targets, sizeof(targets));
+	lw_trace_opts_targets(trace, targets, sizeof(targets));
 	const struct lw_capture_kv kv[] = {
 		{"command", cmd},
 		{"slow_ns", slow},

@@ -10,20 +10,38 @@
 #include <stdio.h>
 
 #include "capture/hindsight.h"
-#include "cli/opts.h"
+#include "cli/trace_opts.h" /* LW_OPT_OWN */
 #include "engine/sink.h"
 
 struct lw_export;
 
 struct lw_serve_capture_opts {
 	struct lw_hindsight_opts hs; /* hs.dir NULL: no hindsight */
-	const char *first;	     /* the first --capture-* option given */
+	int first;		     /* the first --capture-* option given, 0 none */
 };
 
-/* One of the --capture-* options at argv[*i]: 1 taken, 0 not one, -EINVAL
- * with a one-line message in err. */
-int lw_serve_capture_take(struct lw_serve_capture_opts *o, int argc, char **argv, int *i, char *err,
-			  size_t errlen);
+/* serve's --capture-* options, for its getopt table */
+enum {
+	LW_OPT_CAPTURE_DIR = LW_OPT_OWN + 64,
+	LW_OPT_CAPTURE_ON,
+	LW_OPT_CAPTURE_WINDOW,
+	LW_OPT_CAPTURE_MIN_INTERVAL,
+	LW_OPT_CAPTURE_MAX_FILES,
+	LW_OPT_CAPTURE_MAX_BYTES,
+};
+
+#define LW_SERVE_CAPTURE_LONGOPTS                                                                  \
+	{"capture-dir", required_argument, NULL, LW_OPT_CAPTURE_DIR},                              \
+		{"capture-on", required_argument, NULL, LW_OPT_CAPTURE_ON},                        \
+		{"capture-window", required_argument, NULL, LW_OPT_CAPTURE_WINDOW},                \
+		{"capture-min-interval", required_argument, NULL, LW_OPT_CAPTURE_MIN_INTERVAL},    \
+		{"capture-max-files", required_argument, NULL, LW_OPT_CAPTURE_MAX_FILES},          \
+		{"capture-max-bytes", required_argument, NULL, LW_OPT_CAPTURE_MAX_BYTES}
+
+/* One of the --capture-* options, its value arg (pointing into argv): 0,
+ * -EINVAL with a one-line message in err, -ENOENT when c is none of them. */
+int lw_serve_capture_opt(struct lw_serve_capture_opts *o, int c, const char *arg, char *err,
+			 size_t errlen);
 /* After every option: 0, or -EINVAL (a --capture-* option without a
  * --capture-dir). */
 int lw_serve_capture_check(const struct lw_serve_capture_opts *o, char *err, size_t errlen);

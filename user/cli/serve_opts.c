@@ -1,46 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* serve_opts.c - serve takes its own options out, the trace parser the rest. */
+/* serve_opts.c - the options of `latwhy serve`: its own, its captures', the
+ * trace's. */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "cli/parse.h"
 #include "cli/serve_opts.h"
 #include "engine/cause.h"
 #include "source/causes.h"
-
-#define NO_TARGET LW_NO_TARGET
-
-int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port)
-{
-	const char *colon = strrchr(s, ':'), *h = s;
-	size_t hl;
-	char *end;
-	unsigned long v;
-
-	if (!colon || !colon[1])
-		return -EINVAL;
-	hl = colon - s;
-	if (*s == '[') { /* [v6]:port */
-		if (hl < 2 || s[hl - 1] != ']')
-			return -EINVAL;
-		h = s + 1;
-		hl -= 2;
-	}
-	if (!hl) {
-		h = LW_SERVE_HOST;
-		hl = strlen(h);
-	}
-	if (hl >= len)
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(colon + 1, &end, 10);
-	if (errno || *end || !v || v > 65535 || colon[1] == '-' || colon[1] == '+')
-		return -EINVAL;
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	*port = (unsigned)v;
-	return 0;
-}
 
 int lw_parse_sample(const char *s, struct lw_duty *d, char *err, size_t errlen)
 {
@@ -75,80 +42,41 @@ bad:
 	return -EINVAL;
 }
 
-/* One of serve's own options at argv[*i]: 1 taken, 0 not ours, -EINVAL. */
-static int take_own(void *ctx, int argc, char **argv, int *i, char *err, size_t errlen)
+enum {
+	OPT_LISTEN = LW_OPT_OWN,
+	OPT_SAMPLE,
+	OPT_CAUSES,
+};
+
+/* serve's own options, its --capture-* ones, then the trace's */
+static int serve_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
 {
 	struct lw_serve_opts *o = ctx;
-	const char *a = argv[*i], *v;
-	int r = lw_serve_capture_take(&o->capture, argc, argv, i, err, errlen);
+	int ret = lw_serve_capture_opt(&o->capture, c, arg, err, errlen);
 
-	if (r)
-		return r;
-	if (!strncmp(a, "--comm", 6) && (!a[6] || a[6] == '=')) {
-		v = lw_opt_value(argc, argv, i, "--comm");
-		if (!v || !*v || strlen(v) >= sizeof(o->comm)) {
-			snprintf(err, errlen, "--comm needs a process name of 1 to %d characters",
-				 LW_COMM_LEN - 1);
-			return -EINVAL;
-		}
-		snprintf(o->comm, sizeof(o->comm), "%s", v);
-		return 1;
-	}
-	if (!strncmp(a, "--sample", 8) && (!a[8] || a[8] == '=')) {
-		v = lw_opt_value(argc, argv, i, "--sample");
-		return lw_parse_sample(v ? v : "", &o->sample, err, errlen) ? -EINVAL : 1;
-	}
-	if (!strncmp(a, "--causes", 8) && (!a[8] || a[8] == '=')) {
-		v = lw_opt_value(argc, argv, i, "--causes");
-		if (!v || !*v || strlen(v) >= sizeof(o->causes)) {
+	if (ret != -ENOENT)
+		return ret;
+	switch (c) {
+	case OPT_SAMPLE:
+		return lw_parse_sample(arg, &o->sample, err, errlen);
+	case OPT_CAUSES:
+		if (!*arg || strlen(arg) >= sizeof(o->causes)) {
 			snprintf(err, errlen, "--causes needs a list of causes (%s)",
 				 LW_CAUSES_ALL);
 			return -EINVAL;
 		}
-		snprintf(o->causes, sizeof(o->causes), "%s", v);
-		return 1;
-	}
-	if (!strncmp(a, "--listen", 8) && (!a[8] || a[8] == '=')) {
-		v = lw_opt_value(argc, argv, i, "--listen");
-		if (!v || lw_parse_listen(v, o->host, sizeof(o->host), &o->port)) {
+		snprintf(o->causes, sizeof(o->causes), "%s", arg);
+		return 0;
+	case OPT_LISTEN:
+		if (lw_parse_listen(arg, LW_SERVE_HOST, o->host, sizeof(o->host), &o->port)) {
 			snprintf(err, errlen,
 				 "invalid --listen '%s' (examples: 127.0.0.1:9462, [::1]:9462)",
-				 v ? v : "");
+				 arg);
 			return -EINVAL;
 		}
-		return 1;
+		return 0;
 	}
-	return 0;
-}
-
-/* The trace's options. --comm is a target the tracer follows itself (its
- * processes into the BPF filter as they come): alone, the parser gets a
- * stand-in target once it said that one was missing, which gives way. */
-static int parse_trace(struct lw_serve_opts *o, int n, char **rest, char *err, size_t errlen)
-{
-	struct lw_opts *t = &o->trace;
-	int ret = lw_opts_parse(t, n, rest, err, errlen);
-
-	if (!o->comm[0])
-		return ret;
-	if (ret < 0 && !strcmp(err, NO_TARGET)) {
-		rest[n] = "--pid=1";
-		ret = lw_opts_parse(t, n + 1, rest, err, errlen);
-		t->conf.ntargets = 0;
-	}
-	if (ret)
-		return ret;
-	if (t->conf.ntargets == LW_MAX_TARGETS) {
-		snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
-		return -EINVAL;
-	}
-	t->conf.targets[t->conf.ntargets].kind = LW_TARGET_COMM;
-	t->conf.targets[t->conf.ntargets].pid = 0;
-	snprintf(t->conf.targets[t->conf.ntargets].name, sizeof(t->conf.targets[0].name), "%s", o->comm);
-	t->conf.ntargets++;
-	t->conf.pid = 0;
-	o->comm[0] = '\0';
-	return 0;
+	return lw_trace_opt(&o->trace, c, arg, err, errlen);
 }
 
 static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
@@ -186,45 +114,57 @@ static int check_sample(const struct lw_serve_opts *o, char *err, size_t errlen)
 
 int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	char **rest;
-	int n, ret;
+	static const struct option longopts[] = {
+		{"listen", required_argument, NULL, OPT_LISTEN},
+		{"sample", required_argument, NULL, OPT_SAMPLE},
+		{"causes", required_argument, NULL, OPT_CAUSES},
+		LW_SERVE_CAPTURE_LONGOPTS,
+		LW_TRACE_LONGOPTS,
+		{},
+	};
+	const struct lw_cmdline cl = {
+		.shortopts = LW_TRACE_SHORTOPTS,
+		.longopts = longopts,
+		.take = serve_opt,
+		.ctx = o,
+	};
+	int first, ret;
 
 	memset(o, 0, sizeof(*o));
+	lw_trace_opts_init(&o->trace);
 	snprintf(o->host, sizeof(o->host), "%s", LW_SERVE_HOST);
 	o->port = LW_SERVE_PORT;
 	o->sample.on_ns = LW_SERVE_SAMPLE_ON_NS;
 	o->sample.every_ns = LW_SERVE_SAMPLE_EVERY_NS;
-	/* room for one more: parse_trace() may add --pid=1 for --comm */
-	rest = lw_opts_rest(argc, argv, take_own, o, &n, err, errlen);
-	if (!rest)
-		return -EINVAL;
-	ret = parse_trace(o, n, rest, err, errlen);
-	free(rest);
-	if (ret)
-		return ret;
-	ret = check_trace(o, err, errlen);
+	ret = lw_getopt(&cl, argc, argv, &first, err, errlen);
+	if (!ret)
+		ret = lw_trace_opts_done(&o->trace, err, errlen);
+	if (!ret)
+		ret = check_trace(o, err, errlen);
 	if (!ret)
 		ret = check_sample(o, err, errlen);
 	if (!ret && o->causes[0])
-		ret = lw_causes_skip(o->causes, o->trace.conf.skip, sizeof(o->trace.conf.skip), err, errlen);
+		ret = lw_causes_skip(o->causes, o->trace.conf.skip, sizeof(o->trace.conf.skip), err,
+				     errlen);
+	if (ret)
+		return ret == 1 ? 1 : -EINVAL;
 	/* the metrics are the kernel's counts: records only for the window */
 	o->trace.conf.counts_only = !o->capture.hs.dir;
-	return ret ? -EINVAL : 0;
+	return 0;
 }
 
 void lw_serve_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: latwhy serve (-p PID | --comm NAME | --cgroup PATH | --unit NAME)\n"
-		"                    [--listen ADDR:PORT] [--sample X/Y|off] [--causes CAUSE,...]\n"
-		"                    [trace options]\n"
+		"Usage: latwhy serve TARGET... [--listen ADDR:PORT] [--sample X/Y|off]\n"
+		"                    [--causes CAUSE,...] [--capture-dir DIR] [trace options]\n"
 		"\n"
 		"Trace a process until stopped and serve its metrics for Prometheus at\n"
 		"http://ADDR:PORT/metrics (see docs/serve.md).\n"
 		"\n"
 		"  -p, --pid PID         the process to trace; serve waits on when it exits\n"
-		"      --comm NAME       the first process named NAME, and after it exits the\n"
-		"                        next one: its series go on under target=NAME\n"
+		"      --comm NAME       every process named NAME, followed as they come and\n"
+		"                        go: target=NAME\n"
 		"      --cgroup PATH     every process of a cgroup v2 (PATH below its root),\n"
 		"                        waited for, followed when it is made again:\n"
 		"                        target=PATH\n"

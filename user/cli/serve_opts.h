@@ -9,7 +9,7 @@
 #include <linux/types.h>
 
 #include "latwhy.h" /* LW_COMM_LEN */
-#include "cli/opts.h"
+#include "cli/trace_opts.h"
 #include "source/duty.h"
 #include "cli/serve_capture.h"
 
@@ -22,10 +22,8 @@
 #define LW_SERVE_SAMPLE_EVERY_NS (90ULL * 1000000000ULL)
 
 struct lw_serve_opts {
-	/* what to trace: -p PID (trace.pid), or --comm NAME (trace.pid 0,
-	 * found at run time and again whenever it exits) */
+	/* what to trace: the trace's targets, followed as they come and go */
 	struct lw_opts trace;
-	char comm[LW_COMM_LEN];
 	char host[64]; /* --listen ADDR:PORT, numeric; [v6]:PORT */
 	unsigned port;
 	struct lw_duty sample;		      /* --sample X/Y; every_ns 0: off, always attached */
@@ -37,12 +35,9 @@ struct lw_serve_opts {
 /* "3s/60s" (X of every Y) or "off": 0, or -EINVAL with a message in err. */
 int lw_parse_sample(const char *s, struct lw_duty *d, char *err, size_t errlen);
 
-/* "127.0.0.1:9462", "[::1]:9462", ":9462" (the default host): 0 or -EINVAL. */
-int lw_parse_listen(const char *s, char *host, size_t len, unsigned *port);
-
 /*
- * Parse serve's argv: --comm NAME, --listen ADDR:PORT, and the live trace's
- * options but -j, -d and -q (serve runs until stopped and prints no view).
+ * Parse serve's argv: --listen ADDR:PORT, --sample, --causes, --capture-*,
+ * and the live trace's options but -j and -d (serve runs until stopped).
  * 0; 1 when help was asked for; -EINVAL with a one-line message in err.
  */
 int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *err, size_t errlen);

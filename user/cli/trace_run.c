@@ -45,7 +45,7 @@ static int run_capture(struct run *r)
 
 	if (!r->o->capture[0])
 		return 0;
-	lw_opts_targets(r->o, label, sizeof(label));
+	lw_trace_opts_targets(r->o, label, sizeof(label));
 	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->conf.pid, kv, r->o->conf.pid ? 1 : 2))
 		return -EIO;
 	return lw_fanout_add(&r->sinks, lw_capture_rec_sink(&r->cap));

@@ -3,7 +3,7 @@
 #ifndef LW_TRACE_RUN_H
 #define LW_TRACE_RUN_H
 
-#include "cli/opts.h"
+#include "cli/trace_opts.h"
 
 /* How a run ended: the kind of outcome, which the command maps to its exit. */
 enum lw_run_status {

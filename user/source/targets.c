@@ -52,7 +52,7 @@ static int unit_from_systemd(const char *unit, char *rel, size_t len)
 	FILE *p;
 	int st;
 
-	/* unit_name_ok() (opts.c) let no quote or '/' through */
+	/* unit_name_ok() (cli/trace_opts.c) let no quote or '/' through */
 	snprintf(cmd, sizeof(cmd), "systemctl show -p ControlGroup --value -- '%s' 2>/dev/null",
 		 unit);
 	p = popen(cmd, "re");

@@ -1,62 +1,24 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* opts.c - option parsing for `latwhy [-p PID] ...`. */
+/* trace_opts.c - the options of `latwhy [trace] TARGET...`, which record and
+ * serve take too. */
 #include <errno.h>
-#include <getopt.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "cli/opts.h"
+#include "cli/parse.h"
+#include "cli/trace_opts.h"
 #include "node/cgroup.h"
 
-int lw_parse_duration(const char *s, __u64 *ns)
-{
-	static const struct {
-		const char *suffix;
-		double mult;
-	} units[] = {
-		{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9},
-	};
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v < 0 || *s == '-' || *s == '+')
-		return -EINVAL;
-	if (!*end) {
-		v *= 1e9;
-	} else {
-		size_t i;
-
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (!strcmp(end, units[i].suffix))
-				break;
-		if (i == sizeof(units) / sizeof(units[0]))
-			return -EINVAL;
-		v *= units[i].mult;
-	}
-	if (v > 1e18)
-		return -EINVAL;
-	*ns = (__u64)(v + 0.5);
-	return 0;
-}
-
-void lw_opts_usage(FILE *f)
+void lw_trace_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: latwhy TARGET... [-d DURATION] [--slow DURATION] [--ref-mhz MHZ]\n"
-		"              [--request socket|syscall|uprobe:BINARY:SYMBOL] [-j] [-q]\n"
-		"              [-i INTERVAL] [--skip TP,...] [--irq-cost DUR|off]\n"
-		"              [--capture FILE]\n"
-		"       latwhy check [-p PID] [--json] [--fix-script FILE]\n"
+		"Usage: latwhy [trace] TARGET... [-d DURATION] [--slow DURATION] [--ref-mhz MHZ]\n"
+		"              [--request socket|syscall|uprobe:BINARY:SYMBOL] [--skip TP,...]\n"
+		"              [--irq-cost DUR|off] [--capture FILE] [-j] [-q] [-i INTERVAL] [-v]\n"
 		"\n"
 		"Explain where slow requests of a live process spend their time: CPU clock,\n"
-		"interrupts, transparent huge pages, or other tasks on its CPU.\n"
+		"interrupts, transparent huge pages, other tasks on its CPU, an idle CPU's\n"
+		"wake-up, or its cgroup's CPU quota.\n"
 		"\n"
 		"TARGET, one or more of (a target not there yet is waited for):\n"
 		"  -p, --pid PID          process to trace (all its threads)\n"
@@ -122,31 +84,6 @@ bad:
 	return -EINVAL;
 }
 
-static int parse_pid(const char *s, int *pid)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > INT_MAX)
-		return -EINVAL;
-	*pid = (int)v;
-	return 0;
-}
-
-enum {
-	OPT_SLOW = 256,
-	OPT_REF,
-	OPT_REQUEST,
-	OPT_SKIP,
-	OPT_IRQ_COST,
-	OPT_CAPTURE,
-	OPT_COMM,
-	OPT_CGROUP,
-	OPT_UNIT,
-};
-
 /* A unit name: no '/', a known unit type after its last '.'. */
 static bool unit_name_ok(const char *s)
 {
@@ -173,13 +110,13 @@ static int parse_target(struct lw_opts *o, int c, const char *arg, char *err, si
 	memset(t, 0, sizeof(*t));
 	switch (c) {
 	case 'p':
-		if (parse_pid(arg, &t->pid)) {
+		if (lw_parse_pid(arg, &t->pid)) {
 			snprintf(err, errlen, "invalid pid '%s'", arg);
 			return -EINVAL;
 		}
 		t->kind = LW_TARGET_PID;
 		break;
-	case OPT_COMM:
+	case LW_OPT_COMM:
 		if (!*arg || strlen(arg) >= LW_COMM_LEN) {
 			snprintf(err, errlen, "--comm needs a process name of 1 to %d characters",
 				 LW_COMM_LEN - 1);
@@ -187,7 +124,7 @@ static int parse_target(struct lw_opts *o, int c, const char *arg, char *err, si
 		}
 		t->kind = LW_TARGET_COMM;
 		break;
-	case OPT_CGROUP:
+	case LW_OPT_CGROUP:
 		if (strlen(arg) >= sizeof(t->name) || !lw_cgroup_path_ok(arg)) {
 			snprintf(err, errlen,
 				 "invalid --cgroup '%s': a path below the cgroup v2 root, such as "
@@ -244,12 +181,9 @@ static int parse_timing(struct lw_opts *o, int c, const char *arg, char *err, si
 
 static int parse_ref_mhz(struct lw_opts *o, const char *arg, char *err, size_t errlen)
 {
-	char *end;
-	long mhz;
+	unsigned long mhz;
 
-	errno = 0;
-	mhz = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || mhz <= 0 || mhz > 100000) {
+	if (lw_parse_uint(arg, 1, 100000, &mhz)) {
 		snprintf(err, errlen, "invalid --ref-mhz '%s' (1..100000)", arg);
 		return -EINVAL;
 	}
@@ -282,51 +216,34 @@ static int parse_skip(struct lw_opts *o, const char *arg, char *err, size_t errl
 	return 0;
 }
 
-/* What getopt refused: a missing value or an unknown option. */
-static int getopt_error(int c, char **argv, char *err, size_t errlen)
+int lw_trace_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
 {
-	if (c == ':') {
-		/* a long option is the previous word; a short one may sit
-		 * inside a group (-jp), so name it by optopt */
-		if (!strncmp(argv[optind - 1], "--", 2))
-			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-		else
-			snprintf(err, errlen, "option '-%c' needs a value", optopt);
-	} else if (optopt) {
-		snprintf(err, errlen, "unknown option '-%c'", optopt);
-	} else {
-		snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
-	}
-	return -EINVAL;
-}
+	struct lw_opts *o = ctx;
 
-/* One option getopt returned: 0, 1 for --help, or -EINVAL with err set. */
-static int parse_one(struct lw_opts *o, int c, char **argv, char *err, size_t errlen)
-{
 	switch (c) {
 	case 'p':
-	case OPT_COMM:
-	case OPT_CGROUP:
-	case OPT_UNIT:
-		return parse_target(o, c, optarg, err, errlen);
+	case LW_OPT_COMM:
+	case LW_OPT_CGROUP:
+	case LW_OPT_UNIT:
+		return parse_target(o, c, arg, err, errlen);
 	case 'd':
 	case 'i':
-	case OPT_SLOW:
-		return parse_timing(o, c, optarg, err, errlen);
-	case OPT_REF:
-		return parse_ref_mhz(o, optarg, err, errlen);
-	case OPT_REQUEST:
-		return parse_request(o, optarg, err, errlen);
-	case OPT_SKIP:
-		return parse_skip(o, optarg, err, errlen);
-	case OPT_IRQ_COST:
-		return parse_irq_cost(o, optarg, err, errlen);
-	case OPT_CAPTURE:
-		if (!*optarg || strlen(optarg) >= sizeof(o->capture)) {
-			snprintf(err, errlen, "invalid --capture file '%s'", optarg);
+	case LW_OPT_SLOW:
+		return parse_timing(o, c, arg, err, errlen);
+	case LW_OPT_REF:
+		return parse_ref_mhz(o, arg, err, errlen);
+	case LW_OPT_REQUEST:
+		return parse_request(o, arg, err, errlen);
+	case LW_OPT_SKIP:
+		return parse_skip(o, arg, err, errlen);
+	case LW_OPT_IRQ_COST:
+		return parse_irq_cost(o, arg, err, errlen);
+	case LW_OPT_CAPTURE:
+		if (!*arg || strlen(arg) >= sizeof(o->capture)) {
+			snprintf(err, errlen, "invalid --capture file '%s'", arg);
 			return -EINVAL;
 		}
-		snprintf(o->capture, sizeof(o->capture), "%s", optarg);
+		snprintf(o->capture, sizeof(o->capture), "%s", arg);
 		return 0;
 	case 'j':
 		o->json = true;
@@ -337,48 +254,18 @@ static int parse_one(struct lw_opts *o, int c, char **argv, char *err, size_t er
 	case 'v':
 		o->conf.verbose = true;
 		return 0;
-	case 'h':
-		return 1;
 	}
-	return getopt_error(c, argv, err, errlen);
+	return -ENOENT;
 }
 
-int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t errlen)
+void lw_trace_opts_init(struct lw_opts *o)
 {
-	static const struct option longopts[] = {
-		{"pid", required_argument, NULL, 'p'},
-		{"comm", required_argument, NULL, OPT_COMM},
-		{"cgroup", required_argument, NULL, OPT_CGROUP},
-		{"unit", required_argument, NULL, OPT_UNIT},
-		{"duration", required_argument, NULL, 'd'},
-		{"slow", required_argument, NULL, OPT_SLOW},
-		{"ref-mhz", required_argument, NULL, OPT_REF},
-		{"request", required_argument, NULL, OPT_REQUEST},
-		{"skip", required_argument, NULL, OPT_SKIP},
-		{"irq-cost", required_argument, NULL, OPT_IRQ_COST},
-		{"capture", required_argument, NULL, OPT_CAPTURE},
-		{"json", no_argument, NULL, 'j'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"interval", required_argument, NULL, 'i'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{},
-	};
-	int c, ret;
-
 	memset(o, 0, sizeof(*o));
 	o->conf.interval_ns = 1000000000ULL;
-	optind = 0; /* reset getopt: tests parse several argvs */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:d:ji:qvh", longopts, NULL)) != -1) {
-		ret = parse_one(o, c, argv, err, errlen);
-		if (ret)
-			return ret;
-	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
+}
+
+int lw_trace_opts_done(struct lw_opts *o, char *err, size_t errlen)
+{
 	if (!o->conf.ntargets) {
 		snprintf(err, errlen, LW_NO_TARGET);
 		return -EINVAL;
@@ -388,44 +275,25 @@ int lw_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t er
 	return 0;
 }
 
-const char *lw_opt_value(int argc, char **argv, int *i, const char *name)
+int lw_trace_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-	size_t l = strlen(name);
+	static const struct option longopts[] = {LW_TRACE_LONGOPTS, {}};
+	const struct lw_cmdline cl = {
+		.shortopts = LW_TRACE_SHORTOPTS,
+		.longopts = longopts,
+		.take = lw_trace_opt,
+		.ctx = o,
+	};
+	int first, ret;
 
-	if (strncmp(argv[*i], name, l))
-		return NULL;
-	if (argv[*i][l] == '=')
-		return argv[*i] + l + 1;
-	if (argv[*i][l] || *i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
+	lw_trace_opts_init(o);
+	ret = lw_getopt(&cl, argc, argv, &first, err, errlen);
+	if (ret)
+		return ret;
+	return lw_trace_opts_done(o, err, errlen);
 }
 
-char **lw_opts_rest(int argc, char **argv, lw_opt_take_fn take, void *ctx, int *n, char *err,
-		    size_t errlen)
-{
-	char **rest = calloc(argc + 2, sizeof(*rest));
-	int ret = 0;
-
-	if (!rest) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	*n = 0;
-	rest[(*n)++] = argv[0];
-	for (int i = 1; i < argc && ret >= 0; i++) {
-		ret = take(ctx, argc, argv, &i, err, errlen);
-		if (!ret)
-			rest[(*n)++] = argv[i];
-	}
-	if (ret < 0) {
-		free(rest);
-		return NULL;
-	}
-	return rest;
-}
-
-void lw_opts_targets(const struct lw_opts *o, char *buf, size_t len)
+void lw_trace_opts_targets(const struct lw_opts *o, char *buf, size_t len)
 {
 	static const char *const kinds[] = {
 		[LW_TARGET_PID] = "pid",
