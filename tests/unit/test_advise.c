@@ -60,7 +60,13 @@ static bool strv_has(const struct lw_strv *v, const char *want)
 
 #define assert_has(v, s)      assert_true(strv_has(v, s))
 #define assert_hasnt(v, s)    assert_false(strv_has(v, s))
-#define assert_contains(s, w) assert_non_null(strstr((s) ? (s) : "", w))
+/* a missed string shows the text it was looked for in */
+#define assert_contains(s, w)                                                                      \
+	do {                                                                                       \
+		if (!strstr((s) ? (s) : "", w))                                                    \
+			fprintf(stderr, "not in: %s\n", (s) ? (s) : "(null)");                      \
+		assert_non_null(strstr((s) ? (s) : "", w));                                        \
+	} while (0)
 #define assert_lacks(s, w)    assert_null(strstr((s) ? (s) : "", w))
 
 /* No command anywhere may try to move IRQ nr. */
@@ -172,7 +178,7 @@ static void test_acpi_powersave(void **state)
 	 * raised to 2 CPUs (1.5 + 3 ms per throttled period, rounded up) */
 	f = &c.fs.v[6];
 	assert_contains(f->seen, "throttled in 3100 of 52000 periods (6.0%)");
-	assert_contains(f->seen, "suggested 2 CPUs: today's 1.5 plus the 3.0 ms");
+	assert_contains(f->seen, "suggested 2 CPUs: today's 1.5 plus the 3.00 ms");
 	assert_int_equal(f->fix.n, 1);
 	assert_string_equal(f->fix.v[0],
 			    "systemctl set-property --runtime gateway.service CPUQuota=200%");
@@ -448,7 +454,7 @@ static void test_trace_acpi(void **state)
 	assert_shape(&c.fs, "frequency:crit irq:warn thp:warn sched:warn");
 
 	f = &c.fs.v[0];
-	assert_contains(f->evidence, "40% of slow-request time (48.0 ms over 120 slow requests)");
+	assert_contains(f->evidence, "40% of slow-request time (48.00 ms over 120 slow requests)");
 	assert_contains(f->evidence, "800 MHz against a 3700 MHz reference (power:cpu_frequency)");
 	/* the CPUs the target ran on */
 	assert_int_equal(f->fix.n, 2);
@@ -458,7 +464,7 @@ static void test_trace_acpi(void **state)
 	assert_contains(f->cost, "+33%");
 
 	f = &c.fs.v[1];
-	assert_contains(f->evidence, "IRQ 73 (eth0-TxRx-2) on CPU 2: 1.2 ms in 4000 interrupts");
+	assert_contains(f->evidence, "IRQ 73 (eth0-TxRx-2) on CPU 2: 1.20 ms in 4000 interrupts");
 	assert_has(&f->fix, "echo 0-1 > /proc/irq/73/smp_affinity_list");
 	assert_has(&f->rollback, "echo 2 > /proc/irq/73/smp_affinity_list");
 	assert_null(strstr(f->why, "in a VM")); /* bare metal */
@@ -473,7 +479,7 @@ static void test_trace_acpi(void **state)
 	assert_has(&f->fix, "echo 0 > /sys/kernel/mm/transparent_hugepage/khugepaged/defrag");
 
 	f = &c.fs.v[3];
-	assert_contains(f->evidence, "fluent-bit (pid 900) ran 3.0 ms in 40 slices");
+	assert_contains(f->evidence, "fluent-bit (pid 900) ran 3.00 ms in 40 slices");
 	assert_has(&f->fix, "taskset -apc 0-1 900");
 	assert_has(&f->fix, "ksoftirqd/2 (pid 27) is a per-CPU kernel thread");
 	assert_hasnt(&f->fix, "taskset -apc 0-1 27");
@@ -521,7 +527,7 @@ static void test_trace_acpi(void **state)
 	t.cause_ns[LW_CAUSE_THP] = 2218212;
 	assert_int_equal(lw_advise_trace(&c.n, &t, &c.fs), 0);
 	assert_shape(&c.fs, "thp:warn");
-	assert_contains(c.fs.v[0].evidence, "1% of slow-request time (2.2 ms over 120 slow "
+	assert_contains(c.fs.v[0].evidence, "1% of slow-request time (2.22 ms over 120 slow "
 					    "requests); khugepaged collapsed 12 ranges");
 	assert_has(&c.fs.v[0].fix, "echo 10000 > /sys/kernel/mm/transparent_hugepage/khugepaged/"
 				   "scan_sleep_millisecs");
@@ -594,12 +600,12 @@ static void test_trace_vm(void **state)
 	t.irq_entry_ns = 330000;
 	trace_on(&c, "vm-nocpufreq", 4242, &t);
 	f = &c.fs.v[1];
-	assert_contains(f->why, "and its entry and exit cost the thread 11 us here beyond the "
+	assert_contains(f->why, "and its entry and exit cost the thread 11.0 us here beyond the "
 				"handler (measured at start, counted in irq); in a VM most of that "
 				"is the host delivering it");
 	assert_lacks(f->why, "lower bound");
 	assert_contains(f->evidence,
-			"; interrupt entry/exit in the slow requests: 330 us (30 interrupts)");
+			"; interrupt entry/exit in the slow requests: 330.0 us (30 interrupts)");
 	assert_string_equal(f->cost, "the target runs on 1 CPU (0) instead of 2 (0-1)");
 	ctx_free(&c);
 
@@ -684,7 +690,7 @@ static void test_trace_minor_irqs(void **state)
 	trace_on(&c, "vm-nocpufreq", 0, &t);
 	assert_shape(&c.fs, "irq:crit");
 	f = &c.fs.v[0];
-	assert_contains(f->evidence, "IRQ 42 (virtio3-tx) on CPU 1: 23 us in 4 interrupts");
+	assert_contains(f->evidence, "IRQ 42 (virtio3-tx) on CPU 1: 23.0 us in 4 interrupts");
 	assert_has(&f->fix, "# IRQ 42 (virtio3-tx): under 1% of the interrupt and softirq time "
 			    "here, with every softirq it could have raised: left where it is");
 	assert_no_affinity_cmd(&c.fs, 42);
@@ -736,7 +742,7 @@ static void test_trace_rps(void **state)
 	trace_on(&c, "vm-nocpufreq", 4242, &t);
 	assert_shape(&c.fs, "irq:crit");
 	f = &c.fs.v[0];
-	assert_contains(f->evidence, "IRQ 42 (virtio3-tx) on CPU 1: 11 us in 2 interrupts; "
+	assert_contains(f->evidence, "IRQ 42 (virtio3-tx) on CPU 1: 11.4 us in 2 interrupts; "
 				     "NET_RX on CPU 1: 1.43 s in 8790 runs; TIMER on CPU 1");
 	assert_string_equal(f->fix.v[0], "echo 1 > /sys/class/net/lo/queues/rx-0/rps_cpus");
 	/* IRQ 42's 2 interrupts weigh nothing beside RPS's NET_RX: no command */
@@ -814,8 +820,8 @@ static void test_trace_idle(void **state)
 	trace_on(&c, "vm-nocpufreq", 4242, &t);
 	assert_shape(&c.fs, "idle:crit");
 	f = &c.fs.v[0];
-	assert_contains(f->evidence, "30% of slow-request time (3.0 ms over 10 slow requests); "
-				     "400 wake-ups of an idle CPU, 17 us each on average");
+	assert_contains(f->evidence, "30% of slow-request time (3.00 ms over 10 slow requests); "
+				     "400 wake-ups of an idle CPU, 17.0 us each on average");
 	assert_contains(f->seen, "guest_halt_poll_ns 0: an idle vCPU halts at once");
 	assert_has(&f->fix, "echo 200000 > /sys/module/haltpoll/parameters/guest_halt_poll_ns");
 	assert_has(&f->rollback, "echo 0 > /sys/module/haltpoll/parameters/guest_halt_poll_ns");
@@ -847,8 +853,8 @@ static void test_trace_idle(void **state)
 	trace_on(&c, "vm-nocpufreq", 4242, &t);
 	assert_shape(&c.fs, "idle:crit");
 	f = &c.fs.v[0];
-	assert_contains(f->evidence, "400 wake-ups of an idle CPU, 17 us each on average; 120 more "
-				     "of one that only polled, 100 us each (no C-state to leave: "
+	assert_contains(f->evidence, "400 wake-ups of an idle CPU, 17.0 us each on average; 120 more "
+				     "of one that only polled, 100.0 us each (no C-state to leave: "
 				     "not counted here)");
 	assert_has(&f->fix, "echo 200000 > /sys/module/haltpoll/parameters/guest_halt_poll_ns");
 	ctx_free(&c);

@@ -318,7 +318,7 @@ static void test_trace_nic_queue(void **state)
 	assert_int_equal(fs.v[0].cause, LW_CAUSE_IRQ);
 	assert_non_null(strstr(fs.v[0].seen, "interrupts ran on the target's CPUs 9"));
 	assert_non_null(strstr(fs.v[0].evidence,
-			       "IRQ 92 (i40e-eth2-TxRx-1) on CPU 9: 40.0 ms in 80000 interrupts, "
+			       "IRQ 92 (i40e-eth2-TxRx-1) on CPU 9: 40.00 ms in 80000 interrupts, "
 			       "eth2's queue 1 (i40e, 4 of 16 combined channels)"));
 	/* the NIC reader's findings, as latwhy check makes them */
 	assert_non_null(find(&fs, "eth2 (i40e) receives on 4 of the 16 combined channels"));

@@ -345,7 +345,7 @@ static void test_check_unit(void **state)
 	assert_contains(f->seen, "threads: 1 of the 4 read ran at least a tenth of the busiest "
 				 "one's CPU time, within the 1 CPU of the quota");
 	assert_contains(f->seen,
-			"suggested 2 CPUs: today's 1 plus the 2.0 ms each throttled "
+			"suggested 2 CPUs: today's 1 plus the 2.00 ms each throttled "
 			"period left its runqueues waiting (4.10 s over 2050) is 1.02 CPUs");
 	assert_int_equal(f->fix.n, 2);
 	assert_string_equal(f->fix.v[0],
@@ -409,7 +409,7 @@ static void test_check_docker(void **state)
 	assert_int_equal(f->severity, LW_SEV_CRIT); /* 40% of periods */
 	assert_contains(f->seen, "(docker container 8a1c3b6f0e2d): quota 1.50 CPUs (150000), "
 				 "throttled in 12093 of 30233 periods (40.0%), 604.65 s");
-	assert_contains(f->seen, "suggested 2 CPUs: today's 1.5 plus the 50.0 ms");
+	assert_contains(f->seen, "suggested 2 CPUs: today's 1.5 plus the 50.00 ms");
 	assert_int_equal(f->fix.n, 2);
 	assert_string_equal(f->fix.v[0], "docker update --cpus 2 " DOCKER_ID);
 	assert_string_equal(f->fix.v[1],
@@ -424,7 +424,7 @@ static void test_check_docker(void **state)
 	assert_int_equal(f->severity, LW_SEV_WARN);
 	assert_contains(f->seen, "pid 3131 runs 6 threads that use CPU (of 7 read) against a "
 				 "quota of 2 CPUs on /docker/" DOCKER_ID);
-	assert_contains(f->why, "spend a period's 1.50 CPUs of quota in about 25.0 ms");
+	assert_contains(f->why, "spend a period's 1.50 CPUs of quota in about 25.00 ms");
 	assert_string_equal(f->fix.v[0], "# size its worker pool (threads or processes that run at "
 					 "once) to 2, the setting its code reads");
 	assert_non_null(f->cost);
@@ -624,9 +624,9 @@ static void test_trace_k8s(void **state)
 	f = quota_finding(&c.fs, 0);
 	assert_int_equal(f->severity, LW_SEV_CRIT);
 	assert_contains(f->evidence,
-			"60% of slow-request time (36.0 ms over 40 slow requests); 12 "
-			"of 40 slow requests waited out a throttle, 36.0 ms in all, the "
-			"longest 8.0 ms; cgroup " K8S_POD "/cri-containerd-" K8S_ID
+			"60% of slow-request time (36.00 ms over 40 slow requests); 12 "
+			"of 40 slow requests waited out a throttle, 36.00 ms in all, the "
+			"longest 8.00 ms; cgroup " K8S_POD "/cri-containerd-" K8S_ID
 			".scope (pod container 4f2a9c8e1b7d): quota 2.00 CPUs");
 	assert_contains(f->evidence, "throttled in 7650 of 90011 periods (8.5%), 61.20 s in total, "
 				     "since the cgroup was made (one reading)");
@@ -665,7 +665,7 @@ static void test_trace_delta(void **state)
 	assert_contains(f->evidence, "throttled in 100 of 300 periods (33.3%), 2.50 s in total, "
 				     "during the trace (cpu.stat at its start and end)");
 	/* 2 CPUs + 25 ms per 100 ms period: 2.25, rounded up to 3 */
-	assert_contains(f->evidence, "suggested 3 CPUs: today's 2 plus the 25.0 ms each throttled "
+	assert_contains(f->evidence, "suggested 3 CPUs: today's 2 plus the 25.00 ms each throttled "
 				     "period left its runqueues waiting (2.50 s over 100) is 2.25 "
 				     "CPUs");
 	ctx_free(&c);

@@ -81,8 +81,6 @@ void adv_text_drop(struct adv_text *t);
 const char *adv_cpus_str(const struct lw_cpuset *s, char *buf, size_t len);
 /* "0 1 2 3": a CPU list for a shell for-loop in a unit file. */
 void adv_cpu_words(const struct lw_cpuset *s, char *buf, size_t len);
-/* "1.2 ms", "11 us", "1.43 s"; returns buf. */
-const char *adv_fmt_ns(unsigned long long ns, char *buf, size_t len);
 
 static inline unsigned adv_mhz(unsigned khz)
 {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "advice/adv.h"
+#include "lib/fmt.h"
 
 struct lw_finding *adv_begin(struct adv *a, enum lw_cause c, enum lw_severity s)
 {
@@ -129,17 +130,6 @@ void adv_cpu_words(const struct lw_cpuset *s, char *buf, size_t len)
 	}
 }
 
-const char *adv_fmt_ns(unsigned long long ns, char *buf, size_t len)
-{
-	if (ns >= 1000000000ULL)
-		snprintf(buf, len, "%.2f s", ns / 1e9);
-	else if (ns >= 1000000ULL)
-		snprintf(buf, len, "%.1f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.0f us", ns / 1e3);
-	return buf;
-}
-
 struct lw_cpuset adv_cpus_of_interest(const struct lw_node *n)
 {
 	struct lw_cpuset s = n->online;
@@ -224,7 +214,7 @@ static void lead_with_share(struct adv *a, const struct lw_trace_facts *t, enum 
 	else
 		adv_put(a, &a->f->evidence,
 			"%.0f%% of slow-request time (%s over %llu slow requests)%s%s",
-			t->share[c] * 100, adv_fmt_ns(t->cause_ns[c], b, sizeof(b)),
+			t->share[c] * 100, lw_fmt_ns(b, sizeof(b), t->cause_ns[c]),
 			t->slow_requests, ev && *ev ? "; " : "", ev ? ev : "");
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "advice/adv.h"
+#include "lib/fmt.h"
 
 /* Exit latency limit PM QoS puts on cpu, or -1 when none. */
 static long pm_qos_limit(const struct lw_cpu *cpu)
@@ -184,13 +185,13 @@ static void idle_trace(struct adv *a, const struct lw_trace_facts *t, const stru
 			"%llu wake-ups of an idle CPU, %s each on average; %llu more of one that "
 			"only polled, %s each (no C-state to leave: not counted here)",
 			t->idle_wakeups,
-			adv_fmt_ns(t->idle_wake_ns / t->idle_wakeups, b, sizeof(b)),
+			lw_fmt_ns(b, sizeof(b), t->idle_wake_ns / t->idle_wakeups),
 			t->idle_poll_wakeups,
-			adv_fmt_ns(t->idle_poll_ns / t->idle_poll_wakeups, p, sizeof(p)));
+			lw_fmt_ns(p, sizeof(p), t->idle_poll_ns / t->idle_poll_wakeups));
 	else if (t->idle_wakeups)
 		adv_put(a, &a->f->evidence, "%llu wake-ups of an idle CPU, %s each on average",
 			t->idle_wakeups,
-			adv_fmt_ns(t->idle_wake_ns / t->idle_wakeups, b, sizeof(b)));
+			lw_fmt_ns(b, sizeof(b), t->idle_wake_ns / t->idle_wakeups));
 	/* throttled waits, not told apart, sit here too: no C-state or
 	 * haltpoll setting shortens them, and those fixes cost power */
 	if (adv_quota_hides(a->n, t))

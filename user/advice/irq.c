@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "advice/adv.h"
+#include "lib/fmt.h"
 
 /* lw_softirq_name(LW_SOFTIRQ_BACKLOG): a target's data waiting in a CPU's
  * receive backlog for its NET_RX, counted in waits, not runs */
@@ -619,7 +620,7 @@ static void irq_trace_why(struct adv *a, const struct lw_trace_facts *t)
 			"each interrupt preempts a request thread and evicts its cache, and its "
 			"entry and exit cost the thread %s here beyond the handler (measured at "
 			"start, counted in irq)%s",
-			adv_fmt_ns(t->irq_entry_cost_ns, c, sizeof(c)),
+			lw_fmt_ns(c, sizeof(c), t->irq_entry_cost_ns),
 			a->n->vm ? "; in a VM most of that is the host delivering it" : "");
 	else
 		adv_put(a, &a->f->why,
@@ -784,7 +785,7 @@ static void irq_trace_evidence(struct adv *a, const struct lw_trace_facts *t, si
 		char role[128];
 
 		adv_text_add(&x, "%sIRQ %u (%s) on CPU %u: %s in %llu interrupts", i ? "; " : "",
-			     fi->irq, fi->name, fi->cpu, adv_fmt_ns(fi->ns, b, sizeof(b)),
+			     fi->irq, fi->name, fi->cpu, lw_fmt_ns(b, sizeof(b), fi->ns),
 			     fi->count);
 		if (q && q->nic >= 0)
 			adv_text_add(
@@ -797,14 +798,14 @@ static void irq_trace_evidence(struct adv *a, const struct lw_trace_facts *t, si
 		if (!lw_cpuset_test(on, (int)s->cpu))
 			continue;
 		adv_text_add(&x, "%s%s on CPU %u: %s in %llu %s", t->nr_irqs || k ? "; " : "",
-			     s->vec, s->cpu, adv_fmt_ns(s->ns, b, sizeof(b)), s->count,
+			     s->vec, s->cpu, lw_fmt_ns(b, sizeof(b), s->ns), s->count,
 			     lw_softirq_unit(s->vec));
 		k++;
 	}
 	if (t->irq_entry_cost_ns && t->irq_entry_ns)
 		adv_text_add(&x,
 			     "; interrupt entry/exit in the slow requests: %s (%llu interrupts)",
-			     adv_fmt_ns(t->irq_entry_ns, b, sizeof(b)),
+			     lw_fmt_ns(b, sizeof(b), t->irq_entry_ns),
 			     t->irq_entry_ns / t->irq_entry_cost_ns);
 	adv_text_close(a, &x, &a->f->evidence);
 }

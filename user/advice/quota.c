@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "advice/adv.h"
+#include "lib/fmt.h"
 
 /* A limit's throttling: over the trace (a cpu.stat read at its start and
  * after it) or since the cgroup was made (one read). */
@@ -136,7 +137,7 @@ static void suggest(struct qplan *p)
 		"waiting (%.2f s over %llu) is %s CPUs, rounded up to a whole CPU and "
 		"above today's",
 		fmt_cpus(p->want, a, sizeof(a)), p->want == 1000 ? "" : "s", fmt_cpus(now, b, sizeof(b)),
-		adv_fmt_ns(p->th.throttled ? p->th.usec * 1000 / p->th.throttled : 0, c, sizeof(c)),
+		lw_fmt_ns(c, sizeof(c), p->th.throttled ? p->th.usec * 1000 / p->th.throttled : 0),
 		p->th.usec / 1e6, p->th.throttled, fmt_cpus(need, d, sizeof(d)));
 	if (cap > now && p->want > cap) {
 		p->want = cap;
@@ -557,8 +558,7 @@ static void runtime_finding(struct adv *a, const struct qplan *p)
 		"waits out the rest of the %llu ms period; sized to the quota (%s), the runtime "
 		"keeps as many threads running as it can pay for",
 		(double)p->bind->quota_us / p->bind->period_us,
-		adv_fmt_ns((unsigned long long)p->bind->quota_us * 1000 / tg->busy_tasks, b,
-			   sizeof(b)),
+		lw_fmt_ns(b, sizeof(b), (unsigned long long)p->bind->quota_us * 1000 / tg->busy_tasks),
 		p->bind->period_us / 1000, pool_setting(tg));
 	if (tg->runtime == LW_RT_GO)
 		fix_go(a, p, cpus);
@@ -617,8 +617,8 @@ static void add_waits(struct adv_text *x, const struct lw_trace_facts *t)
 			     "%llu of %llu slow requests waited out a throttle, %s in all, the "
 			     "longest %s",
 			     t->quota_waits, t->slow_requests,
-			     adv_fmt_ns(t->quota_wait_ns, s, sizeof(s)),
-			     adv_fmt_ns(t->quota_wait_max_ns, m, sizeof(m)));
+			     lw_fmt_ns(s, sizeof(s), t->quota_wait_ns),
+			     lw_fmt_ns(m, sizeof(m), t->quota_wait_max_ns));
 	else
 		adv_text_add(x, "no slow request waited out a throttle");
 }

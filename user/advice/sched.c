@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "advice/adv.h"
+#include "lib/fmt.h"
 
 /* Per-CPU kernel threads cannot move; threaded IRQ handlers follow their IRQ. */
 static const char *unmovable(const char *comm)
@@ -44,7 +45,7 @@ static void sched_trace(struct adv *a, const struct lw_trace_facts *t, const str
 		const char *why = unmovable(p->comm);
 
 		adv_text_add(&x, "%s%s (pid %u) ran %s in %llu slices while the target waited",
-			     i ? "; " : "", p->comm, p->pid, adv_fmt_ns(p->ns, b, sizeof(b)),
+			     i ? "; " : "", p->comm, p->pid, lw_fmt_ns(b, sizeof(b), p->ns),
 			     p->count);
 		if (hold) {
 			continue; /* one note below, no move */

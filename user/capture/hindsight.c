@@ -407,9 +407,10 @@ static void delta_thp(struct lw_thp_stats *s, const struct lw_thp_stats *b)
 	s->khugepaged_run_ns = sub(s->khugepaged_run_ns, b->khugepaged_run_ns);
 }
 
-/* rec (a copy, of its type's size) less base (NULL: none); false when
- * nothing happened in the window (an IRQ that did not fire). */
-static bool delta(__u32 type, void *rec, const void *base)
+/* What rec (a copy, of its type's size) counted since the window's base
+ * (NULL: none): rec less base; false when nothing happened in the window
+ * (an IRQ that did not fire). */
+static bool rec_since_base(__u32 type, void *rec, const void *base)
 {
 	switch (type) {
 	case LW_REC_HIST:
@@ -487,7 +488,7 @@ static int job_snapshots(struct hs_job *job, size_t *cap, const struct hs_interv
 		b = base_find(base, &hint, type, tmp, rlen);
 		if (b)
 			memcpy(btmp, b, rlen);
-		if (delta(type, tmp, b ? btmp : NULL))
+		if (rec_since_base(type, tmp, b ? btmp : NULL))
 			err = buf_put(&job->buf, &job->len, cap, tmp, rlen);
 	}
 	free(tmp);

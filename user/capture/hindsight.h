@@ -109,8 +109,6 @@ void lw_hindsight_request(struct lw_hindsight *h);
  */
 int lw_hindsight_capture(struct lw_hindsight *h, const char *reason, const char *trigger,
 			 __u64 now_ns);
-/* Wait until no capture is being written. */
-void lw_hindsight_drain(struct lw_hindsight *h);
 
 /* What the window holds now: intervals, bytes, and the span from its start
  * (the base snapshot, or the run's start) to its newest tick. */

@@ -222,14 +222,6 @@ void lw_hs_submit(struct lw_hindsight *h, struct hs_job *job)
 	pthread_mutex_unlock(&h->lock);
 }
 
-void lw_hindsight_drain(struct lw_hindsight *h)
-{
-	pthread_mutex_lock(&h->lock);
-	while (h->job)
-		pthread_cond_wait(&h->cond, &h->lock);
-	pthread_mutex_unlock(&h->lock);
-}
-
 /* A capture being written is finished first: it is the incident's. */
 void lw_hs_thread_stop(struct lw_hindsight *h)
 {

@@ -13,7 +13,7 @@
 #include "advice/diff.h"
 #include "advice/explain.h"
 #include "cli/cmd.h"
-#include "cli/load.h"
+#include "capture/source.h"
 #include "cli/parse.h"
 #include "output/diff.h"
 
@@ -64,7 +64,7 @@ static int diff_parse(int argc, char **argv, const char *file[2], bool *json, ch
 }
 
 struct diff_input {
-	struct lw_loaded l;
+	struct lw_capture_source l;
 	struct lw_summary s;
 	struct lw_node n;
 	bool has_node;
@@ -76,16 +76,16 @@ static int diff_load(struct diff_input *in, const char *file)
 {
 	const char *h, *k;
 
-	if (lw_load_open(&in->l, file, NULL, NULL))
+	if (lw_capture_source_open(&in->l, file, NULL, NULL))
 		return -1;
-	lw_load_run(&in->l, NULL);
+	lw_capture_source_run(&in->l, NULL);
 	lw_engine_summarize(in->l.e, &in->s);
-	in->has_node = !lw_load_node(&in->l, &in->s, &in->n);
+	in->has_node = !lw_capture_source_node(&in->l, &in->s, &in->n);
 	if (in->has_node)
 		lw_explain(&in->s, in->l.root,
 			   (in->s.flags & LW_META_TARGET_EXITED) ? 0 : in->s.pid, &in->fs);
-	h = lw_load_fact(&in->l, LW_CHUNK_HOST, "hostname");
-	k = lw_load_fact(&in->l, LW_CHUNK_HOST, "kernel_release");
+	h = lw_capture_source_fact(&in->l, LW_CHUNK_HOST, "hostname");
+	k = lw_capture_source_fact(&in->l, LW_CHUNK_HOST, "kernel_release");
 	snprintf(in->host, sizeof(in->host), "%s, kernel %s", h ? h : "?", k ? k : "?");
 	return 0;
 }
@@ -95,7 +95,7 @@ static void diff_free(struct diff_input *in)
 	if (in->has_node)
 		lw_node_free(&in->n);
 	lw_findings_free(&in->fs);
-	lw_load_close(&in->l);
+	lw_capture_source_close(&in->l);
 }
 
 enum lw_exit lw_cmd_diff(int argc, char **argv)

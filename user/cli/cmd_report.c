@@ -16,7 +16,7 @@
 
 #include "capture/capture.h"
 #include "cli/cmd.h"
-#include "cli/load.h"
+#include "capture/source.h"
 #include "cli/parse.h"
 #include "cli/summary.h"
 #include "engine/engine.h"
@@ -103,12 +103,12 @@ static int report_parse(struct report_opts *o, int argc, char **argv, char *err,
 }
 
 /* A hindsight capture of serve: why it was written, and of how long. */
-static void header_hindsight(const struct lw_loaded *l)
+static void header_hindsight(const struct lw_capture_source *l)
 {
-	const char *why = lw_load_fact(l, LW_CHUNK_OPTIONS, "capture_reason");
-	const char *trig = lw_load_fact(l, LW_CHUNK_OPTIONS, "capture_trigger");
-	const char *span = lw_load_fact(l, LW_CHUNK_OPTIONS, "capture_span_ns");
-	const char *at = lw_load_fact(l, LW_CHUNK_OPTIONS, "capture_time");
+	const char *why = lw_capture_source_fact(l, LW_CHUNK_OPTIONS, "capture_reason");
+	const char *trig = lw_capture_source_fact(l, LW_CHUNK_OPTIONS, "capture_trigger");
+	const char *span = lw_capture_source_fact(l, LW_CHUNK_OPTIONS, "capture_span_ns");
+	const char *at = lw_capture_source_fact(l, LW_CHUNK_OPTIONS, "capture_time");
 
 	if (!why)
 		return;
@@ -121,13 +121,13 @@ static void header_hindsight(const struct lw_loaded *l)
 	printf("\n");
 }
 
-static void header_text(const struct lw_loaded *l)
+static void header_text(const struct lw_capture_source *l)
 {
-	const char *host = lw_load_fact(l, LW_CHUNK_HOST, "hostname");
-	const char *kern = lw_load_fact(l, LW_CHUNK_HOST, "kernel_release");
-	const char *cpu = lw_load_fact(l, LW_CHUNK_HOST, "cpu_model");
-	const char *on = lw_load_fact(l, LW_CHUNK_HOST, "cpus_online");
-	const char *cmd = lw_load_fact(l, LW_CHUNK_OPTIONS, "command");
+	const char *host = lw_capture_source_fact(l, LW_CHUNK_HOST, "hostname");
+	const char *kern = lw_capture_source_fact(l, LW_CHUNK_HOST, "kernel_release");
+	const char *cpu = lw_capture_source_fact(l, LW_CHUNK_HOST, "cpu_model");
+	const char *on = lw_capture_source_fact(l, LW_CHUNK_HOST, "cpus_online");
+	const char *cmd = lw_capture_source_fact(l, LW_CHUNK_OPTIONS, "command");
 	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
 
 	printf("Capture %s: latwhy %s, host %s (kernel %s, %s, CPUs %s)\n", l->path,
@@ -138,7 +138,7 @@ static void header_text(const struct lw_loaded *l)
 	header_hindsight(l);
 }
 
-static void header_json(const struct lw_loaded *l)
+static void header_json(const struct lw_capture_source *l)
 {
 	static const char *const host[] = {"hostname",	  "kernel_release", "cpu_model",
 					   "cpus_online", "numa",	    "boot_id"};
@@ -159,7 +159,7 @@ static void header_json(const struct lw_loaded *l)
 	lw_json_key(&j, "host");
 	lw_json_begin_object(&j);
 	for (size_t i = 0; i < sizeof(host) / sizeof(host[0]); i++) {
-		const char *v = lw_load_fact(l, LW_CHUNK_HOST, host[i]);
+		const char *v = lw_capture_source_fact(l, LW_CHUNK_HOST, host[i]);
 
 		if (v)
 			lw_json_kstr(&j, host[i], v);
@@ -170,7 +170,7 @@ static void header_json(const struct lw_loaded *l)
 	lw_json_key(&j, "target");
 	lw_json_begin_object(&j);
 	for (size_t i = 0; i < sizeof(target) / sizeof(target[0]); i++) {
-		const char *v = lw_load_fact(l, LW_CHUNK_TARGET, target[i]);
+		const char *v = lw_capture_source_fact(l, LW_CHUNK_TARGET, target[i]);
 
 		if (v)
 			lw_json_kstr(&j, target[i], v);
@@ -209,7 +209,7 @@ static int write_trace_event(void *ctx, FILE *f)
 /* what --html draws beside the sink's records */
 struct report_page {
 	struct lw_html *h;
-	const struct lw_loaded *l;
+	const struct lw_capture_source *l;
 	const struct lw_summary *s;
 	const struct lw_findings *fs;
 };
@@ -217,20 +217,20 @@ struct report_page {
 static int write_html(void *ctx, FILE *f)
 {
 	const struct report_page *p = ctx;
-	const struct lw_loaded *l = p->l;
+	const struct lw_capture_source *l = p->l;
 	const char *ver = lw_capture_reader_info(l->r)->latwhy_version;
 	const struct lw_html_fact v[] = {
 		{"capture", l->path},
 		{"recorded by", ver[0] ? ver : NULL},
-		{"host", lw_load_fact(l, LW_CHUNK_HOST, "hostname")},
-		{"kernel", lw_load_fact(l, LW_CHUNK_HOST, "kernel_release")},
-		{"CPU", lw_load_fact(l, LW_CHUNK_HOST, "cpu_model")},
-		{"CPUs online", lw_load_fact(l, LW_CHUNK_HOST, "cpus_online")},
-		{"NUMA", lw_load_fact(l, LW_CHUNK_HOST, "numa")},
-		{"target", lw_load_fact(l, LW_CHUNK_TARGET, "cmdline")},
-		{"its CPUs", lw_load_fact(l, LW_CHUNK_TARGET, "cpus_allowed")},
-		{"cgroup", lw_load_fact(l, LW_CHUNK_TARGET, "cgroup")},
-		{"recorded with", lw_load_fact(l, LW_CHUNK_OPTIONS, "command")},
+		{"host", lw_capture_source_fact(l, LW_CHUNK_HOST, "hostname")},
+		{"kernel", lw_capture_source_fact(l, LW_CHUNK_HOST, "kernel_release")},
+		{"CPU", lw_capture_source_fact(l, LW_CHUNK_HOST, "cpu_model")},
+		{"CPUs online", lw_capture_source_fact(l, LW_CHUNK_HOST, "cpus_online")},
+		{"NUMA", lw_capture_source_fact(l, LW_CHUNK_HOST, "numa")},
+		{"target", lw_capture_source_fact(l, LW_CHUNK_TARGET, "cmdline")},
+		{"its CPUs", lw_capture_source_fact(l, LW_CHUNK_TARGET, "cpus_allowed")},
+		{"cgroup", lw_capture_source_fact(l, LW_CHUNK_TARGET, "cgroup")},
+		{"recorded with", lw_capture_source_fact(l, LW_CHUNK_OPTIONS, "command")},
 	};
 	const struct lw_html_facts facts = {
 		.title = l->path, .v = v, .n = sizeof(v) / sizeof(v[0])};
@@ -239,7 +239,7 @@ static int write_html(void *ctx, FILE *f)
 }
 
 /* The extra sinks of --trace-event and --html, each fed every record. */
-static void report_feed(struct lw_loaded *l, struct lw_trace_event *te, struct lw_html *h)
+static void report_feed(struct lw_capture_source *l, struct lw_trace_event *te, struct lw_html *h)
 {
 	struct lw_fanout fan = {};
 	struct lw_sink all;
@@ -249,10 +249,10 @@ static void report_feed(struct lw_loaded *l, struct lw_trace_event *te, struct l
 	if (h)
 		lw_fanout_add(&fan, lw_html_sink(h));
 	all = lw_fanout_sink(&fan);
-	lw_load_run(l, fan.n ? &all : NULL);
+	lw_capture_source_run(l, fan.n ? &all : NULL);
 }
 
-static enum lw_exit report_run(const struct report_opts *o, struct lw_loaded *l)
+static enum lw_exit report_run(const struct report_opts *o, struct lw_capture_source *l)
 {
 	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
 	struct lw_render *out = lw_render_new(stdout, o->json);
@@ -273,7 +273,7 @@ static enum lw_exit report_run(const struct report_opts *o, struct lw_loaded *l)
 	else
 		header_text(l);
 	/* recorded without a single -p process: named by its targets */
-	lw_render_set_target(out, lw_load_fact(l, LW_CHUNK_OPTIONS, "targets"));
+	lw_render_set_target(out, lw_capture_source_fact(l, LW_CHUNK_OPTIONS, "targets"));
 	report_feed(l, te, h);
 	lw_engine_summarize(l->e, &s);
 	if (l->root[0]) /* the findings of the node it was recorded on */
@@ -303,7 +303,7 @@ cleanup:
 enum lw_exit lw_cmd_report(int argc, char **argv)
 {
 	struct report_opts o;
-	struct lw_loaded l;
+	struct lw_capture_source l;
 	char err[256];
 	enum lw_exit ret;
 	int p;
@@ -315,11 +315,11 @@ enum lw_exit lw_cmd_report(int argc, char **argv)
 			  report_usage);
 	if (p >= 0)
 		return p;
-	if (lw_load_open(&l, o.path, o.json ? lw_requests_on_request : NULL, stdout)) {
-		lw_load_close(&l);
+	if (lw_capture_source_open(&l, o.path, o.json ? lw_requests_on_request : NULL, stdout)) {
+		lw_capture_source_close(&l);
 		return LW_EXIT_FAIL;
 	}
 	ret = report_run(&o, &l);
-	lw_load_close(&l);
+	lw_capture_source_close(&l);
 	return ret;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* load.c - a capture as a source (see load.h), for report and diff. */
+/* source.c - a capture as a record source (see source.h), for report and diff. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/load.h"
+#include "capture/source.h"
 #include "node/node.h"
 
-const char *lw_load_fact(const struct lw_loaded *l, enum lw_capture_kind k, const char *key)
+const char *lw_capture_source_fact(const struct lw_capture_source *l, enum lw_capture_kind k, const char *key)
 {
 	const char *v = lw_capture_reader_fact(l->r, k, key);
 
@@ -20,7 +20,7 @@ const char *lw_load_fact(const struct lw_loaded *l, enum lw_capture_kind k, cons
 
 /* What the reader had to skip or could not find, one line each; the
  * reader's warnings name the cut chunk and what it held. */
-static void load_damage(const struct lw_loaded *l)
+static void load_damage(const struct lw_capture_source *l)
 {
 	const struct lw_capture_info *in = lw_capture_reader_info(l->r);
 
@@ -36,9 +36,9 @@ static void load_damage(const struct lw_loaded *l)
 /* The TARGET facts' pid and comm, for a capture whose records hold no META
  * record (capped before the first periodic snapshot). A pid fact that is
  * not a number is left out, never read as 0 or a part of it. */
-static void load_target(struct lw_loaded *l)
+static void load_target(struct lw_capture_source *l)
 {
-	const char *pid = lw_load_fact(l, LW_CHUNK_TARGET, "pid");
+	const char *pid = lw_capture_source_fact(l, LW_CHUNK_TARGET, "pid");
 	unsigned long v;
 	char *end;
 
@@ -48,10 +48,10 @@ static void load_target(struct lw_loaded *l)
 	v = strtoul(pid, &end, 10);
 	if (errno || *end || !v || v > INT_MAX)
 		return;
-	lw_engine_set_target(l->e, (__u32)v, lw_load_fact(l, LW_CHUNK_TARGET, "comm"));
+	lw_engine_set_target(l->e, (__u32)v, lw_capture_source_fact(l, LW_CHUNK_TARGET, "comm"));
 }
 
-int lw_load_open(struct lw_loaded *l, const char *path, lw_request_fn fn, void *ctx)
+int lw_capture_source_open(struct lw_capture_source *l, const char *path, lw_request_fn fn, void *ctx)
 {
 	char err[256];
 	__u32 abi;
@@ -88,7 +88,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 }
 
 /* The snapshot's tree, removed (it was made here, with mkdtemp). */
-static void rm_root(struct lw_loaded *l)
+static void rm_root(struct lw_capture_source *l)
 {
 	if (l->root[0])
 		nftw(l->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -97,9 +97,9 @@ static void rm_root(struct lw_loaded *l)
 
 /* The first snapshot, read as a node of the target, then removed: the
  * quota finding counts what the recording added to the cgroups' counters. */
-static void load_start(struct lw_loaded *l)
+static void load_start(struct lw_capture_source *l)
 {
-	const char *pid = lw_load_fact(l, LW_CHUNK_TARGET, "pid");
+	const char *pid = lw_capture_source_fact(l, LW_CHUNK_TARGET, "pid");
 	char dir[40] = "/tmp/latwhy-node0.XXXXXX";
 
 	if (!mkdtemp(dir))
@@ -110,7 +110,7 @@ static void load_start(struct lw_loaded *l)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-void lw_load_run(struct lw_loaded *l, const struct lw_sink *extra)
+void lw_capture_source_run(struct lw_capture_source *l, const struct lw_sink *extra)
 {
 	size_t nodes = lw_capture_reader_nr_nodes(l->r);
 	const void *rec;
@@ -138,7 +138,7 @@ void lw_load_run(struct lw_loaded *l, const struct lw_sink *extra)
 		load_start(l);
 }
 
-int lw_load_node(const struct lw_loaded *l, const struct lw_summary *s, struct lw_node *n)
+int lw_capture_source_node(const struct lw_capture_source *l, const struct lw_summary *s, struct lw_node *n)
 {
 	int pid = (s->flags & LW_META_TARGET_EXITED) ? 0 : s->pid, err;
 
@@ -153,7 +153,7 @@ int lw_load_node(const struct lw_loaded *l, const struct lw_summary *s, struct l
 	return err;
 }
 
-void lw_load_close(struct lw_loaded *l)
+void lw_capture_source_close(struct lw_capture_source *l)
 {
 	rm_root(l);
 	lw_node_free(&l->start);
