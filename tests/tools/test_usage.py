@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every command's --help against its documentation.
+"""Every command's --help against its documentation, and the README's
+synopsis and length.
 
 For each command: the synopsis `latwhy CMD --help` prints is the one in
 docs/usage.md's Synopsis (whitespace aside); every option the help lists is
@@ -110,6 +111,15 @@ for cmd, (sec, anywhere) in SECTIONS.items():
     for o in sorted(doc_bullets(sec)):
         if not re.search(re.escape(o) + r"(?![a-z-])", h):
             fail(f"{cmd}: the docs list {o}, its --help does not")
+
+# the README, the front door: short, and its synopsis is docs/usage.md's
+readme = open("README.md").read()
+if readme.count("\n") > 250:
+    fail(f"README.md: {readme.count(chr(10))} lines, at most 250")
+block = section(USAGE, "## Synopsis", "## Live tracing")
+block = block[block.index("```") : block.rindex("```") + 3]
+if block not in readme:
+    fail("README.md: its Usage block is not docs/usage.md's Synopsis")
 
 print("test_usage.py: all passed" if not fails else f"test_usage.py: {fails} failed")
 sys.exit(1 if fails else 0)

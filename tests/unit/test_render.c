@@ -530,6 +530,9 @@ static void test_backlog_evidence(void **state)
 	lw_render_live(o.r, &sum, &t, 1000000000ULL);
 	s = out_close(&o);
 	assert_has(s, "its data waited for NET_RX@cpu0 2.00 ms  softirq NET_RX@cpu1 1.00 ms\n");
+	/* every traced cause on the live line, quota too */
+	assert_has(s, "  slow-request time: frequency n/a  irq ");
+	assert_has(s, "  idle 0.0%  quota 0.0%\n");
 	out_free(&o);
 	s = summary_out(&o, &sum, false);
 	assert_has(s, "  softirq NET_RX_BACKLOG on CPU 0: 2.00 ms in 400 waits\n"

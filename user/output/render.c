@@ -166,9 +166,10 @@ void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struc
 		(double)t->requests * 1e9 / (double)interval_ns,
 		lw_fmt_ns(p50, sizeof(p50), t->p50_ns), lw_fmt_ns(p99, sizeof(p99), t->p99_ns),
 		(unsigned long long)s->slow_requests, th);
-	fprintf(f, "  slow-request time: frequency %s  irq %s  thp %s  sched %s  idle %s\n",
-		sh[LW_CAUSE_FREQ], sh[LW_CAUSE_IRQ], sh[LW_CAUSE_THP], sh[LW_CAUSE_SCHED],
-		sh[LW_CAUSE_IDLE]);
+	fprintf(f, "  slow-request time:");
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++)
+		fprintf(f, " %s%s %s", c == LW_CAUSE_FREQ ? "" : " ", lw_cause_name(c), sh[c]);
+	fprintf(f, "\n");
 	live_irqs(f, s);
 	fmt_clock(clock, sizeof(clock), s);
 	fprintf(f, "  thp: %llu collapses of its memory, %llu compactions   clock: %s\n",
