@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "export/export_int.h"
-#include "node/sysfs.h" /* lw_rtrim() */
+#include "node/cgroup.h"
 
 /* The node root as a path prefix: "/" is the live node, no prefix. */
 static const char *root_prefix(const char *root)
@@ -34,23 +34,6 @@ static int join(char *buf, size_t len, const char *a, const char *b, const char 
 	int n = snprintf(buf, len, "%s%s%s%s", a, b, c, d);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-/* word is one of the comma-separated list's: "cpu" in "cpu,cpuacct",
- * not in "cpuacct" or "cpuset". */
-static bool list_has(const char *list, const char *word)
-{
-	size_t l = strlen(word);
-	const char *p = list;
-
-	for (;;) {
-		if (!strncmp(p, word, l) && (p[l] == ',' || !p[l]))
-			return true;
-		p = strchr(p, ',');
-		if (!p)
-			return false;
-		p++;
-	}
 }
 
 /* A v1 or v2 cgroup path as a suffix: the root cgroup adds nothing. */
@@ -69,10 +52,10 @@ static const char *cg_suffix(const char *path)
 int lw_export_cgroup_dir(const char *root, int pid, char *dir, size_t len, bool *v1)
 {
 	const char *r = root_prefix(root);
-	char path[PATH_MAX], *line = NULL, *v2 = NULL;
-	size_t cap = 0;
+	struct lw_proc_cgroups cg;
+	char path[PATH_MAX];
 	struct stat st;
-	int err = -ENOENT;
+	int err;
 	FILE *f;
 
 	dir[0] = '\0';
@@ -82,41 +65,24 @@ int lw_export_cgroup_dir(const char *root, int pid, char *dir, size_t len, bool 
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (getline(&line, &cap, f) > 0) {
-		char *ctl = strchr(line, ':');
-		char *p = ctl ? strchr(ctl + 1, ':') : NULL;
-
-		if (!p)
-			continue;
-		*p++ = '\0';
-		ctl++;
-		lw_rtrim(p);
-		if (!*ctl) { /* "0::/path": v2 */
-			free(v2);
-			v2 = strdup(p);
-			if (!v2) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-		} else if (list_has(ctl, "cpu")) {
-			*v1 = true;
-			err = join(dir, len, r, "/sys/fs/cgroup/", ctl, cg_suffix(p));
-			goto cleanup;
-		}
-	}
-	if (v2) {
+	err = lw_proc_cgroups_parse(f, &cg);
+	fclose(f);
+	if (err)
+		return err;
+	if (cg.cpu_ctls[0]) {
+		*v1 = true;
+		err = join(dir, len, r, "/sys/fs/cgroup/", cg.cpu_ctls, cg_suffix(cg.cpu));
+	} else if (cg.v2[0]) {
 		snprintf(path, sizeof(path), "%s/sys/fs/cgroup/cgroup.controllers", r);
 		*v1 = false;
 		err = join(dir, len, r,
 			   stat(path, &st) ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup", "",
-			   cg_suffix(v2));
+			   cg_suffix(cg.v2));
+	} else {
+		err = -ENOENT;
 	}
-cleanup:
 	if (err)
 		dir[0] = '\0';
-	free(v2);
-	free(line);
-	fclose(f);
 	return err;
 }
 

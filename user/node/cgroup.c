@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "node/cgroup.h"
+#include "lib/list.h"
 #include "node/sysfs.h"
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
@@ -230,4 +231,39 @@ int lw_cgroup_procs(const char *path, int *pids, int max)
 	}
 	fclose(f);
 	return n;
+}
+
+int lw_proc_cgroups_parse(FILE *f, struct lw_proc_cgroups *cg)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	bool any = false;
+
+	memset(cg, 0, sizeof(*cg));
+	while (getline(&line, &cap, f) > 0) {
+		char *ctl = strchr(line, ':');
+		char *p = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		if (!p)
+			continue;
+		*p++ = '\0';
+		ctl++;
+		lw_rtrim(p);
+		any = true;
+		if (!*ctl) { /* "0::/path": v2 */
+			snprintf(cg->v2, sizeof(cg->v2), "%s", p);
+			continue;
+		}
+		/* a controller is in one hierarchy only */
+		if (lw_list_has(ctl, "cpu")) {
+			snprintf(cg->cpu_ctls, sizeof(cg->cpu_ctls), "%s", ctl);
+			snprintf(cg->cpu, sizeof(cg->cpu), "%s", p);
+		}
+		if (lw_list_has(ctl, "cpuset"))
+			snprintf(cg->cpuset, sizeof(cg->cpuset), "%s", p);
+		if (lw_list_has(ctl, "memory"))
+			snprintf(cg->memory, sizeof(cg->memory), "%s", p);
+	}
+	free(line);
+	return any ? 0 : -ENOENT;
 }

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 /*
@@ -47,5 +48,22 @@ int lw_cgroup_procs(const char *path, int *pids, int max);
 /* "/a/b": starts with '/', no empty, "." or ".." component, no trailing
  * '/' except "/" itself. */
 bool lw_cgroup_path_ok(const char *path);
+
+/* A process's cgroups, as its /proc/PID/cgroup lists them: the v2 path,
+ * and on v1 the hierarchy (its controllers, "cpu,cpuacct") and path of the
+ * cpu controller, and the cpuset and memory controllers' paths. "" where
+ * the process has none. */
+struct lw_proc_cgroups {
+	char v2[256];
+	char cpu_ctls[64];
+	char cpu[256];
+	char cpuset[256];
+	char memory[256];
+};
+
+/* Parse an open /proc/PID/cgroup (callers open it their own way: node's
+ * readers through sysfs.c's recorder, serve's scrapes without it). 0, or
+ * -ENOENT when it names no cgroup at all. */
+int lw_proc_cgroups_parse(FILE *f, struct lw_proc_cgroups *cg);
 
 #endif /* LW_NODE_CGROUP_H */

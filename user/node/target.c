@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "node/cgroup.h"
 #include "node/node.h"
 #include "node/read.h"
 #include "node/sysfs.h"
@@ -94,79 +95,57 @@ static void read_smaps(struct lw_node *n, struct lw_target *t)
 	fclose(f);
 }
 
-/* cgroup v2 "0::/path", or the v1 hierarchies holding the cpu and cpuset controllers. */
-static void read_cgroup_paths(struct lw_node *n, struct lw_target *t, char *v1cpu, char *v1cpuset,
-			      size_t len)
+/* /proc/PID/cgroup, read through the path recorder (a capture's node
+ * snapshot holds it). */
+static void read_cgroup_paths(struct lw_node *n, struct lw_target *t, struct lw_proc_cgroups *cg)
 {
-	char path[PATH_MAX], ctls[128];
-	char *line = NULL, *save;
-	size_t cap = 0;
+	char path[PATH_MAX];
 	FILE *f;
 
+	memset(cg, 0, sizeof(*cg));
 	if (lw_sysfs_path(path, sizeof(path), n->root, "/proc/%d/cgroup", t->pid))
 		return;
 	f = fopen(path, "re");
 	if (!f)
 		return;
-	while (getline(&line, &cap, f) > 0) {
-		char *ctl = strchr(line, ':');
-		char *p = ctl ? strchr(ctl + 1, ':') : NULL;
-
-		if (!p)
-			continue;
-		*p++ = '\0';
-		ctl++;
-		lw_rtrim(p);
-		if (!*ctl) {
-			snprintf(t->cgroup, sizeof(t->cgroup), "%s", p);
-			continue;
-		}
-		snprintf(ctls, sizeof(ctls), "%s", ctl);
-		for (char *c = strtok_r(ctl, ",", &save); c; c = strtok_r(NULL, ",", &save))
-			if (!strcmp(c, "cpu"))
-				snprintf(v1cpu, len, "%s:%s", ctls, p);
-			else if (!strcmp(c, "cpuset"))
-				snprintf(v1cpuset, len, "%s", p);
-	}
-	free(line);
+	lw_proc_cgroups_parse(f, cg);
 	fclose(f);
+	snprintf(t->cgroup, sizeof(t->cgroup), "%s", cg->v2);
 }
 
 /* The cpu controller's hierarchy, the target's path in it, and every
  * limit on that path (cglimit.c). */
 static int read_cgroup(struct lw_node *n, struct lw_target *t)
 {
-	char v1cpu[300] = "", v1cpuset[300] = "", base[320];
+	struct lw_proc_cgroups cg;
 	const char *v2 = "/sys/fs/cgroup";
+	char base[320];
 	int err = 0;
 
 	t->quota_us = -1;
 	t->cg_bind = -1;
 	t->local_throttled_usec = -1;
-	read_cgroup_paths(n, t, v1cpu, v1cpuset, sizeof(v1cpu));
+	read_cgroup_paths(n, t, &cg);
 	/* Pure v2 mounts cgroup2 on /sys/fs/cgroup, hybrid setups on .../unified. */
 	if (!path_exists(n->root, "/sys/fs/cgroup/cgroup.controllers"))
 		v2 = "/sys/fs/cgroup/unified";
-	if (t->cgroup[0] && !v1cpu[0]) {
+	if (t->cgroup[0] && !cg.cpu_ctls[0]) {
 		t->cgroup_v = 2;
 		err = lw_node_read_cg_limits(n, t, v2, false);
 		lw_sysfs_read(n->root, t->cpuset, sizeof(t->cpuset), "%s/cpuset.cpus.effective",
 			      t->cg[0].dir);
 		return err;
 	}
-	if (v1cpu[0]) {
-		char *colon = strchr(v1cpu, ':');
-
-		*colon = '\0';
+	if (cg.cpu_ctls[0]) {
 		t->cgroup_v = 1;
-		snprintf(t->cgroup, sizeof(t->cgroup), "%s", colon + 1);
-		snprintf(base, sizeof(base), "/sys/fs/cgroup/%s", v1cpu);
+		snprintf(t->cgroup, sizeof(t->cgroup), "%s", cg.cpu);
+		snprintf(base, sizeof(base), "/sys/fs/cgroup/%s", cg.cpu_ctls);
 		err = lw_node_read_cg_limits(n, t, base, true);
 	}
-	if (v1cpuset[0])
+	if (cg.cpuset[0])
 		lw_sysfs_read(n->root, t->cpuset, sizeof(t->cpuset),
 			      "/sys/fs/cgroup/cpuset%s/cpuset.effective_cpus",
-			      strcmp(v1cpuset, "/") ? v1cpuset : "");
+			      strcmp(cg.cpuset, "/") ? cg.cpuset : "");
 	return err;
 }
 
