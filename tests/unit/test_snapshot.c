@@ -4,6 +4,7 @@
  * what it saw on the node, so the findings of both are the same, string for
  * string, on every fixture and on this machine.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include "advice/advise.h"
 #include "node/node.h"
 #include "node/snapshot.h"
+#include "node/sysfs.h"
 
 static void assert_str_same(const char *a, const char *b);
 
@@ -166,12 +168,41 @@ static void test_entries(void **state)
 	assert_int_equal(s.n, 0);
 }
 
+static void *read_elsewhere(void *arg)
+{
+	char buf[64];
+
+	lw_sysfs_read(arg, buf, sizeof(buf), "/sys/kernel/mm/transparent_hugepage/enabled");
+	return NULL;
+}
+
+/* A snapshot holds what its own thread read: another thread's read (a
+ * scrape, while the hindsight writer snapshots the node) is not in it. */
+static void test_other_thread(void **state)
+{
+	const char *root = "tests/fixtures/intel-hwp";
+	struct lw_snapshot s;
+	pthread_t th;
+	char buf[64];
+
+	lw_snapshot_begin(&s);
+	assert_int_equal(pthread_create(&th, NULL, read_elsewhere, (void *)root), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(s.n, 0);
+	lw_sysfs_read(root, buf, sizeof(buf), "/sys/kernel/mm/transparent_hugepage/enabled");
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.v[0].path, "/sys/kernel/mm/transparent_hugepage/enabled");
+	assert_int_equal(lw_snapshot_end(&s, root), 0);
+	lw_snapshot_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixtures),
 		cmocka_unit_test(test_live),
 		cmocka_unit_test(test_entries),
+		cmocka_unit_test(test_other_thread),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,9 +11,8 @@
  * target). A target whose cgroup has no cpu controller has no series; one
  * that was read goes on from where it was while it cannot be read.
  *
- * Plain stdio, not node/sysfs.c: its path recorder (a capture's node
- * snapshot, on the hindsight writer's thread) is one for the process, and
- * neither this thread nor the tracing one may write into it.
+ * Plain stdio, not node/sysfs.c: a scrape's reads are no part of any
+ * capture's node snapshot (sysfs.c records the snapshotting thread's only).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -201,8 +201,9 @@ static int k_speed(const struct lw_ethtool *et, const char *dev, int *mbps)
 
 /* ---- the kernel's answers, recorded for a node snapshot ---- */
 
-static void (*recorder)(void *ctx, const char *path, const char *text, size_t len);
-static void *recorder_ctx;
+/* per thread, as sysfs.c's */
+static __thread void (*recorder)(void *ctx, const char *path, const char *text, size_t len);
+static __thread void *recorder_ctx;
 
 void lw_ethtool_set_recorder(void (*fn)(void *ctx, const char *path, const char *text, size_t len),
 			     void *ctx)

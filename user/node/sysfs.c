@@ -11,8 +11,10 @@
 
 #include "node/sysfs.h"
 
-static void (*recorder)(void *ctx, const char *path);
-static void *recorder_ctx;
+/* The thread taking a snapshot records its own reads only: serve's scrapes
+ * read the node on the HTTP thread while the hindsight writer snapshots it. */
+static __thread void (*recorder)(void *ctx, const char *path);
+static __thread void *recorder_ctx;
 
 void lw_sysfs_set_recorder(void (*fn)(void *ctx, const char *path), void *ctx)
 {

@@ -21,8 +21,9 @@ int lw_sysfs_read(const char *root, char *buf, size_t len, const char *fmt, ...)
 int lw_sysfs_read_ll(const char *root, long long *v, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 bool lw_sysfs_exists(const char *root, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Call fn(ctx, path) with every path built below a root from now on (path
- * relative to the root, "/sys/..."); fn NULL stops. For lw_snapshot. */
+/* Call fn(ctx, path) with every path this thread builds below a root from
+ * now on (path relative to the root, "/sys/..."); fn NULL stops. Other
+ * threads' reads are not recorded. For lw_snapshot. */
 void lw_sysfs_set_recorder(void (*fn)(void *ctx, const char *path), void *ctx);
 /* Strip trailing whitespace in place. */
 void lw_rtrim(char *s);
