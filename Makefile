@@ -154,8 +154,8 @@ SAN_FLAGS   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno
 ASAN_OBJS   := $(patsubst user/%.c,$(BUILD)/asan/%.o,$(USER_SRCS))
 ASAN_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/asan/tests/%,$(UNIT_SRCS))
 # the reader and what its node snapshots need (not the hindsight window:
-# serve's, built on the engine)
-FUZZ_SRCS   := $(filter-out user/capture/hindsight%.c,$(wildcard user/capture/*.c user/node/*.c user/lib/*.c))
+# serve's, nor the capture source: both built on the engine)
+FUZZ_SRCS   := $(filter-out user/capture/hindsight%.c user/capture/source.c,$(wildcard user/capture/*.c user/node/*.c user/lib/*.c))
 FUZZ_CORPUS := tests/fuzz/corpus
 FUZZ_RUN     = $(BUILD)/fuzz/fuzz_capture -timeout=10 -rss_limit_mb=1024 \
 	       -artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus $(FUZZ_CORPUS)
