@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "node/cgroup.h"
 #include "node/pods.h"
 
 #define FX "tests/fixtures"
@@ -212,12 +213,28 @@ static void test_read_cgroupfs_v1(void **state)
 	lw_pods_free(&p);
 }
 
+/* A --cgroup target's processes: its own and those below it (the four
+ * pods' nine, sandboxes included). */
+static void test_procs_tree(void **state)
+{
+	int pids[16];
+
+	assert_int_equal(
+		lw_cgroup_procs_tree(FX "/pods-containerd/sys/fs/cgroup/kubepods.slice", pids, 16),
+		9);
+	assert_int_equal(
+		lw_cgroup_procs_tree(FX "/pods-containerd/sys/fs/cgroup/kubepods.slice", pids, 3),
+		9);
+	assert_int_equal(lw_cgroup_procs_tree(FX "/pods-containerd/sys/fs/cgroup/nope", pids, 3),
+			 -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_systemd),	 cmocka_unit_test(test_parse_cgroupfs),
 		cmocka_unit_test(test_read_containerd),	 cmocka_unit_test(test_read_crio_docker),
-		cmocka_unit_test(test_read_cgroupfs_v1),
+		cmocka_unit_test(test_read_cgroupfs_v1), cmocka_unit_test(test_procs_tree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
