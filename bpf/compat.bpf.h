@@ -174,4 +174,32 @@ static __always_inline bool lw_wakeup_waits_throttle(void)
  *    trace_mm_khugepaged_scan_pmd() to take folio instead of page").
  */
 
+/*
+ * The id of a task's cgroup's ancestor at level (the root is 0), for a
+ * cgroup target that takes the cgroups below it. cgroup::ancestors[] (the
+ * cgroups, 6.1+: commit 7f203bc89eb6, "cgroup: Replace
+ * cgroup->ancestor_ids[] with ->ancestors[]") replaced ancestor_ids[] (their
+ * ids, 4.5 to 6.0). level must be at most cg->level. Read with
+ * bpf_probe_read_kernel(): a flexible array at a variable index is no
+ * direct load.
+ */
+struct cgroup___pre61 {
+	__u64 ancestor_ids[0];
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 lw_cgroup_ancestor_id(struct cgroup *cg, __u32 level)
+{
+	struct cgroup *a = NULL;
+	__u64 id = 0;
+
+	if (bpf_core_field_exists(cg->ancestors)) {
+		if (bpf_core_read(&a, sizeof(a), &cg->ancestors[level]) || !a)
+			return 0;
+		return BPF_CORE_READ(a, kn, id);
+	}
+	if (bpf_core_read(&id, sizeof(id), &((struct cgroup___pre61 *)cg)->ancestor_ids[level]))
+		return 0;
+	return id;
+}
+
 #endif /* LW_COMPAT_BPF_H */

@@ -26,7 +26,7 @@
  * latwhy checks before load; once it passed, LW_ABI_VERSION is what a
  * capture records.
  */
-#define LW_ABI_VERSION 2
+#define LW_ABI_VERSION 3
 
 #define LW_COMM_LEN	16
 #define LW_IRQ_NAME_LEN 32
@@ -50,11 +50,18 @@
 #define LW_REQ_SLOTS	     16	  /* requests a thread can have open at once */
 #define LW_THP_PIDS	     8	  /* khugepaged + kcompactd per NUMA node, tracked */
 #define LW_RINGBUF_BYTES     (1 << 20)
-/* Targets: up to LW_MAX_TARGETS (-p, --comm, --cgroup, --unit), each a slot
- * 0..LW_MAX_TARGETS-1, the value of its entries in targ_tgids (a process)
- * and targ_cgroups (a cgroup v2 id). LW_MAX_TGIDS processes in all. */
-#define LW_MAX_TARGETS 16
+/* Targets: up to LW_MAX_TARGETS slots (-p, --comm, --cgroup, --unit, and a
+ * slot per container of --pods and --pod), each 0..LW_MAX_TARGETS-1, the
+ * value of its entries in targ_tgids (a process) and targ_cgroups (a cgroup
+ * v2 id; several ids may share a slot). LW_MAX_TGIDS processes and
+ * LW_MAX_CGROUPS cgroups in all. ABI 3: 256 slots (16 before), the
+ * cgroups' own bound. */
+#define LW_MAX_TARGETS 256
 #define LW_MAX_TGIDS   4096
+#define LW_MAX_CGROUPS 4096
+/* The deepest level of a --cgroup target that takes its descendants
+ * (targ_cg_levels, a bit a level); the root is level 0. */
+#define LW_CG_ANCESTOR_LEVELS 16
 /* targ_tgid_bits: a bit per tgid modulo this, set for every tgid in
  * targ_tgids, so that a task of no target costs one load, not a lookup */
 #define LW_TGID_BITS 65536
@@ -133,7 +140,7 @@ enum lw_cause {
 	LW_CAUSE_IRQ, /* hard IRQ + softirq */
 	LW_CAUSE_THP,
 	LW_CAUSE_SCHED,
-	LW_CAUSE_IDLE, /* wake-up of an idle CPU: C-state exit latency, PM QoS */
+	LW_CAUSE_IDLE,	/* wake-up of an idle CPU: C-state exit latency, PM QoS */
 	LW_CAUSE_QUOTA, /* CFS bandwidth throttling of its cgroup (cpu.max) */
 	LW_CAUSE_MAX,
 };
@@ -199,7 +206,6 @@ struct lw_cause_counts {
 	__u64 handoff;
 	__u64 handoff_ns;
 };
-
 
 struct lw_request {
 	__u32 type; /* LW_REC_REQUEST */

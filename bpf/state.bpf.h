@@ -203,13 +203,18 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, LW_MAX_TARGETS * 2); /* an old id next to its new one */
+	__uint(max_entries, LW_MAX_CGROUPS);
 	__type(key, __u64);
 	__type(value, __u32);
 } targ_cgroups SEC(".maps");
 
 __u64 targ_tgid_bits[LW_TGID_BITS / 64] = {};
 volatile __u32 targ_ncgroups = 0;
+/* The levels (bit n: level n, the root 0) of the cgroups in targ_cgroups
+ * that take the cgroups below them (--cgroup, --unit): a task whose
+ * cgroup's ancestor there is one is its target's. 0: ids match exactly
+ * (pods' containers, whose processes are in them), one lookup. */
+volatile __u32 targ_cg_levels = 0;
 /* The only target process when no cgroup is a target (-p, one process of
  * --comm): compared, not looked up, on every event of the hot path. 0: the
  * maps decide. */
@@ -226,46 +231,113 @@ static __always_inline bool tgid_is_target(__u32 tgid)
 	return bpf_map_lookup_elem(&targ_tgids, &tgid) != NULL;
 }
 
-/* t is any task: its cgroup read through its css_set (compat.bpf.h). */
+/*
+ * The slot of the cgroup at cgp's ancestor at one of levels (below cgp's
+ * own level), -1 none. A global function: the verifier checks it once, not
+ * at each of the hot path's call sites (the send programs are near its
+ * limit), so the cgroup comes as a number and is read with probe reads.
+ */
+__noinline int lw_cg_ancestor_slot(__u64 cgp, __u32 levels)
+{
+	struct cgroup *cg = (struct cgroup *)cgp;
+	__u32 *slot;
+	__u64 id;
+	int own;
+
+	if (!cg)
+		return -1;
+	own = BPF_CORE_READ(cg, level);
+	for (__u32 l = 0; l < LW_CG_ANCESTOR_LEVELS; l++) {
+		if ((int)l >= own)
+			break;
+		if (!((levels >> l) & 1))
+			continue;
+		id = lw_cgroup_ancestor_id(cg, l);
+		slot = id ? bpf_map_lookup_elem(&targ_cgroups, &id) : NULL;
+		if (slot)
+			return *slot;
+	}
+	return -1;
+}
+
+/* The same for current, through the helper (0 above its own level). */
+__noinline int lw_cg_ancestor_slot_cur(__u32 levels)
+{
+	__u32 *slot;
+	__u64 id;
+
+	for (__u32 l = 0; l < LW_CG_ANCESTOR_LEVELS; l++) {
+		if (!((levels >> l) & 1))
+			continue;
+		id = bpf_get_current_ancestor_cgroup_id(l);
+		slot = id ? bpf_map_lookup_elem(&targ_cgroups, &id) : NULL;
+		if (slot)
+			return *slot;
+	}
+	return -1;
+}
+
+/* The slot of task t's cgroup, or of its ancestor at one of
+ * targ_cg_levels; -1 none. t is any task: its cgroup read through its
+ * css_set (compat.bpf.h). */
+static __always_inline int cgroup_slot(struct task_struct *t)
+{
+	__u32 levels = targ_cg_levels, *slot;
+	__u64 id = lw_task_cgroup_id(t);
+
+	slot = id ? bpf_map_lookup_elem(&targ_cgroups, &id) : NULL;
+	if (slot)
+		return *slot;
+	if (!levels)
+		return -1;
+	/* read, not loaded: a pointer is no global function's argument */
+	return lw_cg_ancestor_slot((__u64)BPF_CORE_READ(t, cgroups, dfl_cgrp), levels);
+}
+
+/* The same for current: the helpers read its cgroup under RCU. */
+static __always_inline int cgroup_slot_cur(void)
+{
+	__u32 levels = targ_cg_levels, *slot;
+	__u64 id = bpf_get_current_cgroup_id();
+
+	slot = id ? bpf_map_lookup_elem(&targ_cgroups, &id) : NULL;
+	if (slot)
+		return *slot;
+	if (!levels)
+		return -1;
+	return lw_cg_ancestor_slot_cur(levels);
+}
+
 static __always_inline bool is_target(struct task_struct *t)
 {
-	__u64 cg;
-
 	if (tgid_is_target(t->tgid))
 		return true;
 	if (!targ_ncgroups)
 		return false;
-	cg = lw_task_cgroup_id(t);
-	return cg && bpf_map_lookup_elem(&targ_cgroups, &cg);
+	return cgroup_slot(t) >= 0;
 }
 
 /* current's target slot, -1 for none; off the hot path (a request's end). */
 static __always_inline int target_slot_cur(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *slot;
-	__u64 cg;
 
 	slot = bpf_map_lookup_elem(&targ_tgids, &tgid);
 	if (slot)
 		return *slot;
 	if (!targ_ncgroups)
 		return -1;
-	cg = bpf_get_current_cgroup_id();
-	slot = bpf_map_lookup_elem(&targ_cgroups, &cg);
-	return slot ? (int)*slot : -1;
+	return cgroup_slot_cur();
 }
 
-/* t is current: the helper reads its cgroup under RCU. */
+/* t is current. */
 static __always_inline bool is_target_cur(struct task_struct *t)
 {
-	__u64 cg;
-
 	if (tgid_is_target(t->tgid))
 		return true;
 	if (!targ_ncgroups)
 		return false;
-	cg = bpf_get_current_cgroup_id();
-	return cg && bpf_map_lookup_elem(&targ_cgroups, &cg);
+	return cgroup_slot_cur() >= 0;
 }
 
 static __always_inline struct thread_state *thread_get(struct task_struct *t)

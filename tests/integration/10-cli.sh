@@ -17,7 +17,7 @@ test_cli_errors() {
 	[ $rc -eq 2 ] && [ "$out" = "latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy trace --help)" ] ||
 		{ fail cli_bad_duration "rc=$rc out=$out"; return; }
 	out=$(./latwhy -d 1s 2>&1); rc=$?
-	[ $rc -eq 2 ] && [ "$out" = "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME (see latwhy trace --help)" ] ||
+	[ $rc -eq 2 ] && [ "$out" = "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH, --unit NAME, --pods or --pod NS/NAME (see latwhy trace --help)" ] ||
 		{ fail cli_no_pid "rc=$rc out=$out"; return; }
 	out=$(./latwhy -p 1 --bogus 2>&1); rc=$?
 	[ $rc -eq 2 ] && [ "$out" = "latwhy: unknown option '--bogus' (see latwhy trace --help)" ] ||

@@ -189,21 +189,22 @@ static void test_default_command(void **state)
 	char *a5[] = {"latwhy", "trace", "-d", "1s", NULL};
 
 	assert_usage_error(ARGC(a0), a0,
-			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
-			   "--unit NAME (see latwhy trace --help)\n");
-	assert_usage_error(
-		ARGC(a1), a1,
-		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy trace --help)\n");
+			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH, "
+			   "--unit NAME, --pods or --pod NS/NAME (see latwhy trace --help)\n");
+	assert_usage_error(ARGC(a1), a1,
+			   "latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy "
+			   "trace --help)\n");
 	assert_usage_error(ARGC(a2), a2,
-			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
-			   "--unit NAME (see latwhy trace --help)\n");
-	assert_usage_error(ARGC(a3), a3, "latwhy: unknown option '--bogus' (see latwhy trace --help)\n");
-	assert_usage_error(
-		ARGC(a4), a4,
-		"latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy trace --help)\n");
+			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH, "
+			   "--unit NAME, --pods or --pod NS/NAME (see latwhy trace --help)\n");
+	assert_usage_error(ARGC(a3), a3,
+			   "latwhy: unknown option '--bogus' (see latwhy trace --help)\n");
+	assert_usage_error(ARGC(a4), a4,
+			   "latwhy: invalid duration '10x' (examples: 500ms, 10s, 2m) (see latwhy "
+			   "trace --help)\n");
 	assert_usage_error(ARGC(a5), a5,
-			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH or "
-			   "--unit NAME (see latwhy trace --help)\n");
+			   "latwhy: a target is needed: -p PID, --comm NAME, --cgroup PATH, "
+			   "--unit NAME, --pods or --pod NS/NAME (see latwhy trace --help)\n");
 	{
 		char *b1[] = {"latwhy", "--cgroup", "a/b", NULL};
 		char *b2[] = {"latwhy", "record", "--unit", "nginx", "-o", "/tmp/x.lwy", NULL};
@@ -232,9 +233,12 @@ static void test_check_errors(void **state)
 	char *a4[] = {"latwhy", "check", "--sample", "0", "--root", "/nonexistent-dir", NULL};
 	struct run r;
 
-	assert_usage_error(ARGC(a1), a1, "latwhy: unknown option '--bogus' (see latwhy check --help)\n");
-	assert_usage_error(ARGC(a2), a2, "latwhy: option '--pid' needs a value (see latwhy check --help)\n");
-	assert_usage_error(ARGC(a3), a3, "latwhy: unexpected argument 'extra' (see latwhy check --help)\n");
+	assert_usage_error(ARGC(a1), a1,
+			   "latwhy: unknown option '--bogus' (see latwhy check --help)\n");
+	assert_usage_error(ARGC(a2), a2,
+			   "latwhy: option '--pid' needs a value (see latwhy check --help)\n");
+	assert_usage_error(ARGC(a3), a3,
+			   "latwhy: unexpected argument 'extra' (see latwhy check --help)\n");
 	r = latwhy(ARGC(a4), a4);
 	assert_int_equal(r.rc, LW_EXIT_FAIL);
 	assert_string_equal(r.out, "");
@@ -362,8 +366,9 @@ static void test_report_without_meta(void **state)
 	assert_non_null(strstr(r.out, "\n== latwhy: pid 4242 (gateway), duration unknown ==\n"));
 	assert_null(strstr(r.out, "pid 0 ()"));
 	/* nothing counted the requests: no number stands for them */
-	assert_non_null(strstr(r.out, "Requests (delimiting not known): not counted (no periodic record: the "
-				      "capture ends before the first); slow (> "));
+	assert_non_null(strstr(
+		r.out, "Requests (delimiting not known): not counted (no periodic record: the "
+		       "capture ends before the first); slow (> "));
 	assert_non_null(strstr(r.out, "): 2 recorded\n"));
 	assert_null(strstr(r.out, "0 ns traced"));
 	assert_null(strstr(r.out, "p50 0 ns"));
@@ -371,8 +376,9 @@ static void test_report_without_meta(void **state)
 
 	r = latwhy(ARGC(json), json);
 	assert_int_equal(r.rc, LW_EXIT_OK);
-	assert_non_null(strstr(r.out, "{\"type\":\"summary\",\"pid\":4242,\"comm\":\"gateway\","
-				      "\"duration_ns\":null,\"requests\":null,\"slow_requests\":2,"));
+	assert_non_null(strstr(r.out,
+			       "{\"type\":\"summary\",\"pid\":4242,\"comm\":\"gateway\","
+			       "\"duration_ns\":null,\"requests\":null,\"slow_requests\":2,"));
 	assert_non_null(strstr(r.out, "\"p50_ns\":null,\"p99_ns\":null,"));
 	run_free(&r);
 

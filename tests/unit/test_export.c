@@ -143,7 +143,7 @@ static void test_slow_by_cause(void **state)
 	count_request(&c, 2 * MS, LW_B_SOFTIRQ, 500000, 0);
 	count_request(&c, 5 * MS, LW_B_THP, 4 * MS, 0);
 	count_request(&c, 100 * MS, LW_B_FREQ, 1 * MS, 0); /* 1%: below 5%, none */
-	count_request(&c, 3 * MS, 0, 0, LW_REQ_HANDOFF);	/* not split: none */
+	count_request(&c, 3 * MS, 0, 0, LW_REQ_HANDOFF);   /* not split: none */
 	lw_export_series_causes(x, 0, &c);
 	/* nothing is seen before the tick publishes it */
 	t = render(x);
@@ -303,7 +303,7 @@ static void test_node_gauges(void **state)
 	assert_true(sample(t, "latwhy_irqbalance_running") == 1);
 	assert_true(sample(t, "latwhy_process_cpu_seconds_total") >= 0);
 	assert_true(sample(t, "latwhy_process_resident_memory_bytes") > 0);
-	assert_true(sample(t, "latwhy_build_info{version=\"" LW_VERSION "\",abi=\"2\"}") == 1);
+	assert_true(sample(t, "latwhy_build_info{version=\"" LW_VERSION "\",abi=\"3\"}") == 1);
 	free(t);
 	lw_export_free(x);
 }
@@ -478,7 +478,8 @@ static void test_listen(void **state)
 	char host[64];
 	unsigned port;
 
-	assert_int_equal(lw_parse_listen("127.0.0.1:9462", LW_SERVE_HOST, host, sizeof(host), &port), 0);
+	assert_int_equal(
+		lw_parse_listen("127.0.0.1:9462", LW_SERVE_HOST, host, sizeof(host), &port), 0);
 	assert_string_equal(host, "127.0.0.1");
 	assert_int_equal(port, 9462);
 	assert_int_equal(lw_parse_listen("[::1]:80", LW_SERVE_HOST, host, sizeof(host), &port), 0);
@@ -486,12 +487,18 @@ static void test_listen(void **state)
 	assert_int_equal(port, 80);
 	assert_int_equal(lw_parse_listen(":9000", LW_SERVE_HOST, host, sizeof(host), &port), 0);
 	assert_string_equal(host, LW_SERVE_HOST);
-	assert_int_equal(lw_parse_listen("1.2.3.4", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("1.2.3.4:", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("1.2.3.4:0", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("1.2.3.4:65536", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("1.2.3.4:-1", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
-	assert_int_equal(lw_parse_listen("[::1:80", LW_SERVE_HOST, host, sizeof(host), &port), -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4", LW_SERVE_HOST, host, sizeof(host), &port),
+			 -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4:", LW_SERVE_HOST, host, sizeof(host), &port),
+			 -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4:0", LW_SERVE_HOST, host, sizeof(host), &port),
+			 -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4:65536", LW_SERVE_HOST, host, sizeof(host), &port),
+			 -EINVAL);
+	assert_int_equal(lw_parse_listen("1.2.3.4:-1", LW_SERVE_HOST, host, sizeof(host), &port),
+			 -EINVAL);
+	assert_int_equal(lw_parse_listen("[::1:80", LW_SERVE_HOST, host, sizeof(host), &port),
+			 -EINVAL);
 }
 
 static int parse(struct lw_serve_opts *o, char *err, ...)
@@ -530,8 +537,8 @@ static void test_serve_opts(void **state)
 	assert_string_equal(o.trace.conf.targets[0].name, "srv");
 	assert_int_equal(o.port, 1);
 	assert_int_equal(parse(&o, err, NULL), -EINVAL);
-	assert_string_equal(
-		err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
+	assert_string_equal(err, "a target is needed: -p PID, --comm NAME, --cgroup PATH, --unit "
+				 "NAME, --pods or --pod NS/NAME");
 	/* --comm with another target: one target more, the tracer follows it */
 	assert_int_equal(parse(&o, err, "-p", "1", "--comm", "x", NULL), 0);
 	assert_int_equal(o.trace.conf.ntargets, 2);

@@ -257,10 +257,14 @@ static void test_parse_pid(void **state)
 
 	assert_int_equal(parse(&o, ARGC(a0), a0), -EINVAL);
 	assert_string_equal(
-		err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
+		err,
+		"a target is needed: -p PID, --comm NAME, --cgroup PATH, --unit NAME, --pods or "
+		"--pod NS/NAME");
 	assert_int_equal(parse(&o, ARGC(a1), a1), -EINVAL);
 	assert_string_equal(
-		err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
+		err,
+		"a target is needed: -p PID, --comm NAME, --cgroup PATH, --unit NAME, --pods or "
+		"--pod NS/NAME");
 	assert_int_equal(parse(&o, ARGC(a2), a2), -EINVAL);
 	assert_string_equal(err, "invalid pid '0'");
 	assert_int_equal(parse(&o, ARGC(a3), a3), -EINVAL);
@@ -414,14 +418,53 @@ static void test_parse_targets(void **state)
 	assert_string_equal(err, "option '--cgroup' needs a value");
 }
 
+static void test_parse_pods(void **state)
+{
+	struct lw_opts o;
+	char buf[256];
+	char *a1[] = {"latwhy", "--pods", NULL};
+	char *a2[] = {
+		"latwhy", "--pod", "shop/checkout-7d9f4", "--pod", "kube-system/coredns.x2", "-p",
+		"4",	  NULL};
+	char *b1[] = {"latwhy", "--pod", "checkout", NULL};
+	char *b2[] = {"latwhy", "--pod", "Shop/x", NULL};
+	char *b3[] = {"latwhy", "--pod", "a/b/c", NULL};
+	char *b4[] = {"latwhy", "--pod", "a.b/c", NULL};
+	char *b5[] = {"latwhy", "--pods", "--pods", NULL};
+
+	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
+	assert_int_equal(o.conf.ntargets, 1);
+	assert_int_equal(o.conf.targets[0].kind, LW_TARGET_PODS);
+	assert_int_equal(o.conf.pid, 0);
+	assert_int_equal(parse(&o, ARGC(a2), a2), 0);
+	assert_int_equal(o.conf.ntargets, 3);
+	assert_int_equal(o.conf.targets[0].kind, LW_TARGET_POD);
+	assert_string_equal(o.conf.targets[0].name, "shop/checkout-7d9f4");
+	assert_string_equal(o.conf.targets[1].name, "kube-system/coredns.x2");
+	assert_int_equal(o.conf.pid, 0); /* a pod is no single process */
+	lw_trace_opts_targets(&o, buf, sizeof(buf));
+	assert_string_equal(buf, "pod shop/checkout-7d9f4, pod kube-system/coredns.x2, pid 4");
+	assert_int_equal(parse(&o, ARGC(a1), a1), 0);
+	lw_trace_opts_targets(&o, buf, sizeof(buf));
+	assert_string_equal(buf, "pods");
+	assert_int_equal(parse(&o, ARGC(b1), b1), -EINVAL);
+	assert_string_equal(err, "invalid --pod 'checkout': NAMESPACE/NAME, such as "
+				 "shop/checkout-7d9f4");
+	assert_int_equal(parse(&o, ARGC(b2), b2), -EINVAL);
+	assert_int_equal(parse(&o, ARGC(b3), b3), -EINVAL);
+	assert_int_equal(parse(&o, ARGC(b4), b4), -EINVAL); /* no '.' in a namespace */
+	assert_int_equal(parse(&o, ARGC(b5), b5), -EINVAL);
+	assert_string_equal(err, "target '--pods' given twice");
+}
+
 static void test_too_many_targets(void **state)
 {
 	struct lw_opts o;
-	char *a[2 * (LW_MAX_TARGETS + 1) + 2] = {"latwhy"};
-	char pids[LW_MAX_TARGETS + 1][16];
+	char *a[2 * (LW_MAX_TARGET_OPTS + 1) + 2] = {"latwhy"};
+	char pids[LW_MAX_TARGET_OPTS + 1][16];
 	int n = 1;
 
-	for (int i = 0; i <= LW_MAX_TARGETS; i++) {
+	for (int i = 0; i <= LW_MAX_TARGET_OPTS; i++) {
 		snprintf(pids[i], sizeof(pids[i]), "%d", i + 1);
 		a[n++] = "-p";
 		a[n++] = pids[i];
@@ -430,7 +473,7 @@ static void test_too_many_targets(void **state)
 	assert_int_equal(parse(&o, n, a), -EINVAL);
 	assert_string_equal(err, "too many targets (at most 16)");
 	assert_int_equal(parse(&o, n - 2, a), 0);
-	assert_int_equal(o.conf.ntargets, LW_MAX_TARGETS);
+	assert_int_equal(o.conf.ntargets, LW_MAX_TARGET_OPTS);
 }
 
 static void test_usage(void **state)
@@ -561,6 +604,7 @@ int main(void)
 		cmocka_unit_test(test_parse_help),
 		cmocka_unit_test(test_parse_twice),
 		cmocka_unit_test(test_parse_targets),
+		cmocka_unit_test(test_parse_pods),
 		cmocka_unit_test(test_too_many_targets),
 		cmocka_unit_test(test_usage),
 		cmocka_unit_test(test_check_parse),

@@ -80,7 +80,8 @@ static void test_errors(void **state)
 	assert_int_equal(PARSE(&o, err, "-p", "7", "-o"), -EINVAL);
 	assert_string_equal(err, "option '-o' needs a value");
 	assert_int_equal(PARSE(&o, err, "-o", "x"), -EINVAL);
-	assert_string_equal(err, "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME");
+	assert_string_equal(err, "a target is needed: -p PID, --comm NAME, --cgroup PATH, --unit "
+				 "NAME, --pods or --pod NS/NAME");
 	assert_int_equal(PARSE(&o, err, "-p", "7", "-o", "x", "-d", "10x"), -EINVAL);
 	assert_string_equal(err, "invalid duration '10x' (examples: 500ms, 10s, 2m)");
 	assert_int_equal(PARSE(&o, err, "--help"), 1);

@@ -65,8 +65,9 @@ int lw_capture_source_open(struct lw_capture_source *l, const char *path, lw_req
 	}
 	load_damage(l);
 	abi = lw_capture_reader_info(l->r)->abi_version;
-	/* ABI 1's requests are widened by the reader (no quota bucket then) */
-	if (abi != LW_ABI_VERSION && abi != 1) {
+	/* ABI 1's requests are widened by the reader (no quota bucket then);
+	 * ABI 3 changed the targets' limits, no record: ABI 2's read as they are */
+	if (abi != LW_ABI_VERSION && abi != 1 && abi != 2) {
 		fprintf(stderr, "latwhy: %s: its records are of ABI %u, this latwhy reads %u\n",
 			path, abi, LW_ABI_VERSION);
 		return -EPROTO;

@@ -65,6 +65,11 @@ struct serve {
 	struct lw_tracer *t;
 	struct lw_sink xs; /* the exporter's, and the window's */
 	int series_of[LW_MAX_TARGETS];
+	/* pod slots: the generation each one's series is of, and whether it
+	 * is summed under pod="other" */
+	__u32 gen_of[LW_MAX_TARGETS];
+	bool other_of[LW_MAX_TARGETS];
+	char uid_of[LW_MAX_TARGETS][40];
 	__u64 *hist, *sum;
 	struct lw_serve_capture cap; /* --capture-dir: the window */
 	__u64 epoch;		     /* the duty cycle's, serve's start */
@@ -112,7 +117,7 @@ static void serve_hists(struct serve *s)
 {
 	int n = lw_tracer_targets(s->t);
 
-	for (int series = 0; series < n; series++) {
+	for (int series = 0; series < LW_MAX_TARGETS; series++) {
 		bool any = false;
 
 		memset(s->sum, 0, LW_HIST_BUCKETS * sizeof(*s->sum));
@@ -135,7 +140,7 @@ static void serve_causes(struct serve *s)
 {
 	int n = lw_tracer_targets(s->t);
 
-	for (int series = 0; series < n; series++) {
+	for (int series = 0; series < LW_MAX_TARGETS; series++) {
 		struct lw_cause_counts sum = {}, c;
 		bool any = false;
 
@@ -171,6 +176,97 @@ static void serve_pids(struct serve *s)
 			lw_export_series_pid(s->x, series, pid[series]);
 }
 
+/* Whether another pod slot than skip, of series, still uses it. */
+static bool series_used(const struct serve *s, int series, int skip)
+{
+	for (int k = 0; k < lw_tracer_targets(s->t); k++)
+		if (k != skip && s->series_of[k] == series)
+			return true;
+	return false;
+}
+
+/* The pods with series of their own now, and those summed under "other". */
+static void pods_counted(const struct serve *s, int *own, int *other)
+{
+	*own = *other = 0;
+	for (int i = 0; i < lw_tracer_targets(s->t); i++) {
+		bool first = s->series_of[i] >= 0 && s->uid_of[i][0];
+
+		for (int k = 0; k < i && first; k++)
+			first = s->series_of[k] < 0 || strcmp(s->uid_of[k], s->uid_of[i]);
+		if (first && s->other_of[i])
+			(*other)++;
+		else if (first)
+			(*own)++;
+	}
+}
+
+/* Whether pod uid has series of its own already. */
+static bool pod_owned(const struct serve *s, const char *uid)
+{
+	for (int i = 0; i < lw_tracer_targets(s->t); i++)
+		if (s->series_of[i] >= 0 && !s->other_of[i] && !strcmp(s->uid_of[i], uid))
+			return true;
+	return false;
+}
+
+/* A pod slot's series gone with it (its slot free again): its own series
+ * dropped once no slot uses it; what it counted under "other" kept there. */
+static void pod_slot_leave(struct serve *s, int slot)
+{
+	int series = s->series_of[slot];
+
+	if (series < 0)
+		return;
+	if (s->other_of[slot]) {
+		struct lw_cause_counts c;
+
+		if (!lw_tracer_target_hist(s->t, slot, s->hist) &&
+		    !lw_tracer_target_causes(s->t, slot, &c))
+			lw_export_series_retire(s->x, series, s->hist, &c);
+	} else if (!series_used(s, series, slot)) {
+		lw_export_drop_series(s->x, series);
+	}
+	s->series_of[slot] = -1;
+	s->uid_of[slot][0] = '\0';
+}
+
+/*
+ * The pod slots' series, each tick: a container new in a slot gets the
+ * series of its namespace, pod and container, or, its pod being over
+ * --max-pods, pod="other"'s; a slot freed (its container gone for
+ * LW_POD_HOLD_NS) takes its series with it.
+ */
+static void serve_pods_sync(struct serve *s)
+{
+	int n = lw_tracer_targets(s->t), own, other;
+
+	for (int slot = 0; slot < n; slot++) {
+		struct lw_target_pod p;
+		int state, series;
+		__u32 gen;
+
+		if (!lw_tracer_target_pod(s->t, slot, &p, &state, &gen))
+			continue;
+		if (state == LW_SLOT_FREE || (s->series_of[slot] >= 0 && gen != s->gen_of[slot]))
+			pod_slot_leave(s, slot);
+		if (state == LW_SLOT_FREE || s->series_of[slot] >= 0)
+			continue;
+		pods_counted(s, &own, &other);
+		s->other_of[slot] = !pod_owned(s, p.uid) && own >= s->o->max_pods;
+		series = s->other_of[slot]
+				 ? lw_export_add_pod_series(s->x, "", "other", "", "")
+				 : lw_export_add_pod_series(s->x, p.ns, p.name, p.container, p.qos);
+		if (series < 0)
+			continue;
+		s->series_of[slot] = series;
+		s->gen_of[slot] = gen;
+		snprintf(s->uid_of[slot], sizeof(s->uid_of[slot]), "%s", p.uid);
+	}
+	pods_counted(s, &own, &other);
+	lw_export_pods_other(s->x, other);
+}
+
 /* The programs' counters, the slow requests by cause, each series'
  * process and, when there are several, histogram; then the exporter's
  * tick. */
@@ -182,6 +278,8 @@ static int serve_tick(void *ctx, __u64 now_ns)
 		int pid = lw_tracer_first_pid(s->t);
 
 		serve_progs(s);
+		if (s->hist)
+			serve_pods_sync(s);
 		serve_causes(s);
 		serve_pids(s);
 		/* the IRQ spread and a capture's facts: of the process now */
@@ -203,12 +301,24 @@ static int serve_series(struct serve *s)
 	s->sum = calloc(LW_HIST_BUCKETS, sizeof(*s->sum));
 	if (!s->hist || !s->sum)
 		return -ENOMEM;
+	bool pods = false;
+
+	for (int slot = 0; slot < LW_MAX_TARGETS; slot++)
+		s->series_of[slot] = -1;
 	for (int slot = 0; slot < lw_tracer_targets(s->t); slot++) {
+		if (lw_tracer_target_pod(s->t, slot, NULL, NULL, NULL))
+			continue; /* serve_pods_sync()'s */
 		lw_tracer_target_label(s->t, slot, label, sizeof(label));
 		s->series_of[slot] = lw_export_add_series(s->x, label);
 		if (s->series_of[slot] < 0)
 			return s->series_of[slot];
 	}
+	for (int i = 0; i < s->o->trace.conf.ntargets; i++)
+		pods |= s->o->trace.conf.targets[i].kind == LW_TARGET_PODS ||
+			s->o->trace.conf.targets[i].kind == LW_TARGET_POD;
+	/* pods alone: the first series, lw_export_new()'s, is no target's */
+	if (pods && s->o->trace.conf.targets[0].kind >= LW_TARGET_PODS && !series_used(s, 0, -1))
+		lw_export_drop_series(s->x, 0);
 	return 0;
 }
 
@@ -219,6 +329,10 @@ static enum lw_exit serve_targets(struct serve *s)
 	struct lw_opts o = s->o->trace;
 	struct lw_sink sink = {.ctx = s, .record = serve_record, .tick = serve_tick};
 	bool split = o.conf.ntargets > 1, exited;
+
+	for (int i = 0; i < o.conf.ntargets; i++)
+		split |= o.conf.targets[i].kind == LW_TARGET_PODS ||
+			 o.conf.targets[i].kind == LW_TARGET_POD;
 	char who[1024];
 	int err;
 

@@ -91,6 +91,7 @@ void lw_record_usage(FILE *f)
 		   "      --force         replace FILE if it exists\n"
 		   "  -q, --quiet         no progress line\n"
 		   "\n"
-		   "TARGET: -p PID, --comm NAME, --cgroup PATH, --unit NAME, as for latwhy trace.\n"
+		   "TARGET: -p PID, --comm NAME, --cgroup PATH, --unit NAME, --pods, --pod NS/NAME,\n"
+		   "as for latwhy trace.\n"
 		   "Every option of latwhy trace but -j applies (see latwhy trace --help).\n");
 }

@@ -46,6 +46,7 @@ enum {
 	OPT_LISTEN = LW_OPT_OWN,
 	OPT_SAMPLE,
 	OPT_CAUSES,
+	OPT_MAX_PODS,
 };
 
 /* serve's own options, its --capture-* ones, then the trace's */
@@ -67,6 +68,17 @@ static int serve_opt(void *ctx, int c, const char *arg, char *err, size_t errlen
 		}
 		snprintf(o->causes, sizeof(o->causes), "%s", arg);
 		return 0;
+	case OPT_MAX_PODS: {
+		unsigned long n;
+
+		if (lw_parse_uint(arg, 1, LW_MAX_TARGETS - 1, &n)) {
+			snprintf(err, errlen, "invalid --max-pods '%s' (1..%d)", arg,
+				 LW_MAX_TARGETS - 1);
+			return -EINVAL;
+		}
+		o->max_pods = (int)n;
+		return 0;
+	}
 	case OPT_LISTEN:
 		if (lw_parse_listen(arg, LW_SERVE_HOST, o->host, sizeof(o->host), &o->port)) {
 			snprintf(err, errlen,
@@ -118,6 +130,7 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 		{"listen", required_argument, NULL, OPT_LISTEN},
 		{"sample", required_argument, NULL, OPT_SAMPLE},
 		{"causes", required_argument, NULL, OPT_CAUSES},
+		{"max-pods", required_argument, NULL, OPT_MAX_PODS},
 		LW_SERVE_CAPTURE_LONGOPTS,
 		LW_TRACE_LONGOPTS,
 		{},
@@ -136,6 +149,7 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 	o->port = LW_SERVE_PORT;
 	o->sample.on_ns = LW_SERVE_SAMPLE_ON_NS;
 	o->sample.every_ns = LW_SERVE_SAMPLE_EVERY_NS;
+	o->max_pods = LW_SERVE_MAX_PODS;
 	ret = lw_getopt(&cl, argc, argv, &first, err, errlen);
 	if (!ret)
 		ret = lw_trace_opts_done(&o->trace, err, errlen);
@@ -169,6 +183,11 @@ void lw_serve_usage(FILE *f)
 		"                        waited for, followed when it is made again:\n"
 		"                        target=PATH\n"
 		"      --unit NAME       a systemd unit's cgroup, the same way: target=NAME\n"
+		"      --pods            every container of every Kubernetes pod, followed as\n"
+		"                        pods come and go: namespace=, pod=, container=\n"
+		"      --pod NS/NAME     one pod's containers, the same labels\n"
+		"      --max-pods N      pods with series of their own (default 110, a\n"
+		"                        node's pod limit); the rest summed under pod=\"other\"\n"
 		"      --listen ADDR:PORT where to serve (default 127.0.0.1:9462)\n");
 	lw_serve_capture_usage(f);
 	fprintf(f,

@@ -30,7 +30,12 @@ struct lw_serve_opts {
 	char causes[64];		      /* --causes, "" all: the others' tracepoints are
 					       * added to trace.skip */
 	struct lw_serve_capture_opts capture; /* --capture-dir DIR, ... */
+	int max_pods;			      /* --max-pods N: pods with series of their own */
 };
+
+/* A node's pod limit by default (the kubelet's maxPods): every pod of a
+ * node so configured has series of its own. */
+#define LW_SERVE_MAX_PODS 110
 
 /* "3s/60s" (X of every Y) or "off": 0, or -EINVAL with a message in err. */
 int lw_parse_sample(const char *s, struct lw_duty *d, char *err, size_t errlen);

@@ -23,11 +23,15 @@ void lw_trace_usage(FILE *f)
 		"TARGET, one or more of (a target not there yet is waited for):\n"
 		"  -p, --pid PID          process to trace (all its threads)\n"
 		"      --comm NAME        every process named NAME\n"
-		"      --cgroup PATH      every process of a cgroup v2, PATH below its root\n"
-		"                         (/system.slice/nginx.service); one that is removed\n"
-		"                         and made again is followed\n"
+		"      --cgroup PATH      every process of a cgroup v2 and of the cgroups below\n"
+		"                         it, PATH below its root (/system.slice/nginx.service,\n"
+		"                         a pod's slice); one removed and made again is followed\n"
 		"      --unit NAME        a systemd unit's cgroup (nginx.service), from systemd\n"
 		"                         or, without it, searched in the cgroup v2 tree\n"
+		"      --pods             every container of every Kubernetes pod on the node,\n"
+		"                         found in the kubelet's cgroups, named from\n"
+		"                         /var/log/pods; pods that come and go are followed\n"
+		"      --pod NS/NAME      the containers of one pod (namespace/name)\n"
 		"\n"
 		"  -d, --duration DUR     stop after DUR (e.g. 30s, 2m); default: until Ctrl-C\n"
 		"      --slow DUR         a request slower than DUR is slow; default: running p99\n"
@@ -98,17 +102,46 @@ static bool unit_name_ok(const char *s)
 	return false;
 }
 
-/* -p, --comm, --cgroup, --unit: one more target. */
+/* --pod's NAMESPACE/NAME: two DNS names (lowercase letters, digits, '-'
+ * and, in a pod's name, '.'), one '/'. */
+static bool pod_name_ok(const char *s)
+{
+	const char *slash = strchr(s, '/');
+
+	if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/') || slash - s > 63 ||
+	    strlen(slash + 1) > 253)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (p != slash && !((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+				    *p == '-' || (*p == '.' && p > slash)))
+			return false;
+	return true;
+}
+
+/* -p, --comm, --cgroup, --unit, --pods, --pod: one more target. */
 static int parse_target(struct lw_opts *o, int c, const char *arg, char *err, size_t errlen)
 {
 	struct lw_target_opt *t = &o->conf.targets[o->conf.ntargets];
 
-	if (o->conf.ntargets == LW_MAX_TARGETS) {
-		snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGETS);
+	if (o->conf.ntargets == LW_MAX_TARGET_OPTS) {
+		snprintf(err, errlen, "too many targets (at most %d)", LW_MAX_TARGET_OPTS);
 		return -EINVAL;
 	}
 	memset(t, 0, sizeof(*t));
 	switch (c) {
+	case LW_OPT_PODS:
+		t->kind = LW_TARGET_PODS;
+		arg = "";
+		break;
+	case LW_OPT_POD:
+		if (!pod_name_ok(arg)) {
+			snprintf(err, errlen,
+				 "invalid --pod '%s': NAMESPACE/NAME, such as shop/checkout-7d9f4",
+				 arg);
+			return -EINVAL;
+		}
+		t->kind = LW_TARGET_POD;
+		break;
 	case 'p':
 		if (lw_parse_pid(arg, &t->pid)) {
 			snprintf(err, errlen, "invalid pid '%s'", arg);
@@ -147,7 +180,7 @@ static int parse_target(struct lw_opts *o, int c, const char *arg, char *err, si
 	for (int i = 0; i < o->conf.ntargets; i++)
 		if (o->conf.targets[i].kind == t->kind && o->conf.targets[i].pid == t->pid &&
 		    !strcmp(o->conf.targets[i].name, t->name)) {
-			snprintf(err, errlen, "target '%s' given twice", arg);
+			snprintf(err, errlen, "target '%s' given twice", *arg ? arg : "--pods");
 			return -EINVAL;
 		}
 	o->conf.ntargets++;
@@ -166,7 +199,8 @@ static int parse_timing(struct lw_opts *o, int c, const char *arg, char *err, si
 		}
 		return 0;
 	case 'i':
-		if (lw_parse_duration(arg, &o->conf.interval_ns) || o->conf.interval_ns < 100000000ULL) {
+		if (lw_parse_duration(arg, &o->conf.interval_ns) ||
+		    o->conf.interval_ns < 100000000ULL) {
 			snprintf(err, errlen, "invalid interval '%s' (at least 100ms)", arg);
 			return -EINVAL;
 		}
@@ -225,6 +259,8 @@ int lw_trace_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
 	case LW_OPT_COMM:
 	case LW_OPT_CGROUP:
 	case LW_OPT_UNIT:
+	case LW_OPT_PODS:
+	case LW_OPT_POD:
 		return parse_target(o, c, arg, err, errlen);
 	case 'd':
 	case 'i':
@@ -296,10 +332,8 @@ int lw_trace_opts_parse(struct lw_opts *o, int argc, char **argv, char *err, siz
 void lw_trace_opts_targets(const struct lw_opts *o, char *buf, size_t len)
 {
 	static const char *const kinds[] = {
-		[LW_TARGET_PID] = "pid",
-		[LW_TARGET_COMM] = "comm",
-		[LW_TARGET_CGROUP] = "cgroup",
-		[LW_TARGET_UNIT] = "unit",
+		[LW_TARGET_PID] = "pid",   [LW_TARGET_COMM] = "comm", [LW_TARGET_CGROUP] = "cgroup",
+		[LW_TARGET_UNIT] = "unit", [LW_TARGET_PODS] = "pods", [LW_TARGET_POD] = "pod",
 	};
 	size_t n = 0;
 
@@ -309,6 +343,8 @@ void lw_trace_opts_targets(const struct lw_opts *o, char *buf, size_t len)
 
 		if (t->kind == LW_TARGET_PID)
 			n += snprintf(buf + n, len - n, "%spid %d", i ? ", " : "", t->pid);
+		else if (t->kind == LW_TARGET_PODS)
+			n += snprintf(buf + n, len - n, "%spods", i ? ", " : "");
 		else
 			n += snprintf(buf + n, len - n, "%s%s %s", i ? ", " : "", kinds[t->kind],
 				      t->name);

@@ -10,7 +10,9 @@
 #include "source/conf.h"
 
 /* The parser's word when no target was given. */
-#define LW_NO_TARGET "a target is needed: -p PID, --comm NAME, --cgroup PATH or --unit NAME"
+#define LW_NO_TARGET                                                                               \
+	"a target is needed: -p PID, --comm NAME, --cgroup PATH, --unit NAME, --pods or --pod "    \
+	"NS/NAME"
 
 /* The trace's command line: what the tracer is given, and how the trace
  * front end shows it. */
@@ -33,6 +35,8 @@ enum {
 	LW_OPT_COMM,
 	LW_OPT_CGROUP,
 	LW_OPT_UNIT,
+	LW_OPT_PODS,
+	LW_OPT_POD,
 	LW_OPT_OWN = 512,
 };
 
@@ -41,6 +45,8 @@ enum {
 	{"pid", required_argument, NULL, 'p'}, {"comm", required_argument, NULL, LW_OPT_COMM},     \
 		{"cgroup", required_argument, NULL, LW_OPT_CGROUP},                                \
 		{"unit", required_argument, NULL, LW_OPT_UNIT},                                    \
+		{"pods", no_argument, NULL, LW_OPT_PODS},                                          \
+		{"pod", required_argument, NULL, LW_OPT_POD},                                      \
 		{"duration", required_argument, NULL, 'd'},                                        \
 		{"slow", required_argument, NULL, LW_OPT_SLOW},                                    \
 		{"ref-mhz", required_argument, NULL, LW_OPT_REF},                                  \
@@ -50,7 +56,9 @@ enum {
 		{"capture", required_argument, NULL, LW_OPT_CAPTURE},                              \
 		{"json", no_argument, NULL, 'j'}, {"quiet", no_argument, NULL, 'q'},               \
 		{"interval", required_argument, NULL, 'i'}, {"verbose", no_argument, NULL, 'v'},   \
-		{"help", no_argument, NULL, 'h'}
+	{                                                                                          \
+		"help", no_argument, NULL, 'h'                                                     \
+	}
 
 /* Defaults: no target, the live view once a second. */
 void lw_trace_opts_init(struct lw_opts *o);

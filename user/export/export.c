@@ -53,19 +53,79 @@ int lw_export_add_series(struct lw_export *x, const char *label)
 	struct lw_export_series *s;
 
 	for (int i = 0; i < x->nser; i++)
-		if (!strcmp(x->ser[i].label, label))
+		if (!x->ser[i].lab.pod && !strcmp(x->ser[i].label, label))
 			return i;
 	if (x->nser == LW_MAX_TARGETS)
 		return -E2BIG;
 	s = &x->ser[x->nser];
 	memset(s, 0, sizeof(*s));
 	snprintf(s->label, sizeof(s->label), "%s", label);
+	snprintf(s->lab.target, sizeof(s->lab.target), "%s", label);
 	x->nser++;
 	/* there at zero from the first scrape */
 	pthread_mutex_lock(&x->lock);
+	x->pub.s[x->nser - 1].lab = s->lab;
 	x->pub.nseries = x->nser;
 	pthread_mutex_unlock(&x->lock);
 	return x->nser - 1;
+}
+
+int lw_export_add_pod_series(struct lw_export *x, const char *ns, const char *pod,
+			     const char *container, const char *qos)
+{
+	struct lw_export_series *s = NULL;
+	int i;
+
+	for (i = 0; i < x->nser; i++) {
+		const struct lw_export_labels *l = &x->ser[i].lab;
+
+		if (l->pod && !l->dead && !strcmp(l->ns, ns) && !strcmp(l->name, pod) &&
+		    !strcmp(l->container, container))
+			return i;
+	}
+	for (i = 0; i < x->nser && !s; i++)
+		if (x->ser[i].lab.dead)
+			s = &x->ser[i];
+	if (!s) {
+		if (x->nser == LW_MAX_TARGETS)
+			return -E2BIG;
+		s = &x->ser[x->nser++];
+	}
+	memset(s, 0, sizeof(*s));
+	s->lab.pod = true;
+	snprintf(s->lab.ns, sizeof(s->lab.ns), "%s", ns);
+	snprintf(s->lab.name, sizeof(s->lab.name), "%s", pod);
+	snprintf(s->lab.container, sizeof(s->lab.container), "%s", container);
+	snprintf(s->lab.qos, sizeof(s->lab.qos), "%s", qos);
+	snprintf(s->label, sizeof(s->label), "%s/%s/%s", ns, pod, container);
+	return (int)(s - x->ser);
+}
+
+void lw_export_drop_series(struct lw_export *x, int series)
+{
+	if (series >= 0 && series < x->nser)
+		x->ser[series].lab.dead = true;
+}
+
+void lw_export_series_retire(struct lw_export *x, int series, const __u64 *hist,
+			     const struct lw_cause_counts *c)
+{
+	struct lw_export_series *s;
+
+	if (series < 0 || series >= x->nser)
+		return;
+	s = &x->ser[series];
+	for (int b = 0; hist && b < LW_HIST_BUCKETS; b++)
+		s->hist_base[b] += hist[b];
+	if (c)
+		lw_cause_counts_add(&s->causes_base, c);
+}
+
+void lw_export_pods_other(struct lw_export *x, int n)
+{
+	pthread_mutex_lock(&x->lock);
+	x->pods_other = n;
+	pthread_mutex_unlock(&x->lock);
 }
 
 void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b)
@@ -219,6 +279,7 @@ static void publish_at(struct lw_export *x, __u64 now_ns)
 		struct lw_export_series_counters *sc = &c->s[i];
 		const struct lw_export_series *s = &x->ser[i];
 
+		sc->lab = s->lab;
 		counters_slow(s, sc);
 		sc->requests = s->requests;
 		for (int b = 0; b < LW_HIST_BUCKETS; b++)

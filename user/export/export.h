@@ -50,6 +50,24 @@ void lw_export_free(struct lw_export *x);
  */
 int lw_export_add_series(struct lw_export *x, const char *label);
 void lw_export_series_hist(struct lw_export *x, int series, const __u64 *b);
+/*
+ * Pods (serve --pods, --pod): a series labelled namespace, pod, container
+ * (never a pid, a uid or a container id), qos for latwhy_pod_info: its
+ * index, the same for labels given before, a dropped series' index taken
+ * again (its counters from 0), or -E2BIG. A pod named "other" with no
+ * namespace is the series of the pods over serve's bound.
+ */
+int lw_export_add_pod_series(struct lw_export *x, const char *ns, const char *pod,
+			     const char *container, const char *qos);
+/* A series no longer served (its pod is gone): left out of every scrape
+ * from the next publish on, its index free. */
+void lw_export_drop_series(struct lw_export *x, int series);
+/* What a series' targets that left it had counted, kept in it (a pod's
+ * container leaving pod="other"): its counters never go back. */
+void lw_export_series_retire(struct lw_export *x, int series, const __u64 *hist,
+			     const struct lw_cause_counts *c);
+/* How many pods are summed under pod="other" now: latwhy_pods_over_bound. */
+void lw_export_pods_other(struct lw_export *x, int n);
 /* A series' slow requests by cause since its tracer began, as the kernel
  * counted them (lw_tracer_target_causes()), before each tick. */
 void lw_export_series_causes(struct lw_export *x, int series, const struct lw_cause_counts *c);

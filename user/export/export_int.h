@@ -14,8 +14,18 @@
 #include "node/node.h"
 #include "export/export.h"
 
+/* A series' labels: target="...", or a pod container's namespace, pod,
+ * container (the pod's QoS class for latwhy_pod_info). */
+struct lw_export_labels {
+	bool pod;
+	bool dead; /* dropped: not rendered, its index free again */
+	char target[512];
+	char ns[64], name[254], container[64], qos[16];
+};
+
 /* One target's series: what a scrape sees of it. */
 struct lw_export_series_counters {
+	struct lw_export_labels lab;
 	__u64 requests;
 	__u64 slow[LW_CAUSE_MAX];    /* slow requests by cause */
 	__u64 slow_ns[LW_CAUSE_MAX]; /* their time by cause */
@@ -43,6 +53,7 @@ struct lw_export_counters {
  * Every series has its slow requests from lw_export_series_causes(). */
 struct lw_export_series {
 	char label[512]; /* unit, cgroup path or comm */
+	struct lw_export_labels lab;
 	__u64 requests;
 	__u64 hist_base[LW_HIST_BUCKETS], hist_cur[LW_HIST_BUCKETS];
 	/* its slow requests by cause, counted in the kernel */
@@ -107,6 +118,7 @@ struct lw_export {
 	/* the snapshot, published by the tracing thread */
 	pthread_mutex_t lock;
 	struct lw_export_counters pub;
+	int pods_other; /* pods summed under pod="other" now (under lock) */
 	/* hindsight captures written, by reason: under lock */
 	struct {
 		char reason[16];
@@ -170,6 +182,9 @@ void lw_export_self_write(FILE *f);
 void lw_export_seconds(FILE *f, __u64 ns);
 /* `name{target="target"`: the caller adds its other labels and the '}'. */
 void lw_export_target(FILE *f, const char *name, const char *target);
+/* The same for a series: `name{target="..."` or, of a pod's container,
+ * `name{namespace="...",pod="...",container="..."`. */
+void lw_export_series_name(FILE *f, const char *name, const struct lw_export_labels *l);
 /* A label value escaped for the exposition format (\\, \", \n). */
 void lw_export_label(FILE *f, const char *v);
 /* # HELP and # TYPE of a family. */

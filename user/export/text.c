@@ -41,6 +41,21 @@ void lw_export_target(FILE *f, const char *name, const char *target)
 	fputc('"', f);
 }
 
+void lw_export_series_name(FILE *f, const char *name, const struct lw_export_labels *l)
+{
+	if (!l->pod) {
+		lw_export_target(f, name, l->target);
+		return;
+	}
+	fprintf(f, "%s{namespace=\"", name);
+	lw_export_label(f, l->ns);
+	fputs("\",pod=\"", f);
+	lw_export_label(f, l->name);
+	fputs("\",container=\"", f);
+	lw_export_label(f, l->container);
+	fputc('"', f);
+}
+
 /* A cause whose programs the tracer has none of (left out by --causes or
  * --skip, or missing from the kernel) has no series: not a 0. */
 static bool cause_measured(const struct lw_export_counters *c, int k)
@@ -68,16 +83,18 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 	lw_export_family(f, "latwhy_requests_total", "counter",
 			 "Requests the target completed, slow or not.");
 	for (int i = 0; i < c->nseries; i++) {
-		lw_export_target(f, "latwhy_requests_total", x->ser[i].label);
+		if (c->s[i].lab.dead)
+			continue;
+		lw_export_series_name(f, "latwhy_requests_total", &c->s[i].lab);
 		fprintf(f, "} %llu\n", (unsigned long long)c->s[i].requests);
 	}
 	lw_export_family(f, slow, "counter",
 			 "Slow requests, by the cause that held most of each one's time.");
 	for (int i = 0; i < c->nseries; i++)
 		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
-			if (!cause_measured(c, k))
+			if (!cause_measured(c, k) || c->s[i].lab.dead)
 				continue;
-			lw_export_target(f, slow, x->ser[i].label);
+			lw_export_series_name(f, slow, &c->s[i].lab);
 			fprintf(f, ",cause=\"%s\"} %llu\n", lw_cause_name(k),
 				(unsigned long long)c->s[i].slow[k]);
 		}
@@ -85,9 +102,9 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 			 "Time of the slow requests, by cause; none is their own run and sleep.");
 	for (int i = 0; i < c->nseries; i++)
 		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
-			if (!cause_measured(c, k))
+			if (!cause_measured(c, k) || c->s[i].lab.dead)
 				continue;
-			lw_export_target(f, secs, x->ser[i].label);
+			lw_export_series_name(f, secs, &c->s[i].lab);
 			fprintf(f, ",cause=\"%s\"} ", lw_cause_name(k));
 			lw_export_seconds(f, c->s[i].slow_ns[k]);
 		}
@@ -119,7 +136,8 @@ static double hist_sum_seconds(const __u64 *h)
  * lies wholly below 2^k ns or wholly above: each `le` bound counts exactly
  * the requests faster than it.
  */
-static void write_histogram(FILE *f, const char *target, const struct lw_export_series_counters *c)
+static void write_histogram(FILE *f, const struct lw_export_labels *target,
+			    const struct lw_export_series_counters *c)
 {
 	__u64 cum = 0;
 	__u32 b = 0;
@@ -127,18 +145,58 @@ static void write_histogram(FILE *f, const char *target, const struct lw_export_
 	for (int k = LW_EXPORT_LE_MIN; k <= LW_EXPORT_LE_MAX; k++) {
 		for (; b < LW_HIST_BUCKETS && bucket_upper(b) <= 1ULL << k; b++)
 			cum += c->hist[b];
-		lw_export_target(f, "latwhy_request_duration_seconds_bucket", target);
+		lw_export_series_name(f, "latwhy_request_duration_seconds_bucket", target);
 		fprintf(f, ",le=\"%.12g\"} %llu\n", (double)(1ULL << k) / 1e9,
 			(unsigned long long)cum);
 	}
 	for (; b < LW_HIST_BUCKETS; b++)
 		cum += c->hist[b];
-	lw_export_target(f, "latwhy_request_duration_seconds_bucket", target);
+	lw_export_series_name(f, "latwhy_request_duration_seconds_bucket", target);
 	fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
-	lw_export_target(f, "latwhy_request_duration_seconds_sum", target);
+	lw_export_series_name(f, "latwhy_request_duration_seconds_sum", target);
 	fprintf(f, "} %.9f\n", hist_sum_seconds(c->hist));
-	lw_export_target(f, "latwhy_request_duration_seconds_count", target);
+	lw_export_series_name(f, "latwhy_request_duration_seconds_count", target);
 	fprintf(f, "} %llu\n", (unsigned long long)cum);
+}
+
+/* The pods served: latwhy_pod_info a pod, and how many are over the bound
+ * (summed under pod="other"). Only with pod series. */
+static void write_pods(FILE *f, struct lw_export *x, const struct lw_export_counters *c)
+{
+	bool any = false;
+	int other;
+
+	for (int i = 0; i < c->nseries && !any; i++)
+		any = c->s[i].lab.pod && !c->s[i].lab.dead;
+	if (!any)
+		return;
+	lw_export_family(f, "latwhy_pod_info", "gauge",
+			 "A pod served, named from the kubelet's log tree, and its QoS class.");
+	for (int i = 0; i < c->nseries; i++) {
+		const struct lw_export_labels *l = &c->s[i].lab;
+		bool first = l->pod && !l->dead && l->ns[0];
+
+		for (int k = 0; k < i && first; k++)
+			first = !(c->s[k].lab.pod && !c->s[k].lab.dead &&
+				  !strcmp(c->s[k].lab.ns, l->ns) &&
+				  !strcmp(c->s[k].lab.name, l->name));
+		if (!first)
+			continue;
+		fputs("latwhy_pod_info{namespace=\"", f);
+		lw_export_label(f, l->ns);
+		fputs("\",pod=\"", f);
+		lw_export_label(f, l->name);
+		fputs("\",qos=\"", f);
+		lw_export_label(f, l->qos);
+		fputs("\"} 1\n", f);
+	}
+	pthread_mutex_lock(&x->lock);
+	other = x->pods_other;
+	pthread_mutex_unlock(&x->lock);
+	lw_export_family(
+		f, "latwhy_pods_over_bound", "gauge",
+		"Pods over serve's --max-pods, their containers summed under pod=\"other\".");
+	fprintf(f, "latwhy_pods_over_bound %d\n", other);
 }
 
 static void write_dropped(FILE *f, const struct lw_export_counters *c)
@@ -162,7 +220,9 @@ static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counte
 	lw_export_family(f, "latwhy_request_duration_seconds", "histogram",
 			 "Latency of every request of the target.");
 	for (int i = 0; i < c->nseries; i++)
-		write_histogram(f, x->ser[i].label, &c->s[i]);
+		if (!c->s[i].lab.dead)
+			write_histogram(f, &c->s[i].lab, &c->s[i]);
+	write_pods(f, x, c);
 	lw_export_cgroup_write(x, f, c);
 	write_dropped(f, c);
 	lw_export_bpf_write(x, f, c);

@@ -304,13 +304,13 @@ void lw_export_cgroup_write(struct lw_export *x, FILE *f, const struct lw_export
 		bool head = false;
 
 		for (int i = 0; i < c->nseries; i++) {
-			if (!cg_has(&x->cg[i], k))
+			if (!cg_has(&x->cg[i], k) || c->s[i].lab.dead)
 				continue;
 			if (!head)
 				lw_export_family(f, cg_families[k].name, cg_families[k].type,
 						 cg_families[k].help);
 			head = true;
-			lw_export_target(f, cg_families[k].name, x->ser[i].label);
+			lw_export_series_name(f, cg_families[k].name, &c->s[i].lab);
 			fputs("} ", f);
 			cg_value(f, &x->cg[i], k);
 		}

@@ -152,6 +152,11 @@ static enum lw_cg_owner classify(const char *comp, enum lw_cg_owner up, const ch
 	return LW_CG_PLAIN;
 }
 
+enum lw_cg_owner lw_cg_classify(const char *comp, enum lw_cg_owner up, char *name, size_t len)
+{
+	return classify(comp, up, "", false, name, len);
+}
+
 /* Each level's owner, from the root down: a level's kind depends on its
  * parent's (a bare id is a container only under /docker or a pod). */
 static void classify_levels(struct lw_target *t)

@@ -233,6 +233,39 @@ int lw_cgroup_procs(const char *path, int *pids, int max)
 	return n;
 }
 
+/* One level of lw_cgroup_procs_tree(): path's own, then each child's. */
+static int procs_tree(const char *path, int *pids, int max, int depth)
+{
+	int n = lw_cgroup_procs(path, pids, max), k;
+	struct dirent *e;
+	DIR *d;
+
+	if (depth >= LW_CGROUP_DEPTH)
+		return n;
+	d = opendir(path);
+	if (!d)
+		return n;
+	if (n < 0)
+		n = 0; /* no processes file of its own (a fixture): its children's */
+	while ((e = readdir(d))) {
+		char sub[4096];
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+		    (size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= sizeof(sub))
+			continue;
+		k = procs_tree(sub, pids + (n < max ? n : max), max > n ? max - n : 0, depth + 1);
+		if (k > 0)
+			n += k;
+	}
+	closedir(d);
+	return n;
+}
+
+int lw_cgroup_procs_tree(const char *path, int *pids, int max)
+{
+	return procs_tree(path, pids, max, 0);
+}
+
 int lw_proc_cgroups_parse(FILE *f, struct lw_proc_cgroups *cg)
 {
 	char *line = NULL;

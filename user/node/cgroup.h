@@ -44,6 +44,9 @@ int lw_cgroup_id(const char *path, __u64 *id);
 /* The processes of the cgroup at path (its cgroup.procs), up to max of them
  * into pids: how many there are (which may exceed max), or -errno. */
 int lw_cgroup_procs(const char *path, int *pids, int max);
+/* The same, with the processes of the cgroups below it (LW_CGROUP_DEPTH
+ * levels at most): a --cgroup target's. */
+int lw_cgroup_procs_tree(const char *path, int *pids, int max);
 
 /* "/a/b": starts with '/', no empty, "." or ".." component, no trailing
  * '/' except "/" itself. */

@@ -317,6 +317,11 @@ struct lw_target {
 	int gc_threads; /* JVM: its "GC Thread#N" threads (sized from its CPUs) */
 };
 
+/* What owns the cgroup named comp (one path component) below a parent owned
+ * by up, as cglimit.c tells the levels of a target's path apart: name gets
+ * the QoS class, pod uid (dashed) or container id, "" none. pods.c walks
+ * the kubelet's tree with it. */
+enum lw_cg_owner lw_cg_classify(const char *comp, enum lw_cg_owner up, char *name, size_t len);
 /* "unit", "docker container", "pod", ...: what owns a cgroup. */
 const char *lw_cg_owner_name(enum lw_cg_owner o);
 /* "Go", "JVM", "" */

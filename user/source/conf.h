@@ -15,28 +15,35 @@
 #define LW_PATH_MAX 4096
 
 /* What a target is: -p PID, --comm NAME (every process of that name),
- * --cgroup PATH (cgroup v2, below its root), --unit NAME (a systemd unit's
- * cgroup). Several may be given, up to LW_MAX_TARGETS. */
+ * --cgroup PATH (cgroup v2, below its root, and the cgroups below it),
+ * --unit NAME (a systemd unit's cgroup), --pods (every container of every
+ * Kubernetes pod on the node), --pod NAMESPACE/NAME (one pod's). Several
+ * may be given, up to LW_MAX_TARGET_OPTS; a pod target takes a slot per
+ * container (LW_MAX_TARGETS in all). */
 enum lw_target_kind {
 	LW_TARGET_PID = 1,
 	LW_TARGET_COMM,
 	LW_TARGET_CGROUP,
 	LW_TARGET_UNIT,
+	LW_TARGET_PODS,
+	LW_TARGET_POD,
 };
+
+#define LW_MAX_TARGET_OPTS 16
 
 #define LW_TARGET_NAME 512
 
 struct lw_target_opt {
 	enum lw_target_kind kind;
 	int pid;		   /* LW_TARGET_PID */
-	char name[LW_TARGET_NAME]; /* comm, cgroup path ("/a/b") or unit name */
+	char name[LW_TARGET_NAME]; /* comm, cgroup path ("/a/b"), unit name or "NS/POD" */
 };
 
 struct lw_trace_conf {
 	/* the pid when the only target is one -p PID, else 0: what the
 	 * single-process paths (the node's facts of it, uprobes) use */
 	int pid;
-	struct lw_target_opt targets[LW_MAX_TARGETS];
+	struct lw_target_opt targets[LW_MAX_TARGET_OPTS];
 	int ntargets;
 	__u64 duration_ns; /* 0 = until Ctrl-C */
 	__u64 slow_ns;	   /* 0 = running p99 */

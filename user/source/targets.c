@@ -21,6 +21,7 @@
 #include "latwhy.h"
 #include "latwhy.skel.h"
 #include "node/cgroup.h"
+#include "node/pods.h"
 #include "source/tracer_int.h"
 #include "source/probe.h"
 
@@ -83,14 +84,39 @@ static int unit_resolve(struct lw_tracer *t, struct lw_target_live *g)
 	return err;
 }
 
+/* The pods and containers traced now. */
+static void pods_count(const struct lw_tracer *t, int *pods, int *ctrs)
+{
+	*pods = *ctrs = 0;
+	for (int i = t->nstatic; i < t->ntg; i++) {
+		const struct lw_target_live *g = &t->tg[i];
+		bool first = true;
+
+		if (g->pod_state != LW_SLOT_LIVE)
+			continue;
+		(*ctrs)++;
+		for (int k = t->nstatic; k < i && first; k++)
+			first = t->tg[k].pod_state != LW_SLOT_LIVE ||
+				strcmp(t->tg[k].pod.uid, g->pod.uid);
+		*pods += first;
+	}
+}
+
 void lw_targets_describe(const struct lw_tracer *t, char *buf, size_t len)
 {
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (int i = 0; i < t->ntg && n < len; i++) {
+	if (t->pods && n < len) {
+		int pods, ctrs;
+
+		pods_count(t, &pods, &ctrs);
+		n += snprintf(buf + n, len - n, "%d pod%s (%d container%s)", pods,
+			      pods == 1 ? "" : "s", ctrs, ctrs == 1 ? "" : "s");
+	}
+	for (int i = 0; i < t->nstatic && n < len; i++) {
 		const struct lw_target_live *g = &t->tg[i];
-		const char *sep = i ? ", " : "";
+		const char *sep = i || t->pods ? ", " : "";
 
 		switch (g->opt->kind) {
 		case LW_TARGET_PID:
@@ -108,6 +134,9 @@ void lw_targets_describe(const struct lw_tracer *t, char *buf, size_t len)
 			n += snprintf(buf + n, len - n, "%sunit %s (cgroup %s, %d process%s)", sep,
 				      g->opt->name, g->rel[0] ? g->rel : "not found yet", g->nprocs,
 				      g->nprocs == 1 ? "" : "es");
+			break;
+		case LW_TARGET_PODS:
+		case LW_TARGET_POD: /* not static: said above */
 			break;
 		}
 	}
@@ -212,7 +241,7 @@ static __u64 cgroup_now(struct lw_tracer *t, struct lw_target_live *g)
 			g->rel[0] = '\0'; /* searched: it may come back elsewhere */
 		return 0;
 	}
-	n = lw_cgroup_procs(path, pids, LW_MAX_TGIDS);
+	n = lw_cgroup_procs_tree(path, pids, LW_MAX_TGIDS);
 	g->nprocs = n > 0 ? n : 0;
 	for (int i = 0; i < n && i < LW_MAX_TGIDS; i++)
 		pids_add(t, pids[i]);
@@ -227,8 +256,8 @@ static void cgroup_apply(struct lw_tracer *t, struct lw_target_live *g, __u64 id
 	if (id == g->cgid)
 		return;
 	if (id && bpf_map_update_elem(fd, &id, &g->slot, BPF_ANY)) {
-		fprintf(stderr, "latwhy: cannot add cgroup %s to the filter: %s\n", g->opt->name,
-			strerror(errno));
+		fprintf(stderr, "latwhy: cannot add cgroup %s to the filter: %s\n",
+			g->opt ? g->opt->name : g->pod.path, strerror(errno));
 		return;
 	}
 	if (g->cgid)
@@ -311,6 +340,190 @@ static void targets_one(struct lw_tracer *t, const int *slot_of)
 		t->skel->bss->targ_one = one;
 }
 
+/* The cgroup levels of the --cgroup and --unit targets, which take the
+ * cgroups below theirs (state.bpf.h's targ_cg_levels): "/a/b" is level 2. */
+static void cg_levels_apply(struct lw_tracer *t)
+{
+	__u32 levels = 0;
+
+	for (int i = 0; i < t->nstatic; i++) {
+		const struct lw_target_live *g = &t->tg[i];
+		int level = 0;
+
+		if ((g->opt->kind != LW_TARGET_CGROUP && g->opt->kind != LW_TARGET_UNIT) ||
+		    !g->rel[0])
+			continue;
+		for (const char *p = g->rel; *p; p++)
+			level += *p == '/' && p[1];
+		if (level < LW_CG_ANCESTOR_LEVELS)
+			levels |= 1U << level;
+	}
+	if (t->skel->bss->targ_cg_levels != levels)
+		t->skel->bss->targ_cg_levels = levels;
+}
+
+/* A slot's kernel counters back to zero: it takes another container. */
+static void slot_zero(struct lw_tracer *t, __u32 slot)
+{
+	struct bpf_map *maps[] = {t->skel->maps.lat_hist, t->skel->maps.cause_counts};
+	__u32 keys[] = {1 + slot, slot};
+
+	for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]); m++) {
+		size_t size = (size_t)t->nr_cpus * ((bpf_map__value_size(maps[m]) + 7) & ~7UL);
+		void *zero = calloc(1, size);
+
+		if (zero)
+			bpf_map_update_elem(bpf_map__fd(maps[m]), &keys[m], zero, BPF_ANY);
+		free(zero);
+	}
+}
+
+/* Whether the pod is one of the pod targets'. */
+static bool pod_wanted(const struct lw_tracer *t, const struct lw_pod *pod)
+{
+	for (int i = 0; i < t->o->ntargets; i++) {
+		const struct lw_target_opt *o = &t->o->targets[i];
+		size_t nl = strlen(pod->ns);
+
+		if (o->kind == LW_TARGET_PODS)
+			return true;
+		if (o->kind == LW_TARGET_POD && pod->named && !strncmp(o->name, pod->ns, nl) &&
+		    o->name[nl] == '/' && !strcmp(o->name + nl + 1, pod->name))
+			return true;
+	}
+	return false;
+}
+
+/* Said when a pod comes and goes: of a pod target that names one, always;
+ * of --pods, with -v (a node's pods come and go all day). */
+static bool pod_said(const struct lw_tracer *t, const struct lw_target_pod *p)
+{
+	char want[LW_TARGET_NAME];
+
+	snprintf(want, sizeof(want), "%s/%s", p->ns, p->name);
+	for (int i = 0; i < t->o->ntargets; i++)
+		if (t->o->targets[i].kind == LW_TARGET_POD && !strcmp(t->o->targets[i].name, want))
+			return true;
+	return t->o->verbose;
+}
+
+static void pod_fill(struct lw_target_pod *p, const struct lw_pod *pod, const struct lw_pod_ctr *c,
+		     const char *mount)
+{
+	char path[LW_PATH_MAX + 256];
+	struct lw_pod_ref r;
+	__u64 id = 0;
+
+	memset(p, 0, sizeof(*p));
+	snprintf(p->ns, sizeof(p->ns), "%s", pod->ns);
+	snprintf(p->name, sizeof(p->name), "%s", pod->name);
+	snprintf(p->container, sizeof(p->container), "%s", c->name);
+	snprintf(p->qos, sizeof(p->qos), "%s", pod->qos);
+	snprintf(p->uid, sizeof(p->uid), "%s", pod->uid);
+	snprintf(p->path, sizeof(p->path), "%s", c->path);
+	p->named = pod->named;
+	snprintf(path, sizeof(path), "%s%s", mount, pod->path);
+	if (!lw_cgroup_id(path, &id))
+		p->pod_cgid = id;
+	if (!lw_pod_parse_path(pod->path, &r))
+		p->pod_level = r.pod_level;
+}
+
+/* One container of a pod target now: its slot (kept, or a free one taken),
+ * its id into targ_cgroups, its processes into the union. */
+static void pod_ctr_now(struct lw_tracer *t, const struct lw_pod *pod, const struct lw_pod_ctr *c,
+			bool apply, bool *seen)
+{
+	char path[LW_PATH_MAX + 256];
+	int pids[LW_MAX_TGIDS], n, slot = -1;
+	struct lw_target_live *g;
+	__u64 id;
+
+	for (int i = t->nstatic; i < t->ntg && slot < 0; i++)
+		if (t->tg[i].pod_state == LW_SLOT_LIVE && !strcmp(t->tg[i].pod.path, c->path))
+			slot = i;
+	for (int i = t->nstatic; i < LW_MAX_TARGETS && slot < 0; i++)
+		if (t->tg[i].pod_state == LW_SLOT_FREE)
+			slot = i;
+	if (slot < 0) {
+		if (!t->pods_untraced++)
+			fprintf(stderr,
+				"latwhy: more pod containers than %d slots: %s/%s/%s and any "
+				"more are not traced\n",
+				LW_MAX_TARGETS - t->nstatic, pod->ns, pod->name, c->name);
+		return;
+	}
+	g = &t->tg[slot];
+	if (g->pod_state != LW_SLOT_LIVE) {
+		if (apply && g->gen)
+			slot_zero(t, slot);
+		g->gen++;
+		g->pod_state = LW_SLOT_LIVE;
+		g->cgid = 0;
+		pod_fill(&g->pod, pod, c, t->cg_mount);
+		if (pod_said(t, &g->pod))
+			fprintf(stderr, "latwhy: pod %s/%s, container %s: traced\n", pod->ns,
+				pod->name, c->name[0] ? c->name : "(not named)");
+		if (slot >= t->ntg)
+			t->ntg = slot + 1;
+	}
+	seen[slot] = true;
+	snprintf(path, sizeof(path), "%s%s", t->cg_mount, c->path);
+	if (lw_cgroup_id(path, &id))
+		id = 0;
+	n = lw_cgroup_procs(path, pids, LW_MAX_TGIDS);
+	g->nprocs = n > 0 ? n : 0;
+	for (int i = 0; i < n && i < LW_MAX_TGIDS; i++) {
+		int k = t->npids;
+
+		if (!pids_add(t, pids[i]) && t->npids > k)
+			t->pid_slot[k] = slot;
+	}
+	if (apply)
+		cgroup_apply(t, g, id);
+}
+
+/*
+ * The pod targets' containers now, from the kubelet's cgroup tree and log
+ * tree (node/pods.h): a new one takes a slot, one gone leaves the filter
+ * at once and its slot after LW_POD_HOLD_NS. One walk of the kubepods tree
+ * and the log directories each refresh.
+ */
+static void pods_refresh(struct lw_tracer *t, bool apply)
+{
+	bool seen[LW_MAX_TARGETS] = {};
+	__u64 now = lw_now_ns();
+	struct lw_pods pods;
+
+	if (lw_pods_read("/", t->cg_mount[0] ? t->cg_mount : "/", &pods)) {
+		lw_pods_free(&pods);
+		return;
+	}
+	for (int i = 0; i < pods.n; i++) {
+		if (!pod_wanted(t, &pods.pod[i]))
+			continue;
+		for (int k = 0; k < pods.pod[i].nctr; k++)
+			pod_ctr_now(t, &pods.pod[i], &pods.pod[i].ctr[k], apply, seen);
+	}
+	lw_pods_free(&pods);
+	for (int i = t->nstatic; i < t->ntg; i++) {
+		struct lw_target_live *g = &t->tg[i];
+
+		if (g->pod_state == LW_SLOT_LIVE && !seen[i]) {
+			g->pod_state = LW_SLOT_GONE;
+			g->gone_ns = now;
+			g->nprocs = 0;
+			if (pod_said(t, &g->pod))
+				fprintf(stderr, "latwhy: pod %s/%s, container %s: gone\n",
+					g->pod.ns, g->pod.name, g->pod.container);
+			if (apply)
+				cgroup_apply(t, g, 0);
+		} else if (g->pod_state == LW_SLOT_GONE && now - g->gone_ns >= LW_POD_HOLD_NS) {
+			g->pod_state = LW_SLOT_FREE;
+		}
+	}
+}
+
 int lw_targets_refresh(struct lw_tracer *t, bool apply)
 {
 	int slot_of[LW_MAX_TGIDS];
@@ -321,7 +534,7 @@ int lw_targets_refresh(struct lw_tracer *t, bool apply)
 	memcpy(t->prev_slot, t->pid_slot, t->npids * sizeof(t->pid_slot[0]));
 	t->nprev = t->npids;
 	t->npids = 0;
-	for (int i = 0; i < t->ntg; i++) {
+	for (int i = 0; i < t->nstatic; i++) {
 		struct lw_target_live *g = &t->tg[i];
 		int before = t->npids;
 		bool there;
@@ -356,13 +569,22 @@ int lw_targets_refresh(struct lw_tracer *t, bool apply)
 		if (g->opt->kind != LW_TARGET_PID)
 			target_say(t, g, there);
 	}
+	if (t->pods) {
+		int before = t->npids;
+
+		pods_refresh(t, apply);
+		for (int k = before; k < t->npids; k++)
+			slot_of[k] = -1;
+		alive = true;
+	}
 	t->target_exited = !alive;
 	t->pids_changed = t->npids != t->nprev ||
 			  memcmp(t->pids, t->prev_pids, t->npids * sizeof(t->pids[0]));
 	if (!apply)
 		return 0;
 	tgids_apply(t, slot_of);
-	for (int i = 0; i < t->ntg; i++)
+	cg_levels_apply(t);
+	for (int i = 0; i < t->nstatic; i++)
 		if (t->tg[i].opt->kind == LW_TARGET_CGROUP || t->tg[i].opt->kind == LW_TARGET_UNIT)
 			cgroup_apply(t, &t->tg[i], ids[i]);
 	targets_one(t, slot_of);
@@ -374,12 +596,16 @@ int lw_targets_init(struct lw_tracer *t)
 	bool cg = false;
 	int err;
 
-	t->ntg = t->o->ntargets;
-	for (int i = 0; i < t->ntg; i++) {
-		struct lw_target_live *g = &t->tg[i];
+	for (int i = 0; i < t->o->ntargets; i++) {
+		const struct lw_target_opt *o = &t->o->targets[i];
+		struct lw_target_live *g = &t->tg[t->nstatic];
 
-		g->opt = &t->o->targets[i];
-		g->slot = i;
+		if (o->kind == LW_TARGET_PODS || o->kind == LW_TARGET_POD) {
+			t->pods = true;
+			continue;
+		}
+		g->opt = o;
+		g->slot = t->nstatic++;
 		g->how = "";
 		if (g->opt->kind == LW_TARGET_CGROUP)
 			snprintf(g->rel, sizeof(g->rel), "%s", g->opt->name);
@@ -388,12 +614,15 @@ int lw_targets_init(struct lw_tracer *t)
 			return -ESRCH;
 		cg |= g->opt->kind == LW_TARGET_CGROUP || g->opt->kind == LW_TARGET_UNIT;
 	}
-	if (!cg)
+	t->ntg = t->nstatic;
+	for (int i = t->nstatic; i < LW_MAX_TARGETS; i++)
+		t->tg[i].slot = i;
+	if (!cg && !t->pods)
 		return 0;
 	err = lw_cgroup2_mount("/", t->cg_mount, sizeof(t->cg_mount));
 	if (err) {
 		fprintf(stderr,
-			err == -ENOENT ? "latwhy: --cgroup and --unit need cgroup v2, and no "
+			err == -ENOENT ? "latwhy: --cgroup, --unit and pods need cgroup v2, and no "
 					 "cgroup2 file system is mounted\n"
 				       : "latwhy: cannot read /proc/self/mountinfo: %s\n",
 			strerror(-err));
@@ -414,7 +643,28 @@ void lw_tracer_target_label(const struct lw_tracer *t, int slot, char *buf, size
 {
 	const struct lw_target_live *g = &t->tg[slot];
 
+	if (slot >= t->nstatic) {
+		snprintf(buf, len, "%s/%s/%s", g->pod.ns, g->pod.name, g->pod.container);
+		return;
+	}
 	snprintf(buf, len, "%s", g->opt->kind == LW_TARGET_PID ? g->comm : g->opt->name);
+}
+
+bool lw_tracer_target_pod(const struct lw_tracer *t, int slot, struct lw_target_pod *p, int *state,
+			  __u32 *gen)
+{
+	const struct lw_target_live *g;
+
+	if (slot < t->nstatic || slot >= t->ntg)
+		return false;
+	g = &t->tg[slot];
+	if (p)
+		*p = g->pod;
+	if (state)
+		*state = g->pod_state;
+	if (gen)
+		*gen = g->gen;
+	return true;
 }
 
 int lw_tracer_target_pid(const struct lw_tracer *t, int slot)

@@ -344,6 +344,12 @@ static int tracer_load(struct lw_tracer *t)
 	err = lw_tracer_probe(t);
 	if (err)
 		return err;
+	/* the per-target maps as large as this trace's slots: a histogram is
+	 * 4 KiB a CPU */
+	bpf_map__set_max_entries(t->skel->maps.lat_hist,
+				 1 + (t->pods ? LW_MAX_TARGETS : (t->ntg > 1 ? t->ntg : 0)));
+	bpf_map__set_max_entries(t->skel->maps.cause_counts,
+				 t->pods ? LW_MAX_TARGETS : (t->ntg ? t->ntg : 1));
 	err = latwhy_bpf__load(t->skel);
 	if (err) {
 		fprintf(stderr,
@@ -352,7 +358,7 @@ static int tracer_load(struct lw_tracer *t)
 		return err;
 	}
 	/* a histogram per target only when there are several to tell apart */
-	t->skel->bss->targ_split = t->ntg > 1;
+	t->skel->bss->targ_split = t->ntg > 1 || t->pods;
 	return lw_targets_refresh(t, true);
 }
 
@@ -403,7 +409,8 @@ static int tracer_open(struct lw_tracer *t)
 	return 0;
 }
 
-struct lw_tracer *lw_tracer_open(const struct lw_trace_conf *o, const char *comm, struct lw_sink sink)
+struct lw_tracer *lw_tracer_open(const struct lw_trace_conf *o, const char *comm,
+				 struct lw_sink sink)
 {
 	struct lw_tracer *t = calloc(1, sizeof(*t));
 	int err;

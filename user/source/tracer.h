@@ -29,7 +29,8 @@ int lw_tracer_check_skip(const char *list);
  * go to sink, which must stay valid until lw_tracer_close(). NULL with errno
  * set, said on stderr, when it cannot.
  */
-struct lw_tracer *lw_tracer_open(const struct lw_trace_conf *o, const char *comm, struct lw_sink sink);
+struct lw_tracer *lw_tracer_open(const struct lw_trace_conf *o, const char *comm,
+				 struct lw_sink sink);
 
 /* enum lw_meta_flags known once open: the causes that cannot be measured. */
 __u32 lw_tracer_flags(const struct lw_tracer *t);
@@ -66,6 +67,28 @@ int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b);
 /* A slot's slow requests by cause since the start, counted in the kernel
  * (with or without records, opts' counts_only): 0 or -errno. */
 int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_counts *c);
+
+/* A container of a --pods or --pod target, as its slot holds it: names
+ * from the kubelet's log tree (node/pods.h), "" unknown. */
+struct lw_target_pod {
+	char ns[64], name[254], container[64], qos[16], uid[40];
+	bool named;	/* the pod's log directory was found; else name is its uid */
+	char path[256]; /* the container's cgroup, below the v2 mount */
+	__u64 pod_cgid; /* the pod's cgroup (its slice) */
+	int pod_level;	/* its level below the v2 root */
+};
+
+/* A pod target's slot: free, a container's, or a container's that is gone
+ * (its counters kept for LW_POD_HOLD_NS, so that their last values are
+ * scraped, then free again). */
+enum { LW_SLOT_FREE = 0, LW_SLOT_LIVE, LW_SLOT_GONE };
+#define LW_POD_HOLD_NS (30ULL * 1000000000ULL)
+
+/* Slot's pod container into p, its state (LW_SLOT_*) and generation (it
+ * changes each time the slot takes another container): false when the
+ * slot is no pod target's. */
+bool lw_tracer_target_pod(const struct lw_tracer *t, int slot, struct lw_target_pod *p, int *state,
+			  __u32 *gen);
 
 /* The target was gone at the last snapshot. */
 bool lw_tracer_target_exited(const struct lw_tracer *t);

@@ -24,6 +24,7 @@
 #include "engine/sink.h"
 #include "source/freq.h"
 #include "source/place.h"
+#include "source/tracer.h"
 
 struct latwhy_bpf;
 struct ring_buffer;
@@ -50,12 +51,20 @@ struct lw_target_live {
 	bool seen;		  /* it existed once */
 	bool waiting;		  /* its absence was said */
 	__u64 scanned_ns;	  /* --comm: its last walk of /proc */
+	/* a container of --pods or --pod (targets.c's pods_refresh()) */
+	int pod_state; /* LW_SLOT_FREE, _LIVE, _GONE */
+	__u64 gone_ns; /* _GONE: when it was last seen */
+	__u32 gen;     /* bumped each time the slot takes a container */
+	struct lw_target_pod pod;
 };
 
 struct lw_tracer {
 	const struct lw_trace_conf *o;
 	struct lw_target_live tg[LW_MAX_TARGETS];
-	int ntg;
+	int ntg;		    /* slots in use: the static targets', then pods' */
+	int nstatic;		    /* targets of t->o other than pods: slots 0..nstatic-1 */
+	bool pods;		    /* a --pods or --pod target: slots nstatic.. are containers */
+	int pods_untraced;	    /* containers past the last slot, said once */
 	char cg_mount[LW_PATH_MAX]; /* cgroup v2's mount point, "" for "/" */
 	int pids[LW_MAX_TGIDS];	    /* every target's processes, first seen first */
 	int pid_slot[LW_MAX_TGIDS]; /* the slot of the target each is of */

@@ -1,0 +1,177 @@
+# shellcheck shell=bash
+# 80-pods.sh - Kubernetes pods laid out for real: kubelet-named cgroups in
+# the v2 hierarchy (systemd driver, containerd scopes), processes moved in,
+# the kubelet's /var/log/pods and /var/log/containers; serve --pods names
+# the series by namespace, pod and container, follows a pod removed and one
+# added; a pod's slice as --cgroup takes its containers. Everything made is
+# removed after (pods_cleanup).
+# Sourced by run.sh, which runs each test_NAME function below in the order
+# they are defined (see run.sh); the helpers come from lib.sh.
+# shellcheck source=tests/integration/lib.sh
+declare -F start_server >/dev/null || . tests/integration/lib.sh
+
+PODS_MADE=() # the directories and links made, removed in reverse order
+
+pods_v2_root() {
+	awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
+	     $(i + 1) == "cgroup2" && $4 == "/" { print $5; exit }' /proc/self/mountinfo
+}
+
+# pods_mkdir DIR: made (with its parents) and remembered, if it was not there
+pods_mkdir() {
+	local d=$1 todo=()
+	while [ ! -e "$d" ]; do
+		todo=("$d" "${todo[@]}")
+		d=$(dirname "$d")
+	done
+	for d in "${todo[@]}"; do
+		mkdir "$d" || return 1
+		PODS_MADE+=("$d")
+	done
+}
+
+# pods_cleanup: the processes moved back out (killed), every cgroup, log
+# directory and link made, deepest first
+pods_cleanup() {
+	local i p
+	cleanup
+	for ((i = ${#PODS_MADE[@]} - 1; i >= 0; i--)); do
+		p=${PODS_MADE[$i]}
+		if [ -L "$p" ] || [ -f "$p" ]; then
+			rm -f "$p"
+		else
+			rmdir "$p" 2>/dev/null || rm -rf "$p"
+		fi
+	done
+	PODS_MADE=()
+}
+
+# pod_make NS NAME UID QOS: the pod's slice (systemd driver) in POD
+pod_make() {
+	local qos=$4 u=${3//-/_}
+	if [ "$qos" = guaranteed ]; then
+		POD=$CGROOT/kubepods.slice/kubepods-pod$u.slice
+	else
+		POD=$CGROOT/kubepods.slice/kubepods-$qos.slice/kubepods-$qos-pod$u.slice
+	fi
+	pods_mkdir "$POD" && pods_mkdir "/var/log/pods/$1_$2_$3"
+}
+
+# pod_ctr NS NAME UID CTR ID PID: a container's scope holding PID, its log
+# directory and link (CTR "-": the sandbox, no log)
+pod_ctr() {
+	local d=$POD/cri-containerd-$5.scope
+	pods_mkdir "$d" || return 1
+	echo "$6" >"$d/cgroup.procs" || return 1
+	[ "$4" = - ] && return 0
+	pods_mkdir "/var/log/pods/$1_$2_$3/$4" && pods_mkdir /var/log/containers || return 1
+	ln -s "/var/log/pods/$1_$2_$3/$4/0.log" "/var/log/containers/$2_$1_$4-$5.log" &&
+		PODS_MADE+=("/var/log/containers/$2_$1_$4-$5.log")
+}
+
+# pause: a sandbox's process, named as the kubelet's is
+start_pause() {
+	cp /bin/sleep "$OUT/pause" || return 1
+	"$OUT/pause" 600 &
+	PIDS+=("$!")
+	PAUSE=$!
+}
+
+# serve --pods: a lab server in one pod, a hog on its CPU in another; the
+# series by namespace/pod/container, slow requests by sched, no pid or id
+# label; the hog's pod removed loses its series, a pod added is served
+# within a second or two.
+# shellcheck disable=SC2015 # A && B || fail: fail is the else branch
+test_pods_serve() {
+	local mport lpid hog t0 t1 key u1=5c3f1e2a-9b7d-4c8e-a1f0-3d6b2e9c7a41
+	local u2=8e1d7c3b-2a4f-4b6e-9d0c-1f5a7e3b9c62 u3=0a7b6c5d-4e3f-4a2b-8c1d-9e8f7a6b5c43
+	local id1 id2 id3 id0 web
+	CGROOT=$(pods_v2_root)
+	[ -n "$CGROOT" ] || { skip pods_serve "no cgroup v2 file system mounted"; return; }
+	[ -e "$CGROOT/kubepods.slice" ] || [ -e /var/log/pods ] &&
+		{ skip pods_serve "this node has pods of its own"; return; }
+	id0=$(printf '%064x' 1) id1=$(printf '%064x' 2) id2=$(printf '%064x' 3) id3=$(printf '%064x' 4)
+	pod_make shop web-1 $u1 burstable || { fail pods_serve "cannot lay out pods"; pods_cleanup; return; }
+	start_pause
+	pod_ctr shop web-1 $u1 - "$id0" "$PAUSE" || { fail pods_serve "cannot move the sandbox"; pods_cleanup; return; }
+	start_server "$SRV_CPU" || { no_server pods_serve; pods_cleanup; return; }
+	pod_ctr shop web-1 $u1 server "$id1" "$SPID" || { fail pods_serve "cannot move the server"; pods_cleanup; return; }
+	pod_make batch hog-1 $u2 besteffort
+	"$T/lw_hog" -C "$SRV_CPU" -d 600 >/dev/null 2>&1 &
+	hog=$!
+	PIDS+=("$hog")
+	pod_ctr batch hog-1 $u2 hog "$id2" "$hog" || { fail pods_serve "cannot move the hog"; pods_cleanup; return; }
+	start_client 120
+	mport=$(free_port)
+	./latwhy serve --pods --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	key='namespace="shop",pod="web-1",container="server"'
+	if ! wait_for "$OUT/serve.err" "serving http" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/pods1.txt" "m.get('latwhy_slow_requests_total{$key,cause=\"sched\"}', 0) > 0" 40; then
+		fail pods_serve "nothing traced: $(grep '^latwhy_requests' "$OUT/pods1.txt" | tr '\n' ' ') $(tail -2 "$OUT/serve.err")"
+		pods_cleanup
+		return
+	fi
+	grep -q "^latwhy: tracing 2 pods (2 containers)$" "$OUT/serve.err" ||
+		fail pods_serve_header "$(grep tracing "$OUT/serve.err")"
+	serve_check pods_serve "$OUT/pods1.txt" '
+k = "namespace=\"shop\",pod=\"web-1\",container=\"server\""
+assert m["latwhy_requests_total{%s}" % k] > 100, m["latwhy_requests_total{%s}" % k]
+assert m["latwhy_slow_requests_total{%s,cause=\"sched\"}" % k] > 0
+assert m["latwhy_pod_info{namespace=\"shop\",pod=\"web-1\",qos=\"Burstable\"}"] == 1
+assert m["latwhy_pod_info{namespace=\"batch\",pod=\"hog-1\",qos=\"BestEffort\"}"] == 1
+assert "latwhy_requests_total{namespace=\"batch\",pod=\"hog-1\",container=\"hog\"}" in m
+assert m["latwhy_pods_over_bound"] == 0
+# never a pid, a uid or a container id; no target series beside the pods
+assert not [x for x in m if "target=" in x or "pid=" in x or "uid" in x or "0000000000" in x], \
+    [x for x in m if "target=" in x or "pid=" in x or "uid" in x or "0000000000" in x][:3]
+'
+	# the hog's pod deleted: its series leave once its slot's hold is over
+	kill "$hog"
+	wait "$hog" 2>/dev/null
+	rmdir "$CGROOT/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${u2//-/_}.slice/cri-containerd-$id2.scope" \
+		"$CGROOT/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${u2//-/_}.slice"
+	rm -rf "/var/log/pods/batch_hog-1_$u2" "/var/log/containers/hog-1_batch_hog-$id2.log"
+	t0=$(date +%s.%N)
+	if serve_scrape "$mport" "$OUT/pods2.txt" "not [x for x in m if 'hog-1' in x]" 45; then
+		t1=$(date +%s.%N)
+		pass pods_removed
+		echo "     the removed pod's series left after $(echo "$t1 - $t0" | bc) s"
+	else
+		fail pods_removed "$(grep hog-1 "$OUT/pods2.txt" | head -2 | tr '\n' ' ')"
+	fi
+	# a pod added: served within a second or two (one refresh, one scrape)
+	pod_make shop web-2 $u3 guaranteed
+	web=$POD
+	start_server "$SRV_CPU" || { no_server pods_added; pods_cleanup; return; }
+	t0=$(date +%s.%N)
+	pod_ctr shop web-2 $u3 server "$id3" "$SPID"
+	if serve_scrape "$mport" "$OUT/pods3.txt" "'latwhy_requests_total{namespace=\"shop\",pod=\"web-2\",container=\"server\"}' in m" 5; then
+		t1=$(date +%s.%N)
+		pass pods_added
+		echo "     the added pod was served after $(echo "$t1 - $t0" | bc) s"
+	else
+		fail pods_added "not served within 5 s: $(grep -c '^latwhy_requests_total' "$OUT/pods3.txt") series"
+	fi
+	grep -q 'latwhy_pod_info{namespace="shop",pod="web-2",qos="Guaranteed"} 1' "$OUT/pods3.txt" ||
+		fail pods_added_qos "$(grep pod_info "$OUT/pods3.txt" | tr '\n' ' ')"
+	kill -TERM "$lpid"
+	wait "$lpid"
+	[ $? -eq 0 ] && pass pods_serve_stop || fail pods_serve_stop "serve did not stop on SIGTERM"
+	pods_cgroup "$web"
+	pods_cleanup
+}
+
+# --cgroup of a pod's slice: its containers' processes, in the cgroups
+# below it, are the target's (decided in the kernel by ancestry)
+pods_cgroup() {
+	local rel=${1#"$CGROOT"}
+	start_client 10
+	./latwhy --cgroup "$rel" -d 3s -q -j >"$OUT/trace.json" 2>"$OUT/trace.err"
+	check pods_cgroup_slice "
+assert summ['requests'] > 100, summ['requests']
+"
+	grep -q "^latwhy: tracing cgroup $rel (1 process)" "$OUT/trace.err" ||
+		fail pods_cgroup_procs "$(head -1 "$OUT/trace.err")"
+}
