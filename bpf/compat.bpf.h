@@ -160,9 +160,15 @@ static __always_inline __u64 lw_tg_unthrottled(__u64 tg, __u64 since, __u64 now)
  * accounting" series; task_struct::throttled) lets it run in the kernel and
  * throttles it on its return to user space, where latwhy sees it leave.
  */
+struct task_struct___618 {
+	bool throttled;
+} __attribute__((preserve_access_index));
+
+/* A flavour, not vmlinux.h's own field: the arm64 header is made from an
+ * older kernel's BTF (vmlinux/vmlinux_arm64.h, 6.12) that lacks it. */
 static __always_inline bool lw_wakeup_waits_throttle(void)
 {
-	return !bpf_core_field_exists(struct task_struct, throttled);
+	return !bpf_core_field_exists(struct task_struct___618, throttled);
 }
 
 /*
