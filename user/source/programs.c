@@ -236,6 +236,11 @@ int lw_tracer_probe(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot read kernel BTF: %s\n", strerror(-err));
 		return err;
 	}
+	err = lw_probe_kernel_floor(vmlinux);
+	if (err) {
+		btf__free(vmlinux);
+		return err;
+	}
 	t->mode = resolve_mode(vmlinux, t->o->req_mode);
 	err = probe_programs(t, vmlinux);
 	if (!err)
