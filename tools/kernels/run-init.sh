@@ -6,6 +6,7 @@
 #   TRACE   latwhy -j, the live trace
 #   RECORD  latwhy record, then REPORT: latwhy report -j of that capture
 #   SERVE   latwhy serve, and METRICS: one scrape of its /metrics
+# and first NOBTF: latwhy with /sys/kernel/btf/vmlinux hidden
 /bin/busybox --install -s /bin
 export PATH=/usr/bin:/bin:/sbin
 mount -t proc proc /proc
@@ -53,6 +54,20 @@ CLI=$!
 lw_hog -C 0 -d 3600 &
 HOG=$!
 sleep 1
+
+# 0. the same kernel without its BTF (hidden under a tmpfs): one line that
+# says so and what to do, never libbpf's search for a vmlinux
+t0=$(up)
+if mount -t tmpfs tmpfs /sys/kernel/btf 2>/dev/null; then
+	latwhy $V -p "$SRV" -d 2s >/tmp/nobtf.out 2>&1
+	rc=$?
+	umount /sys/kernel/btf
+else
+	echo "cannot hide /sys/kernel/btf" >/tmp/nobtf.out
+	rc=255
+fi
+section NOBTF /tmp/nobtf.out
+ran NOBTF $rc "$t0"
 
 # 1. the live trace. --slow 1ms, not the running p99: the hog delays most
 # requests alike (p50 0.5 ms, p99 1.7 ms on 6.1 under TCG), and the p99 of

@@ -33,6 +33,10 @@
 # line per kernel is printed:
 #   PASS <uname -r>[ (arm64)]: trace N requests, report ok, serve ok
 #   FAIL <uname -r>[ (arm64)]: <what failed>
+# (a PASS also means that with /sys/kernel/btf hidden latwhy refused in
+# one line saying so). N is the live trace's requests, slow or not; the
+# trace and the report must name sched (the hog) as the dominant cause,
+# and the scrape count slow requests.
 # Exits non-zero if any kernel failed.
 set -euo pipefail
 
@@ -228,15 +232,22 @@ why() {
 # and REQS to the trace's request count
 judge() {
 	local logf=$1
-	REASON=$(judge_why "$logf")
+	REASON=$(judge_why "$logf" || true)
 	# the requests the trace counted, slow or not (its summary's)
 	REQS=$(section TRACE "$logf" | grep '"type":"summary"' | grep -o '"requests":[0-9]*' |
-		head -n1 | cut -d: -f2)
+		head -n1 | cut -d: -f2 || true)
 }
 
 # judge_why LOG: what failed, echoed; nothing when all passed
 judge_why() {
 	local logf=$1 json rc sums metrics slow reqs
+	# without BTF: refused, in one line that says so
+	rc=$(exit_of NOBTF "$logf")
+	json=$(section NOBTF "$logf")
+	if [ "${rc:-0}" = 0 ] || [ "$(grep -c . <<<"$json")" -ne 1 ] || ! grep -q 'no BTF' <<<"$json"; then
+		echo "without BTF (exit ${rc:-?}) not one line naming it: $(head -c 200 <<<"$json" | tr '\n' '|')"
+		return
+	fi
 	json=$(section TRACE "$logf")
 	reqs=$(grep -c '"type":"request"' <<<"$json" || true)
 	sums=$(grep '"type":"summary"' <<<"$json" || true)
