@@ -222,7 +222,11 @@ static __always_inline __u64 request_arrival(struct thread_state *ts, struct req
 					     __u64 now, bool *before_wake)
 {
 	__u64 best_ts = 0;
-	int best = -1;
+	/* 64-bit and unsigned, LW_CKPTS for none: with an int, clang compared
+	 * a 64-bit copy and indexed with a sign-extended 32-bit one, whose
+	 * bound 6.12's verifier does not carry over ("math between map_value
+	 * pointer and register with unbounded min value"; 6.18's does) */
+	__u64 best = LW_CKPTS;
 	__u32 b;
 
 	/* there before the thread woke: it waited since the wake-up, also when
@@ -238,7 +242,7 @@ static __always_inline __u64 request_arrival(struct thread_state *ts, struct req
 			best = k;
 		}
 	}
-	if (best < 0 || best >= LW_CKPTS)
+	if (best >= LW_CKPTS)
 		return 0;
 	__builtin_memcpy(s->snap, ts->ckpts[best].cum, sizeof(s->snap));
 	b = ts->ckpt_bucket[best];
