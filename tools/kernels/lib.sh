@@ -50,31 +50,44 @@ install_host_tools() {
 # sources, architectures and package state stay as they are. The mirror is
 # the host's (its Debian sources name it).
 
-# host_mirror: the host's Debian mirror URI (not its security one)
+# host_mirror [security]: the host's Debian mirror URI, or its security
+# archive's ("" when it has none)
 host_mirror() {
-	local uri
-	uri=$(awk '/^URIs:/ && !/security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)
-	[ -n "$uri" ] || uri=$(awk '$1 == "deb" && !/security/ {
+	local uri pick='!/security/'
+	[ "${1:-}" != security ] || pick='/security/'
+	uri=$(awk "/^URIs:/ && $pick {print \$2; exit}" /etc/apt/sources.list.d/*.sources 2>/dev/null)
+	[ -n "$uri" ] || uri=$(awk "\$1 == \"deb\" && $pick"' {
 		for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) {print $i; exit}}' \
 		/etc/apt/sources.list 2>/dev/null)
-	[ -n "$uri" ] || die "no Debian mirror in /etc/apt/sources.list{,.d/*.sources}"
+	[ -n "$uri" ] || [ "${1:-}" = security ] ||
+		die "no Debian mirror in /etc/apt/sources.list{,.d/*.sources}"
 	echo "$uri"
 }
 
 # apt_for SUITE ARCH: sets APT_OPTS to apt's options for that suite's main
 # component on that architecture, its package lists fetched once a day
 apt_for() {
-	local suite=$1 arch=$2 d=$CACHE/apt/$1-$2
+	local suite=$1 arch=$2 d=$CACHE/apt/$1-$2 sec
 	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/parts"
 	[ -e "$d/status" ] || : >"$d/status"
-	printf 'deb [arch=%s signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
-		"$arch" "$(host_mirror)" "$suite" >"$d/sources.list"
+	# the suite and its security updates: the kernels fleets run
+	{
+		printf 'deb [arch=%s signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+			"$arch" "$(host_mirror)" "$suite"
+		sec=$(host_mirror security)
+		[ -z "$sec" ] ||
+			printf 'deb [arch=%s signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s-security main\n' \
+				"$arch" "$sec" "$suite"
+	} >"$d/sources.list"
 	APT_OPTS=(-o "Dir::Etc::SourceList=$d/sources.list" -o "Dir::Etc::SourceParts=$d/parts"
 		-o "Dir::State::Lists=$d/lists" -o "Dir::State::status=$d/status"
 		-o "Dir::Cache=$d/cache" -o "APT::Architecture=$arch" -o "APT::Architectures::=$arch")
-	if [ -z "$(find "$d/lists" -maxdepth 1 -name '*_Packages*' -mtime -1 2>/dev/null)" ]; then
+	# again when the sources changed, or a day later
+	if ! cmp -s "$d/sources.list" "$d/sources.list.last" ||
+		[ -z "$(find "$d/lists" -maxdepth 1 -name '*_Packages*' -mtime -1 2>/dev/null)" ]; then
 		log "apt-get update ($suite, $arch)"
 		apt-get "${APT_OPTS[@]}" update -qq >&2 || die "apt-get update of $suite ($arch) failed"
+		cp "$d/sources.list" "$d/sources.list.last"
 	fi
 }
 

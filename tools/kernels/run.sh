@@ -16,8 +16,8 @@
 #                    e.g. bullseye:amd64:linux-image-amd64
 #   --kernel PATH    boot this bzImage/vmlinuz (x86) or Image (arm64: its
 #                    folder's "arch" file says so, as fetched ones have)
-#   --timeout SEC    per-boot timeout (default 900 for x86, 2400 for arm64;
-#                    env LATWHY_BOOT_TIMEOUT for both)
+#   --timeout SEC    per-boot timeout (default 600, env LATWHY_BOOT_TIMEOUT;
+#                    a boot takes 17-66 s under TCG)
 #   --no-build       do not run make first
 #   --debug          kernel messages on, latwhy -v in each mode's output
 #   --append ARGS    add ARGS to the kernel command line
@@ -290,14 +290,14 @@ for ka in "${KERNELS[@]}"; do
 		qemu=(qemu-system-x86_64 "${accel_args[@]}")
 		console=ttyS0
 		tag=""
-		to=${TIMEOUT:-900}
+		to=${TIMEOUT:-600}
 	else
 		# TCG always (another architecture), a thread per vCPU: no
 		# text_poke_bp() on arm64 (see choose_accel)
 		qemu=(qemu-system-aarch64 -M virt -cpu cortex-a72 -accel tcg)
 		console=ttyAMA0
 		tag=" ($a)"
-		to=${TIMEOUT:-2400}
+		to=${TIMEOUT:-600}
 	fi
 	log "booting $name$tag (timeout ${to}s) -> ${logf#"$ROOT"/}"
 	start=$(date +%s.%N)
