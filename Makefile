@@ -10,8 +10,33 @@
 CLANG    ?= clang
 BPFTOOL  ?= bpftool
 CC       ?= cc
-ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# Cross builds: `make ARCH=arm64`, or `make CROSS_COMPILE=aarch64-linux-gnu-`,
+# with Debian's cross toolchain and the target's -dev libraries (multiarch,
+# tools/deps.sh --cross arm64). They go to build/<arch>/, the binary too
+# (build/arm64/latwhy), so the host's build is left as it is.
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ifneq ($(origin ARCH),command line) # an environment's ARCH does not count
+ifneq ($(CROSS_COMPILE),)
+ARCH     := $(shell $(CROSS_COMPILE)gcc -dumpmachine | sed -e 's/-.*//' -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+else
+ARCH     := $(HOST_ARCH)
+endif
+endif
+TRIPLET  := $(if $(filter arm64,$(ARCH)),aarch64,x86_64)-linux-gnu
+ifeq ($(ARCH),$(HOST_ARCH))
 BUILD    := build
+BIN      := latwhy
+else
+CROSS_COMPILE ?= $(TRIPLET)-
+ifeq ($(origin CC),default)
+CC       := $(CROSS_COMPILE)gcc
+endif
+ifeq ($(origin AR),default)
+AR       := $(CROSS_COMPILE)ar
+endif
+BUILD    := build/$(ARCH)
+BIN      := $(BUILD)/latwhy
+endif
 VMLINUX  := vmlinux/vmlinux_$(ARCH).h
 VMLINUX_DEPS := vmlinux/vmlinux.h $(VMLINUX)
 
@@ -23,7 +48,7 @@ VERSION  := 0.2.0
 CFLAGS   += $(WARN) -D_GNU_SOURCE -I$(BUILD) -Ibpf -Iuser -DLW_VERSION='"$(VERSION)"'
 LDLIBS   := -lbpf -lelf -lz -lm -lmicrohttpd
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf -Ivmlinux \
-	      -idirafter /usr/include/$(shell uname -m)-linux-gnu -Wall -Werror
+	      -idirafter /usr/include/$(TRIPLET) -Wall -Werror
 
 # user/ has one folder per stage of the pipeline (see user/README.md).
 STAGES    := cli source engine node advice output capture export lib
@@ -38,7 +63,7 @@ TOOL_BINS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 .PHONY: all deps test unit browser integration demo bench accuracy vmlinux format clean
 .DELETE_ON_ERROR:
 
-all: latwhy $(TOOL_BINS)
+all: $(BIN) $(TOOL_BINS)
 
 deps:
 	@tools/deps.sh
@@ -71,7 +96,7 @@ $(BUILD)/layout.ok: $(USER_SRCS) $(USER_HDRS) user/cli/main.c tools/layout.sh | 
 $(BUILD)/liblatwhy.a: $(USER_OBJS) $(BUILD)/layout.ok
 	rm -f $@ && $(AR) rcs $@ $(USER_OBJS)  # no member of a removed file
 
-latwhy: $(BUILD)/cli/main.o $(BUILD)/liblatwhy.a
+$(BIN): $(BUILD)/cli/main.o $(BUILD)/liblatwhy.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liblatwhy.a user/cli/main.c | $(BUILD)/tests
@@ -201,8 +226,13 @@ fuzz-corpus: $(BUILD)/fuzz/capgen
 	@mkdir -p $(FUZZ_CORPUS)
 	$< seeds $(FUZZ_CORPUS)
 
+# the host's own BTF; another architecture's from a Debian kernel of it
 vmlinux:
+ifeq ($(ARCH),$(HOST_ARCH))
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX)
+else
+	tools/kernels/vmlinux.sh $(ARCH) $(VMLINUX)
+endif
 
 format:
 	clang-format -i bpf/*.c bpf/*.h user/*/*.c user/*/*.h tests/unit/*.c tools/*.c

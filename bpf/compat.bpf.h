@@ -8,11 +8,14 @@
  * arch.bpf.h.
  * Userspace-side differences (which tracepoints exist) live in user/source/probe.c.
  *
- * Supported: 5.12 and later, since request_slow() (request.bpf.h) is a
- * global function with a pointer argument, which the verifier takes from
- * 5.12 (commit e5069b9c23b3, "bpf: Support pointers in global func args");
- * measured on 6.1 and 6.18 (tools/kernels/run.sh). No shim covers a
- * change before 5.12.
+ * Supported: 5.11 and later, for BPF task storage (the threads map) and
+ * bpf_get_current_task_btf() (commits 4cf1bc1f1045, 3ca1032ab7ab), and
+ * socket storage from tracing programs (8e4597c627fb): no fallback
+ * replaces them, so userspace refuses an older kernel by its BTF
+ * (lw_probe_kernel_floor(), user/source/probe.c). Measured with
+ * tools/kernels/run.sh --all: 5.10 refused (it fails at the threads map
+ * otherwise), 6.1, 6.1 PREEMPT_RT, 6.12, arm64 6.1; and 6.18. No shim
+ * covers a change before 5.11.
  */
 #ifndef LW_COMPAT_BPF_H
 #define LW_COMPAT_BPF_H
@@ -160,9 +163,15 @@ static __always_inline __u64 lw_tg_unthrottled(__u64 tg, __u64 since, __u64 now)
  * accounting" series; task_struct::throttled) lets it run in the kernel and
  * throttles it on its return to user space, where latwhy sees it leave.
  */
+struct task_struct___618 {
+	bool throttled;
+} __attribute__((preserve_access_index));
+
+/* A flavour, not vmlinux.h's own field: the arm64 header is made from an
+ * older kernel's BTF (vmlinux/vmlinux_arm64.h, 6.12) that lacks it. */
 static __always_inline bool lw_wakeup_waits_throttle(void)
 {
-	return !bpf_core_field_exists(struct task_struct, throttled);
+	return !bpf_core_field_exists(struct task_struct___618, throttled);
 }
 
 /*

@@ -97,6 +97,7 @@ EOF
 # sender's CPU, to send RPS's IPI.
 test_rps() {
 	local rps=/sys/class/net/lo/queues/rx-0/rps_cpus fix
+	need_arrival rps "it checks the backlog waits behind the flood, timed only with arrival times" || return
 	[ -w "$rps" ] || { skip rps "$rps not writable (kernel without RPS?)"; return; }
 	start_server "$SRV_CPU" || { no_server rps; return; }
 	start_client 14
@@ -177,6 +178,7 @@ assert k[0]['ns'] <= soft * 1.1 + 1e6, 'KSOFTIRQD %d ns, the requests hold %d ns
 # softirq.
 test_veth() {
 	local ns=latwhy-it-$$ host=lwit$$ a=10.231.77.1 b=10.231.77.2
+	need_arrival veth "it checks each request's backlog wait, timed only with arrival times" || return
 	command -v ip >/dev/null || { skip veth "no ip command (iproute2)"; return; }
 	if ! ip netns add "$ns" 2>"$OUT/ip.err"; then
 		skip veth "cannot create a network namespace: $(tail -1 "$OUT/ip.err")"
@@ -235,6 +237,7 @@ EOF
 # that each waits in a backlog and is timed.
 test_backlog_idle() {
 	local lw idle busy rps=/sys/class/net/lo/queues/rx-0/rps_cpus
+	need_arrival backlog_idle "the netif programs are loaded only beside it, attached on the first client" || return
 	[ -w "$rps" ] || { skip backlog_idle "$rps not writable (kernel without RPS?)"; return; }
 	start_server "$SRV_CPU" || { no_server backlog_idle; return; }
 	set_knob "$rps" "$(cpu_mask "$SRV_CPU")" || { fail backlog_idle "cannot write $rps"; cleanup; return; }

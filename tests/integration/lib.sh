@@ -63,6 +63,30 @@ pass() { echo "PASS $1"; PASSES=$((PASSES + 1)); }
 fail() { echo "FAIL $1: $2"; FAILS=$((FAILS + 1)); }
 skip() { echo "SKIP $1: $2"; SKIPS=$((SKIPS + 1)); }
 
+# kernel_has_tp NAME: the kernel's BTF has the tracepoint NAME
+# (btf_trace_NAME), as latwhy's probe decides what to attach
+kernel_has_tp() {
+	# grep -c reads it all: -q's early exit would fail bpftool (SIGPIPE)
+	[ "$(bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -c "'btf_trace_$1'")" -gt 0 ]
+}
+
+# need_socket NAME WHAT: skip NAME unless the kernel delimits requests by
+# the socket layer (sock_recv_length, 6.3+: 6.1 falls back to raw_syscalls,
+# one open request a thread); WHAT says what the test needs of it
+need_socket() {
+	kernel_has_tp sock_recv_length && return 0
+	skip "$1" "the kernel has no sock_recv_length tracepoint (6.3+), so requests are delimited by raw_syscalls: $2"
+	return 1
+}
+
+# need_arrival NAME WHAT: skip NAME unless the kernel has sk_data_ready, the
+# arrival of a request's data, on which its receive backlog wait hangs too
+need_arrival() {
+	kernel_has_tp sk_data_ready && return 0
+	skip "$1" "the kernel has no sk_data_ready tracepoint (not_attached: sk_data_ready): $2"
+	return 1
+}
+
 # no_server NAME: NAME failed before it began; with the server's last words,
 # or, when it printed none, whether it still ran and where it waited
 no_server() {

@@ -45,32 +45,80 @@ install_host_tools() {
 }
 
 # ---------------------------------------------------------------- kernels
-# kernel_deb PKG: the cached .deb of Debian package PKG, downloaded once
+# Kernels come from any Debian suite and architecture, through a private apt
+# configuration per suite and architecture under $CACHE/apt: the host's own
+# sources, architectures and package state stay as they are. The mirror is
+# the host's (its Debian sources name it).
+
+# host_mirror [security]: the host's Debian mirror URI, or its security
+# archive's ("" when it has none)
+host_mirror() {
+	local uri pick='!/security/'
+	[ "${1:-}" != security ] || pick='/security/'
+	uri=$(awk "/^URIs:/ && $pick {print \$2; exit}" /etc/apt/sources.list.d/*.sources 2>/dev/null)
+	[ -n "$uri" ] || uri=$(awk "\$1 == \"deb\" && $pick"' {
+		for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) {print $i; exit}}' \
+		/etc/apt/sources.list 2>/dev/null)
+	[ -n "$uri" ] || [ "${1:-}" = security ] ||
+		die "no Debian mirror in /etc/apt/sources.list{,.d/*.sources}"
+	echo "$uri"
+}
+
+# apt_for SUITE ARCH: sets APT_OPTS to apt's options for that suite's main
+# component on that architecture, its package lists fetched once a day
+apt_for() {
+	local suite=$1 arch=$2 d=$CACHE/apt/$1-$2 sec
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/parts"
+	[ -e "$d/status" ] || : >"$d/status"
+	# the suite and its security updates: the kernels fleets run
+	{
+		printf 'deb [arch=%s signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+			"$arch" "$(host_mirror)" "$suite"
+		sec=$(host_mirror security)
+		[ -z "$sec" ] ||
+			printf 'deb [arch=%s signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s-security main\n' \
+				"$arch" "$sec" "$suite"
+	} >"$d/sources.list"
+	APT_OPTS=(-o "Dir::Etc::SourceList=$d/sources.list" -o "Dir::Etc::SourceParts=$d/parts"
+		-o "Dir::State::Lists=$d/lists" -o "Dir::State::status=$d/status"
+		-o "Dir::Cache=$d/cache" -o "APT::Architecture=$arch" -o "APT::Architectures::=$arch")
+	# again when the sources changed, or a day later
+	if ! cmp -s "$d/sources.list" "$d/sources.list.last" ||
+		[ -z "$(find "$d/lists" -maxdepth 1 -name '*_Packages*' -mtime -1 2>/dev/null)" ]; then
+		log "apt-get update ($suite, $arch)"
+		apt-get "${APT_OPTS[@]}" update -qq >&2 || die "apt-get update of $suite ($arch) failed"
+		cp "$d/sources.list" "$d/sources.list.last"
+	fi
+}
+
+# kernel_deb SUITE ARCH PKG: the cached .deb of Debian package PKG, downloaded once
 kernel_deb() {
-	local pkg=$1 deb
+	local suite=$1 arch=$2 pkg=$3 deb
 	mkdir -p "$CACHE/debs"
-	deb=$(find "$CACHE/debs" -maxdepth 1 -name "${pkg}_*_amd64.deb" | sort -V | tail -n1)
+	deb=$(find "$CACHE/debs" -maxdepth 1 -name "${pkg}_*_${arch}.deb" | sort -V | tail -n1)
 	if [ -z "$deb" ]; then
-		log "downloading $pkg"
-		(cd "$CACHE/debs" && apt-get download "$pkg" >&2) ||
-			{ apt_update_once && (cd "$CACHE/debs" && apt-get download "$pkg" >&2); } ||
-			die "apt-get download $pkg failed"
-		deb=$(find "$CACHE/debs" -maxdepth 1 -name "${pkg}_*_amd64.deb" | sort -V | tail -n1)
+		apt_for "$suite" "$arch"
+		log "downloading $pkg ($suite, $arch)"
+		(cd "$CACHE/debs" && apt-get "${APT_OPTS[@]}" download "$pkg" >&2) ||
+			die "apt-get download $pkg ($suite, $arch) failed"
+		deb=$(find "$CACHE/debs" -maxdepth 1 -name "${pkg}_*_${arch}.deb" | sort -V | tail -n1)
 		[ -n "$deb" ] || die "apt-get download $pkg left no .deb"
 	fi
 	echo "$deb"
 }
 
-# Debian kernel package -> $CACHE/<uname -r>/vmlinuz (echoes that path).
+# fetch_kernel SUITE ARCH PKG: Debian kernel package -> $CACHE/<uname -r>/vmlinuz
+# (echoes that path)
 fetch_kernel() {
-	local pkg=$1 kver dir deb tmp
+	local suite=$1 arch=$2 pkg=$3 kver dir deb tmp
 	kver=${pkg#linux-image-}
+	kver=${kver%-unsigned}
 	dir=$CACHE/$kver
 	if [ -s "$dir/vmlinuz" ]; then
 		echo "$dir/vmlinuz"
 		return 0
 	fi
-	deb=$(kernel_deb "$pkg")
+	deb=$(kernel_deb "$suite" "$arch" "$pkg")
 	tmp=$(mktemp -d "$CACHE/x.XXXXXX")
 	dpkg-deb -x "$deb" "$tmp"
 	mkdir -p "$dir"
@@ -78,6 +126,7 @@ fetch_kernel() {
 	cp "$tmp/boot/vmlinuz-$kver" "$dir/vmlinuz"
 	cp "$tmp/boot/config-$kver" "$dir/config" 2>/dev/null || true
 	cp "$tmp/boot/System.map-$kver" "$dir/System.map" 2>/dev/null || true
+	echo "$arch" >"$dir/arch"
 	rm -rf "$tmp"
 	echo "$dir/vmlinuz"
 }
@@ -86,14 +135,15 @@ fetch_kernel() {
 # $CACHE/<uname -r>/modules/lib/modules/<uname -r> (echoes that path).
 # The .deb has no modules.dep (its postinst runs depmod): busybox's makes it.
 fetch_modules() {
-	local pkg=$1 kver dir deb tmp
+	local suite=$1 arch=$2 pkg=$3 kver dir deb tmp
 	kver=${pkg#linux-image-}
+	kver=${kver%-unsigned}
 	dir=$CACHE/$kver/modules
 	if [ -s "$dir/lib/modules/$kver/modules.dep" ]; then
 		echo "$dir/lib/modules/$kver"
 		return 0
 	fi
-	deb=$(kernel_deb "$pkg")
+	deb=$(kernel_deb "$suite" "$arch" "$pkg")
 	log "extracting the modules of $kver"
 	tmp=$(mktemp -d "$CACHE/x.XXXXXX")
 	dpkg-deb -x "$deb" "$tmp"
@@ -106,15 +156,13 @@ fetch_modules() {
 	echo "$dir/lib/modules/$kver"
 }
 
-# metapackage -> the versioned image it depends on
+# resolve_meta SUITE ARCH META: the versioned image metapackage META depends on
 resolve_meta() {
-	local meta=$1 dep
-	dep=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
-	if [ -z "$dep" ]; then
-		apt_update_once
-		dep=$(apt-cache depends "$meta" 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
-	fi
-	[ -n "$dep" ] || die "cannot resolve $meta to a kernel package"
+	local suite=$1 arch=$2 meta=$3 dep
+	apt_for "$suite" "$arch"
+	dep=$(apt-cache "${APT_OPTS[@]}" depends "$meta" 2>/dev/null |
+		awk '/Depends: linux-image-/{print $2; exit}')
+	[ -n "$dep" ] || die "cannot resolve $meta ($suite, $arch) to a kernel package"
 	echo "$dep"
 }
 

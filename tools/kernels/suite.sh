@@ -14,6 +14,8 @@
 #                    linux-image-amd64 depends on). Its modules come from
 #                    PATH's folder (modules/lib/modules/VER), /lib/modules/VER
 #                    or Debian's linux-image-VER
+#   --suite NAME     the Debian suite of those (default bookworm; bullseye
+#                    and trixie too)
 #   --cpus N         vCPUs (default 2)
 #   --mem M          guest memory, as qemu's -m (default 4G)
 #   --timeout SEC    bound on the whole boot (default 2400, env
@@ -47,6 +49,7 @@ LIB_PROG=suite.sh
 OUT=$HERE/out
 TIMEOUT=${LATWHY_SUITE_TIMEOUT:-2400}
 CPUS=2
+SUITE=bookworm
 MEM=4G
 KERNEL=""
 KEEP=0
@@ -67,6 +70,8 @@ while [ $# -gt 0 ]; do
 	--all) TESTS=(ALL); shift ;;
 	--kernel) [ $# -ge 2 ] || die "--kernel needs a path"
 		KERNEL=$(realpath -m "$2"); shift 2 ;;
+	--suite) [ $# -ge 2 ] || die "--suite needs a Debian suite"
+		SUITE=$2; shift 2 ;;
 	--cpus) [ $# -ge 2 ] || die "--cpus needs a number"
 		CPUS=$2; shift 2 ;;
 	--mem) [ $# -ge 2 ] || die "--mem needs a size"
@@ -115,10 +120,10 @@ kernel_version() {
 }
 
 if [ -z "$KERNEL" ]; then
-	pkg=$(resolve_meta linux-image-amd64)
-	KERNEL=$(fetch_kernel "$pkg")
+	pkg=$(resolve_meta "$SUITE" amd64 linux-image-amd64)
+	KERNEL=$(fetch_kernel "$SUITE" amd64 "$pkg")
 	KVER=${pkg#linux-image-}
-	MODDIR=$(fetch_modules "$pkg")
+	MODDIR=$(fetch_modules "$SUITE" amd64 "$pkg")
 else
 	[ -f "$KERNEL" ] || die "$KERNEL: no such kernel image"
 	KVER=$(kernel_version "$KERNEL") || true
@@ -127,8 +132,9 @@ else
 	for d in "$(dirname "$KERNEL")/modules/lib/modules/$KVER" "/lib/modules/$KVER"; do
 		if [ -s "$d/modules.dep" ]; then MODDIR=$d; break; fi
 	done
-	if [ -z "$MODDIR" ] && apt-cache show "linux-image-$KVER" >/dev/null 2>&1; then
-		MODDIR=$(fetch_modules "linux-image-$KVER")
+	if [ -z "$MODDIR" ]; then apt_for "$SUITE" amd64; fi
+	if [ -z "$MODDIR" ] && apt-cache "${APT_OPTS[@]}" show "linux-image-$KVER" >/dev/null 2>&1; then
+		MODDIR=$(fetch_modules "$SUITE" amd64 "linux-image-$KVER")
 	fi
 	[ -n "$MODDIR" ] || log "no modules for $KVER: 9p and overlay must be built in"
 fi

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/btf.h>
 
 #include "latwhy.h"
@@ -208,8 +209,10 @@ int lw_probe_privileges(void)
 	if (lw_caps_check())
 		return -EPERM;
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		fprintf(stderr, "latwhy: this kernel has no BTF (/sys/kernel/btf/vmlinux): "
-				"CONFIG_DEBUG_INFO_BTF=y is needed\n");
+		/* before libbpf, which would dump its own search for a vmlinux */
+		fprintf(stderr, "latwhy: this kernel has no BTF (/sys/kernel/btf/vmlinux), which "
+				"latwhy needs: boot one built with CONFIG_DEBUG_INFO_BTF=y "
+				"(distribution kernels since Debian 11 and Ubuntu 20.10 are)\n");
 		return -ENOENT;
 	}
 	return 0;
@@ -237,4 +240,46 @@ bool lw_probe_member(const struct btf *vmlinux, const char *type, const char *me
 		if (!strcmp(btf__name_by_offset(vmlinux, m->name_off), member))
 			return true;
 	return false;
+}
+
+/* enum type of the kernel has a value of that name. */
+static bool probe_enum_value(const struct btf *vmlinux, const char *type, const char *value)
+{
+	__s32 id = btf__find_by_name_kind(vmlinux, type, BTF_KIND_ENUM);
+	const struct btf_type *t;
+	const struct btf_enum *e;
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(vmlinux, id);
+	e = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(vmlinux, e->name_off), value))
+			return true;
+	return false;
+}
+
+/*
+ * What no fallback replaces, by the kernel's own BTF rather than its version
+ * (a backport counts): BPF task storage (the threads map) and
+ * bpf_get_current_task_btf(), both 5.11 (commits 4cf1bc1f1045 and
+ * 3ca1032ab7ab); the same release lets tracing programs use socket storage
+ * (8e4597c627fb). 5.10 fails the load at the threads map otherwise
+ * (tools/kernels/run.sh, Debian 11's 5.10.0-32): one line instead.
+ */
+int lw_probe_kernel_floor(const struct btf *vmlinux)
+{
+	bool storage = probe_enum_value(vmlinux, "bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE");
+	bool task_btf = probe_enum_value(vmlinux, "bpf_func_id", "BPF_FUNC_get_current_task_btf");
+	struct utsname u;
+
+	if (storage && task_btf)
+		return 0;
+	if (uname(&u))
+		snprintf(u.release, sizeof(u.release), "?");
+	fprintf(stderr,
+		"latwhy: kernel %s is too old: latwhy needs 5.11 or later (it has no %s%s%s)\n",
+		u.release, storage ? "" : "BPF task storage", storage || task_btf ? "" : " and no ",
+		task_btf ? "" : "bpf_get_current_task_btf()");
+	return -EOPNOTSUPP;
 }

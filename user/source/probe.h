@@ -40,5 +40,8 @@ int lw_probe_listen_ports(int pid, __u64 *bits);
 bool lw_probe_tracepoint(const struct btf *vmlinux, const char *name);
 /* struct type of the kernel has a member of that name (at its top level). */
 bool lw_probe_member(const struct btf *vmlinux, const char *type, const char *member);
+/* 0 on a kernel latwhy can load on (5.11+), else -EOPNOTSUPP and one line
+ * on stderr naming the oldest kernel supported. */
+int lw_probe_kernel_floor(const struct btf *vmlinux);
 
 #endif /* LW_PROBE_H */

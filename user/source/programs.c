@@ -103,10 +103,13 @@ static enum lw_req_mode resolve_mode(const struct btf *vmlinux, enum lw_req_mode
 		mode = LW_REQ_AUTO;
 	if (mode != LW_REQ_AUTO)
 		return mode;
-	return lw_probe_tracepoint(vmlinux, "sock_recv_length") &&
-			       lw_probe_tracepoint(vmlinux, "sock_send_length")
-		       ? LW_REQ_SOCKET
-		       : LW_REQ_SYSCALL;
+	if (lw_probe_tracepoint(vmlinux, "sock_recv_length") &&
+	    lw_probe_tracepoint(vmlinux, "sock_send_length"))
+		return LW_REQ_SOCKET;
+	/* the fallback costs every syscall of every task a program run */
+	fprintf(stderr, "latwhy: no sock_recv_length/sock_send_length tracepoints (6.3+): "
+			"requests delimited by raw_syscalls (--request syscall)\n");
+	return LW_REQ_SYSCALL;
 }
 
 /* A program latwhy cannot do without is missing or skipped: why, on stderr. */
@@ -128,6 +131,8 @@ static void say_required(const struct tp_prog *p, bool skipped)
  * lacks and of those skipped; -EOPNOTSUPP for one latwhy needs. */
 static int probe_programs(struct lw_tracer *t, const struct btf *vmlinux)
 {
+	char missing[256] = "";
+
 	for (size_t i = 0; i < NR_TP_PROGS; i++) {
 		const struct tp_prog *p = &tp_progs[i];
 		struct bpf_program *prog = tp_program(t->skel, p);
@@ -145,7 +150,14 @@ static int probe_programs(struct lw_tracer *t, const struct btf *vmlinux)
 		}
 		bpf_program__set_autoload(prog, false);
 		t->flags |= p->flag;
+		if (!skip) /* --skip's are asked for: no news */
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+				 "%s%s", *missing ? ", " : "", p->tp);
 	}
+	/* why not_attached lists them: the kernel, not an option (on 6.1:
+	 * sk_data_ready; PREEMPT_RT: the THP ones) */
+	if (*missing)
+		fprintf(stderr, "latwhy: not in this kernel, so not attached: %s\n", missing);
 	return 0;
 }
 
@@ -235,6 +247,11 @@ int lw_tracer_probe(struct lw_tracer *t)
 	if (!vmlinux) {
 		err = -errno;
 		fprintf(stderr, "latwhy: cannot read kernel BTF: %s\n", strerror(-err));
+		return err;
+	}
+	err = lw_probe_kernel_floor(vmlinux);
+	if (err) {
+		btf__free(vmlinux);
 		return err;
 	}
 	t->mode = resolve_mode(vmlinux, t->o->req_mode);
