@@ -29,6 +29,9 @@ const volatile __u32 idle_poll_states = 0;
  * userspace checks in the kernel's BTF): waits of a throttled group are
  * told apart (quota.bpf.h). */
 const volatile bool quota_known = false;
+/* Page faults are traced, their entry (arch.bpf.h) and their end (perf's
+ * page-fault software events, attached by userspace): memory.bpf.h. */
+const volatile bool memory_known = false;
 
 /* Set by userspace once every program is attached: a request whose start
  * was seen by a partly attached set of programs would miss time. */
@@ -75,6 +78,7 @@ struct req_slot {
 	__u64 snap[LW_B_MAX]; /* the thread's cum[] at slot_ts */
 	__u32 nincomplete;    /* thread_state counters then */
 	__u32 nfreq;
+	__u64 nfaults;
 };
 
 /* The thread's cum[] at a scheduler transition while busy, and the bucket
@@ -151,7 +155,51 @@ struct thread_state {
 	 * preempted program's could be another thread's */
 	__u64 end_ns[LW_B_MAX];
 	__u32 gen; /* attach_gen when it was made */
+	/* memory.bpf.h: what of the kernel's memory management it is in now
+	 * (LW_MEM_*), and whether the sleep now going on is a memory stall */
+	__u32 mem_state;
+	__u32 mem_stall;
+	__u64 fault_start;
+	__u64 reclaim_start;
+	/* page faults ended: minor in the low 32 bits, major in the high */
+	__u64 nfaults;
 };
+
+#define LW_MEM_FAULT   1 /* in a page fault (its entry seen, its end not yet) */
+#define LW_MEM_HUGE    2 /* that fault allocated a huge page: THP's */
+#define LW_MEM_RECLAIM 4 /* in direct reclaim */
+#define LW_MEM_MEMCG   8 /* that reclaim is its memory cgroup's */
+
+/* Where a running slice of a thread in memory management goes (precedence,
+ * docs/model.md): reclaim, even inside a fault; a huge-page fault is THP's
+ * (its allocation and zeroing); else the fault's. Direct compaction
+ * (in_compact) comes before all of them, in charge_run(). */
+static __always_inline __u32 mem_run_bucket(const struct thread_state *ts)
+{
+	if (ts->mem_state & LW_MEM_RECLAIM)
+		return LW_B_RECLAIM;
+	if (ts->mem_state & LW_MEM_HUGE)
+		return LW_B_THP;
+	return LW_B_FAULT;
+}
+
+/* Where a busy thread's sleep goes: compaction is THP's; asleep in reclaim
+ * (throttled, on writeback) reclaim's; asleep in a fault (a major fault's
+ * read or swap-in, a page or mm lock) the fault's wait; a memory stall
+ * outside both (PSI's in_memstall: memory.high's penalty sleep, a
+ * thrashing refault) memory_high's; anything else blocked. */
+static __always_inline __u32 sleep_bucket(const struct thread_state *ts)
+{
+	if (ts->in_compact)
+		return LW_B_THP;
+	if (ts->mem_state & LW_MEM_RECLAIM)
+		return LW_B_RECLAIM;
+	if (ts->mem_state & LW_MEM_FAULT)
+		return LW_B_FAULT_WAIT;
+	if (ts->mem_stall)
+		return LW_B_MEMORY_HIGH;
+	return LW_B_BLOCKED;
+}
 
 /* thread_state::waiting: how it is counted in its wait CPU's waiters */
 #define LW_WAIT_QUEUED 1 /* a busy thread, runnable there */

@@ -54,6 +54,16 @@ struct config {
 	int event_loop;
 	int upstream_port; /* -U: 0 = none */
 	int handoff;	   /* -H */
+	/* --fresh-every N: every Nth request (over all connections) also maps
+	 * --fresh-kb KiB of fresh anonymous memory, writes a byte of each page
+	 * and unmaps it: its extra time is page faults (with --thp, a
+	 * 2 MiB-aligned MADV_HUGEPAGE mapping: huge-page faults) */
+	unsigned long fresh_every;
+	unsigned long fresh_kb;
+	/* --spin-every N: every Nth request spins --spin-x times as long: its
+	 * extra time is its own code */
+	unsigned long spin_every;
+	unsigned long spin_x;
 };
 
 static struct config cfg = {
@@ -61,7 +71,11 @@ static struct config cfg = {
 	.iters = DEFAULT_ITERS,
 	.heap_mb = 64,
 	.pages = 64,
+	.fresh_kb = 4096,
+	.spin_x = 10,
 };
+
+static unsigned long nserved; /* requests so far, for --fresh-every / --spin-every */
 
 static char *heap;
 static size_t heap_pages;
@@ -79,6 +93,9 @@ static void usage(void)
 	       "  -m MB       heap size in MiB touched by requests (default 64)\n"
 	       "  -P N        pages of the heap written per request, one byte each (default 64)\n"
 	       "  --thp       2 MiB-aligned heap with madvise(MADV_HUGEPAGE)\n"
+	       "  --fresh-every N  every Nth request also maps, touches and unmaps\n"
+	       "              --fresh-kb KiB of fresh memory (default 4096): page faults\n"
+	       "  --spin-every N   every Nth request spins --spin-x times longer (default 10)\n"
 	       "  -R RATE     a background thread gives RATE random heap pages/s back to the\n"
 	       "              kernel (MADV_DONTNEED), like an allocator purging: this splits\n"
 	       "              huge pages that khugepaged then collapses again (default 0 = off)\n"
@@ -108,6 +125,10 @@ static void parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"thp", no_argument, NULL, 'T'},
+		{"fresh-every", required_argument, NULL, 'F'},
+		{"fresh-kb", required_argument, NULL, 'K'},
+		{"spin-every", required_argument, NULL, 'S'},
+		{"spin-x", required_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -139,6 +160,22 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'T':
 			cfg.thp = 1;
+			break;
+		case 'F':
+			if (parse_ulong(optarg, &cfg.fresh_every))
+				bad_opt("bad request count", optarg);
+			break;
+		case 'K':
+			if (parse_ulong(optarg, &cfg.fresh_kb) || !cfg.fresh_kb || cfg.fresh_kb >> 30)
+				bad_opt("bad size", optarg);
+			break;
+		case 'S':
+			if (parse_ulong(optarg, &cfg.spin_every))
+				bad_opt("bad request count", optarg);
+			break;
+		case 'X':
+			if (parse_ulong(optarg, &cfg.spin_x) || !cfg.spin_x)
+				bad_opt("bad factor", optarg);
 			break;
 		case 'e':
 			cfg.event_loop = 1;
@@ -323,10 +360,35 @@ static int upstream_connect(void)
 
 /* A request read into buf: the upstream's answer to it (-U), then the work;
  * buf holds the reply. 0, or -1 when the upstream is gone. */
+/* --fresh-every: fault in fresh memory, a byte a page, and give it back. */
+static void touch_fresh(void)
+{
+	size_t len = cfg.fresh_kb << 10, map_len = cfg.thp ? len + HPAGE_SZ : len;
+	char *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+	     *a = p;
+
+	if (p == MAP_FAILED)
+		return;
+	if (cfg.thp) {
+		a = (char *)(((uintptr_t)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
+		madvise(a, len, MADV_HUGEPAGE);
+	}
+	for (size_t off = 0; off < len; off += PAGE_SZ)
+		((volatile char *)a)[off] = 1;
+	munmap(p, map_len);
+}
+
 static int serve(int up, char *buf, uint64_t *x)
 {
+	unsigned long n;
+
 	if (up >= 0 && (write_full(up, buf, MSG_SIZE) || read_full(up, buf, MSG_SIZE)))
 		return -1;
+	n = __atomic_add_fetch(&nserved, 1, __ATOMIC_RELAXED);
+	if (cfg.fresh_every && n % cfg.fresh_every == 0)
+		touch_fresh();
+	if (cfg.spin_every && n % cfg.spin_every == 0)
+		*x = spin(cfg.iters * (cfg.spin_x - 1), *x);
 	*x = spin(cfg.iters, *x);
 	*x = touch_pages(*x);
 	memcpy(buf, x, sizeof(*x));

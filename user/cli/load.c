@@ -65,8 +65,9 @@ int lw_load_open(struct lw_loaded *l, const char *path, lw_request_fn fn, void *
 	}
 	load_damage(l);
 	abi = lw_capture_reader_info(l->r)->abi_version;
-	/* ABI 1's requests are widened by the reader (no quota bucket then) */
-	if (abi != LW_ABI_VERSION && abi != 1) {
+	/* ABI 1's and 2's requests are widened by the reader (no quota
+	 * bucket in 1, no memory buckets in either) */
+	if (abi != LW_ABI_VERSION && abi != 1 && abi != 2) {
 		fprintf(stderr, "latwhy: %s: its records are of ABI %u, this latwhy reads %u\n",
 			path, abi, LW_ABI_VERSION);
 		return -EPROTO;

@@ -22,6 +22,9 @@ static void request_buckets(struct lw_json *j, const struct lw_request *req)
 			lw_json_knull(j, lw_bucket_name(b)); /* no entry cost */
 		else if (b == LW_B_QUOTA && !(req->flags & LW_REQ_QUOTA_KNOWN))
 			lw_json_knull(j, lw_bucket_name(b)); /* no throttling read */
+		else if (b >= LW_B_FAULT && b <= LW_B_FAULT_WAIT &&
+			 !(req->flags & LW_REQ_MEMORY_KNOWN))
+			lw_json_knull(j, lw_bucket_name(b)); /* no faults traced */
 		else
 			lw_json_ku64(j, lw_bucket_name(b), req->ns[b]);
 	}
