@@ -142,6 +142,50 @@ static inline int lw_bucket_whole(int b)
 	return LW_B_MAX;
 }
 
+/* What of the kernel's memory management a thread is in (memory.bpf.h's
+ * thread state; not in a record). */
+#define LW_MEM_FAULT   1 /* in a page fault (its entry seen, its end not yet) */
+#define LW_MEM_HUGE    2 /* that fault allocated a huge page: THP's */
+#define LW_MEM_RECLAIM 4 /* in direct reclaim */
+#define LW_MEM_MEMCG   8 /* that reclaim is its memory cgroup's */
+
+/* Where a running slice of a thread goes, by what it is in (precedence,
+ * docs/model.md): direct compaction is THP's, inside a fault or reclaim
+ * too; reclaim, even inside a fault, reclaim's; a fault that allocated a
+ * huge page THP's (its zeroing); a fault's the fault's; else RUN. The
+ * slice's interrupts are taken off before (charge_run()). Shared by BPF and
+ * the unit tests. */
+static inline __u32 lw_mem_run_bucket(__u32 in_compact, __u32 mem_state)
+{
+	if (in_compact)
+		return LW_B_THP;
+	if (mem_state & LW_MEM_RECLAIM)
+		return LW_B_RECLAIM;
+	if (mem_state & LW_MEM_HUGE)
+		return LW_B_THP;
+	if (mem_state & LW_MEM_FAULT)
+		return LW_B_FAULT;
+	return LW_B_RUN;
+}
+
+/* And a busy thread's sleep: in compaction THP's; in reclaim (throttled,
+ * on writeback) reclaim's; in a fault (a major fault's read or swap-in, a
+ * page or mm lock) the fault's wait; a memory stall outside both (PSI's
+ * in_memstall: memory.high's penalty sleep, a thrashing refault)
+ * memory_high's; anything else blocked. */
+static inline __u32 lw_mem_sleep_bucket(__u32 in_compact, __u32 mem_state, __u32 stall)
+{
+	if (in_compact)
+		return LW_B_THP;
+	if (mem_state & LW_MEM_RECLAIM)
+		return LW_B_RECLAIM;
+	if (mem_state & LW_MEM_FAULT)
+		return LW_B_FAULT_WAIT;
+	if (stall)
+		return LW_B_MEMORY_HIGH;
+	return LW_B_BLOCKED;
+}
+
 /* What held a slow request's time: the index of the slow-request counters
  * (cause_counts) and the engine's. Order is part of the ABI. */
 enum lw_cause {

@@ -165,40 +165,16 @@ struct thread_state {
 	__u64 nfaults;
 };
 
-#define LW_MEM_FAULT   1 /* in a page fault (its entry seen, its end not yet) */
-#define LW_MEM_HUGE    2 /* that fault allocated a huge page: THP's */
-#define LW_MEM_RECLAIM 4 /* in direct reclaim */
-#define LW_MEM_MEMCG   8 /* that reclaim is its memory cgroup's */
-
-/* Where a running slice of a thread in memory management goes (precedence,
- * docs/model.md): reclaim, even inside a fault; a huge-page fault is THP's
- * (its allocation and zeroing); else the fault's. Direct compaction
- * (in_compact) comes before all of them, in charge_run(). */
+/* memory.bpf.h's precedence, shared with the unit tests: bpf/latwhy.h's
+ * lw_mem_run_bucket() and lw_mem_sleep_bucket() (LW_MEM_* there). */
 static __always_inline __u32 mem_run_bucket(const struct thread_state *ts)
 {
-	if (ts->mem_state & LW_MEM_RECLAIM)
-		return LW_B_RECLAIM;
-	if (ts->mem_state & LW_MEM_HUGE)
-		return LW_B_THP;
-	return LW_B_FAULT;
+	return lw_mem_run_bucket(ts->in_compact, ts->mem_state);
 }
 
-/* Where a busy thread's sleep goes: compaction is THP's; asleep in reclaim
- * (throttled, on writeback) reclaim's; asleep in a fault (a major fault's
- * read or swap-in, a page or mm lock) the fault's wait; a memory stall
- * outside both (PSI's in_memstall: memory.high's penalty sleep, a
- * thrashing refault) memory_high's; anything else blocked. */
 static __always_inline __u32 sleep_bucket(const struct thread_state *ts)
 {
-	if (ts->in_compact)
-		return LW_B_THP;
-	if (ts->mem_state & LW_MEM_RECLAIM)
-		return LW_B_RECLAIM;
-	if (ts->mem_state & LW_MEM_FAULT)
-		return LW_B_FAULT_WAIT;
-	if (ts->mem_stall)
-		return LW_B_MEMORY_HIGH;
-	return LW_B_BLOCKED;
+	return lw_mem_sleep_bucket(ts->in_compact, ts->mem_state, ts->mem_stall);
 }
 
 /* thread_state::waiting: how it is counted in its wait CPU's waiters */
