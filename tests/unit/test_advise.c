@@ -876,7 +876,8 @@ static void test_trace_every_cause(void **state)
 		t.share[k] = 0.15;
 	t.share[LW_CAUSE_QUOTA] = 0.30;
 	trace_on(&c, "acpi-powersave", 4242, &t);
-	assert_shape(&c.fs, "frequency:warn irq:warn thp:warn sched:warn idle:warn quota:crit");
+	assert_shape(&c.fs,
+		     "frequency:warn irq:warn thp:warn sched:warn idle:warn quota:crit memory:warn");
 	assert_complete(&c.fs);
 	for (size_t i = 0; i < c.fs.n; i++)
 		assert_contains(c.fs.v[i].evidence, "of slow-request time (");
