@@ -54,6 +54,13 @@ void lw_request_write(FILE *f, const struct lw_request *req)
 		lw_json_kstr(&j, "cause", lw_cause_name(lw_request_cause(req)));
 	}
 	request_buckets(&j, req);
+	if (req->flags & LW_REQ_MEMORY_KNOWN) { /* ABI 3: its page faults */
+		lw_json_key(&j, "faults");
+		lw_json_begin_object(&j);
+		lw_json_ku64(&j, "minor", req->faults_min);
+		lw_json_ku64(&j, "major", req->faults_maj);
+		lw_json_end_object(&j);
+	}
 	if (req->preempt_pid) {
 		lw_json_key(&j, "preempted_by");
 		lw_json_begin_object(&j);
