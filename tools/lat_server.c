@@ -378,8 +378,18 @@ static void *fresh_releaser(void *arg)
 {
 	struct sched_param sp = {0};
 
+	cpu_set_t off;
+
 	(void)arg;
 	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	/* off the workers' CPUs where there are others: madvise's zap runs in
+	 * the kernel, where a woken worker would wait for it to yield */
+	CPU_ZERO(&off);
+	for (int c = 0; c < CPU_SETSIZE && cfg.have_cpus; c++)
+		if (!CPU_ISSET(c, &cfg.cpus) && c < (int)sysconf(_SC_NPROCESSORS_ONLN))
+			CPU_SET(c, &off);
+	if (CPU_COUNT(&off))
+		pthread_setaffinity_np(pthread_self(), sizeof(off), &off);
 	pthread_mutex_lock(&fresh_mu);
 	for (;;) {
 		while (fresh_freed == fresh_next)

@@ -149,7 +149,7 @@ static void memory_trace(struct adv *a, const struct lw_trace_facts *t, const st
 	unsigned long long limit_ns = t->mem_reclaim_ns + t->mem_high_ns;
 	struct lw_memcg m;
 	bool cg = !lw_memcg_read(a->n->root && *a->n->root ? a->n->root : "/", t->pid, &m);
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], lim[32] = "none", high[32] = "none";
 
 	(void)on;
 	adv_put(a, &a->f->evidence,
@@ -161,11 +161,15 @@ static void memory_trace(struct adv *a, const struct lw_trace_facts *t, const st
 		adv_fmt_ns(t->mem_reclaim_ns, b3, sizeof(b3)),
 		adv_fmt_ns(t->mem_high_ns, b4, sizeof(b4)), t->mem_reclaims, t->mem_reclaims_memcg,
 		t->mem_scanned, t->mem_reclaimed);
+	if (cg && m.max >= 0)
+		snprintf(lim, sizeof(lim), "%lld", m.max);
+	if (cg && m.high >= 0)
+		snprintf(high, sizeof(high), "%lld", m.high);
 	if (cg)
 		adv_put(a, &a->f->seen,
-			"memory cgroup %s (v%d): limit %lld, high %lld, usage %llu bytes; "
+			"memory cgroup %s (v%d): limit %s, high %s, usage %llu bytes; "
 			"events high %llu, max %llu, oom %llu",
-			m.path, m.v, m.max, m.high, m.usage, m.ev_high, m.ev_max, m.ev_oom);
+			m.path, m.v, lim, high, m.usage, m.ev_high, m.ev_max, m.ev_oom);
 	else
 		adv_put(a, &a->f->seen, "the target's threads spent the slow requests' time in "
 					"page faults and reclaim");
