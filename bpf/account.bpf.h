@@ -47,8 +47,8 @@ static __always_inline void charge_run(struct thread_state *ts, struct lw_cpu_st
 		ts->cum[LW_B_IRQ] += irq + ent;
 		ts->cum[LW_B_IRQ_ENTRY] += ent;
 		ts->cum[LW_B_SOFTIRQ] += soft;
-		if (ts->in_compact) {
-			ts->cum[LW_B_THP] += run;
+		if (ts->in_compact || ts->mem_state) {
+			ts->cum[mem_run_bucket(ts)] += run; /* THP, memory's */
 		} else {
 			ts->cum[LW_B_RUN] += run;
 			/* the clock loss covers the whole slice; keep the run share */

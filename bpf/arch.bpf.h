@@ -18,6 +18,13 @@
  * arch/x86/entry/syscalls/syscall_64.tbl and, for arm64,
  * include/uapi/asm-generic/unistd.h; the registers are pt_regs' in each
  * arch/<arch>/include/asm/ptrace.h.
+ *
+ * A page fault's entry (memory.bpf.h) is x86's exceptions:page_fault_user
+ * and page_fault_kernel tracepoints (arch/x86/include/asm/trace/
+ * exceptions.h, raised in exc_page_fault()); arm64 has no fault
+ * tracepoint, so there those programs are not loaded (user/source/
+ * programs.c finds them missing in BTF) and memory is not measured. Its end,
+ * perf's PAGE_FAULTS_MIN/MAJ software events, is generic mm code.
  */
 #if defined(__TARGET_ARCH_x86)
 #define LW_NR_read     0

@@ -175,12 +175,41 @@ static __always_inline bool lw_wakeup_waits_throttle(void)
 }
 
 /*
+ * Whether task t is in a memory stall (PSI): task_struct::in_memstall, set
+ * by psi_memstall_enter() around reclaim, compaction, a thrashing refault's
+ * wait and memory.high's penalty sleep in mem_cgroup_handle_over_high()
+ * (renamed __mem_cgroup_handle_over_high() behind an inline test of
+ * memcg_nr_pages_over_high in 6.x). A bitfield since PSI came in 4.20,
+ * commit eb414681d5a0 ("psi: pressure stall information for CPU, memory,
+ * and IO"); absent without CONFIG_PSI, and never set when PSI is disabled
+ * at boot (psi=0, CONFIG_PSI_DEFAULT_DISABLED without psi=1): those sleeps
+ * stay blocked then. Read with a probe read: a bitfield, not a direct load.
+ */
+struct task_struct___memstall {
+	unsigned int in_memstall : 1;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool lw_task_memstall(struct task_struct *t)
+{
+	struct task_struct___memstall *m = (void *)t;
+
+	if (!bpf_core_field_exists(m->in_memstall))
+		return false;
+	return BPF_CORE_READ_BITFIELD_PROBED(m, in_memstall);
+}
+
+/*
  * Tracepoint arguments that changed type. A tp_btf program may declare fewer
  * arguments than its tracepoint passes, so the programs declare only the
  * leading ones that kept their type:
  *  - mm_khugepaged_scan_pmd (lw_khugepaged_scan, thp.bpf.h): mm only; the
  *    page after it became a folio in 2025 ("khugepaged: Refactor
  *    trace_mm_khugepaged_scan_pmd() to take folio instead of page").
+ *  - mm_vmscan_direct_reclaim_begin, mm_vmscan_memcg_reclaim_begin
+ *    (memory.bpf.h): none; (order, gfp_flags) lost may_writepage and
+ *    classzone_idx over the years (4.x-5.x) and 6.x's memcg variants carry
+ *    the memcg. Their _end's first argument, nr_reclaimed, is unchanged
+ *    since 2.6.36; lru_shrink_inactive's (nid, nr_scanned) since 4.8.
  */
 
 /*

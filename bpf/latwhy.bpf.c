@@ -22,6 +22,7 @@
  *   irq      interrupt and softirq time, their evidence (irq, softirq)
  *   account  a thread's buckets: slices, gaps, busy span, checkpoints
  *   thp      khugepaged/kcompactd time, collapses, direct compaction
+ *   memory   page faults, direct reclaim, memory stalls (memory.high)
  *   sched    thread accounting at switch, waking, wake-up (sched_*)
  *   backlog  a segment's wait in a receive backlog (netif_*)
  *   request  a request's slots, start, end and record

@@ -86,6 +86,7 @@ enum lw_rec_type {
 	LW_REC_TICK,	    /* one second of request statistics */
 	LW_REC_META,	    /* run configuration and end state */
 	LW_REC_HIST,	    /* latency histogram of all requests so far */
+	LW_REC_MEMORY,	    /* cumulative memory management of the targets (ABI 3) */
 };
 
 /* Where a slow request's time went. Order is part of the ABI. */
@@ -114,6 +115,22 @@ enum lw_bucket {
 	 * its quota for the period was spent. An addend, never sched or
 	 * idle, and no task took the CPU from it. ABI 2. */
 	LW_B_QUOTA,
+	/* Memory management in the thread's own context, on its own behalf
+	 * (memory.bpf.h), ABI 3; all four addends, the cause LW_CAUSE_MEMORY:
+	 * on CPU handling its page faults (user and kernel mode, minor and
+	 * major; interrupts in them stay IRQ, direct compaction and a
+	 * huge-page fault's allocation and zeroing stay THP) */
+	LW_B_FAULT,
+	/* direct reclaim, global or its memory cgroup's, on CPU or asleep in
+	 * it (throttled, waiting on writeback) */
+	LW_B_RECLAIM,
+	/* asleep in a memory stall (PSI) outside a fault and reclaim: the
+	 * penalty sleep of a cgroup over memory.high, a thrashing refault's
+	 * wait */
+	LW_B_MEMORY_HIGH,
+	/* asleep inside a page fault: a major fault's wait for its page (a
+	 * file read, a swap-in), a lock of the page or the mm */
+	LW_B_FAULT_WAIT,
 	LW_B_MAX,
 };
 
@@ -132,6 +149,50 @@ static inline int lw_bucket_whole(int b)
 	return LW_B_MAX;
 }
 
+/* What of the kernel's memory management a thread is in (memory.bpf.h's
+ * thread state; not in a record). */
+#define LW_MEM_FAULT   1 /* in a page fault (its entry seen, its end not yet) */
+#define LW_MEM_HUGE    2 /* that fault allocated a huge page: THP's */
+#define LW_MEM_RECLAIM 4 /* in direct reclaim */
+#define LW_MEM_MEMCG   8 /* that reclaim is its memory cgroup's */
+
+/* Where a running slice of a thread goes, by what it is in (precedence,
+ * docs/model.md): direct compaction is THP's, inside a fault or reclaim
+ * too; reclaim, even inside a fault, reclaim's; a fault that allocated a
+ * huge page THP's (its zeroing); a fault's the fault's; else RUN. The
+ * slice's interrupts are taken off before (charge_run()). Shared by BPF and
+ * the unit tests. */
+static inline __u32 lw_mem_run_bucket(__u32 in_compact, __u32 mem_state)
+{
+	if (in_compact)
+		return LW_B_THP;
+	if (mem_state & LW_MEM_RECLAIM)
+		return LW_B_RECLAIM;
+	if (mem_state & LW_MEM_HUGE)
+		return LW_B_THP;
+	if (mem_state & LW_MEM_FAULT)
+		return LW_B_FAULT;
+	return LW_B_RUN;
+}
+
+/* And a busy thread's sleep: in compaction THP's; in reclaim (throttled,
+ * on writeback) reclaim's; in a fault (a major fault's read or swap-in, a
+ * page or mm lock) the fault's wait; a memory stall outside both (PSI's
+ * in_memstall: memory.high's penalty sleep, a thrashing refault)
+ * memory_high's; anything else blocked. */
+static inline __u32 lw_mem_sleep_bucket(__u32 in_compact, __u32 mem_state, __u32 stall)
+{
+	if (in_compact)
+		return LW_B_THP;
+	if (mem_state & LW_MEM_RECLAIM)
+		return LW_B_RECLAIM;
+	if (mem_state & LW_MEM_FAULT)
+		return LW_B_FAULT_WAIT;
+	if (stall)
+		return LW_B_MEMORY_HIGH;
+	return LW_B_BLOCKED;
+}
+
 /* What held a slow request's time: the index of the slow-request counters
  * (cause_counts) and the engine's. Order is part of the ABI. */
 enum lw_cause {
@@ -142,11 +203,12 @@ enum lw_cause {
 	LW_CAUSE_SCHED,
 	LW_CAUSE_IDLE,	/* wake-up of an idle CPU: C-state exit latency, PM QoS */
 	LW_CAUSE_QUOTA, /* CFS bandwidth throttling of its cgroup (cpu.max) */
+	LW_CAUSE_MEMORY, /* page faults, direct reclaim, memory.high (ABI 3) */
 	LW_CAUSE_MAX,
 };
 
 /* The causes a trace attributes requests to: LW_CAUSE_FREQ up to this one. */
-#define LW_CAUSE_TRACED_LAST LW_CAUSE_QUOTA
+#define LW_CAUSE_TRACED_LAST LW_CAUSE_MEMORY
 
 /* A request's cause must hold at least this share of its latency (percent):
  * below it the request was slow for its own run or sleep, and a 3 us wake-up
@@ -172,6 +234,8 @@ static inline void lw_cause_ns(const __u64 *ns, __u64 *v)
 	/* a polling CPU had no exit to pay: no cause latwhy can name */
 	v[LW_CAUSE_IDLE] = ns[LW_B_IDLE] - polled;
 	v[LW_CAUSE_QUOTA] = ns[LW_B_QUOTA];
+	v[LW_CAUSE_MEMORY] = ns[LW_B_FAULT] + ns[LW_B_RECLAIM] + ns[LW_B_MEMORY_HIGH] +
+			     ns[LW_B_FAULT_WAIT];
 }
 
 /* The cause of a request of latency with ns v per cause (lw_cause_ns()):
@@ -221,6 +285,9 @@ struct lw_request {
 	__u32 flags; /* enum lw_req_flags */
 	char preempt_comm[LW_COMM_LEN];
 	__u64 preempt_ns;
+	/* page faults that ended in the request (ABI 3) */
+	__u32 faults_min;
+	__u32 faults_maj;
 };
 
 enum lw_req_flags {
@@ -244,6 +311,10 @@ enum lw_req_flags {
 	 * the kernel, ABI 2 and later): QUOTA is a measurement, not "no
 	 * data" */
 	LW_REQ_QUOTA_KNOWN = 1 << 5,
+	/* its page faults, reclaim and memory stalls were traced (ABI 3 and
+	 * later): FAULT .. FAULT_WAIT and the fault counts are a
+	 * measurement, not "no data" */
+	LW_REQ_MEMORY_KNOWN = 1 << 6,
 };
 
 /* Map key of the per-IRQ evidence map. */
@@ -304,6 +375,30 @@ struct lw_thp_stats {
 	__u64 compact_ns;	  /* time in those compactions */
 	__u64 khugepaged_wake_ns; /* target sleep ended by khugepaged/kcompactd */
 	__u64 khugepaged_run_ns;  /* khugepaged/kcompactd ran while target waited */
+};
+
+/* Memory management in the targets' threads, kept in BPF .bss
+ * (memory.bpf.h), cumulative since load. ABI 3. */
+struct lw_mem_stats {
+	__u64 faults_min; /* page faults that ended, minor */
+	__u64 faults_maj; /* and major */
+	__u64 fault_ns;	  /* their time, entry to end, whatever it was */
+	__u64 faults_huge; /* of them, with a huge page's allocation (THP's) */
+	__u64 reclaims;	   /* direct reclaim runs, global and memcg */
+	__u64 reclaim_ns;
+	__u64 reclaim_memcg; /* of them, a memory cgroup's (its limit) */
+	__u64 reclaim_scanned;	 /* pages scanned (lru_shrink_inactive) */
+	__u64 reclaim_reclaimed; /* pages reclaimed (reclaim_end) */
+	__u64 stalls;		 /* sleeps in a memory stall outside both */
+	__u64 stall_ns;
+	__u64 fault_sleeps; /* sleeps inside a fault */
+	__u64 fault_sleep_ns;
+};
+
+struct lw_mem_rec {
+	__u32 type; /* LW_REC_MEMORY */
+	__u32 pad;
+	struct lw_mem_stats s;
 };
 
 struct lw_thp_rec {
@@ -367,6 +462,10 @@ enum lw_meta_flags {
 	 * capture of ABI 1: throttled time was not told apart (quota "no
 	 * data", the wait counted as sched or idle) */
 	LW_META_NO_QUOTA = 1 << 9,
+	/* page faults not traced (no fault tracepoint on this architecture,
+	 * no perf software events, skipped), or a capture of ABI 1 or 2:
+	 * memory "no data", its time in run and blocked */
+	LW_META_NO_MEMORY = 1 << 10,
 };
 
 /* What a request is (lw_meta_rec::req_mode, --request). */

@@ -10,6 +10,7 @@
 
 #include "account.bpf.h"
 #include "backlog.bpf.h"
+#include "memory.bpf.h"
 
 /*
  * Requests. A thread keeps cumulative buckets (cum[]) while it is busy; a
@@ -288,6 +289,7 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 		__sync_fetch_and_add(&untracked, 1);
 	}
 	charge_run(ts, cs, now);
+	mem_abandon(ts);
 	if (!ts->busy) {
 		cycle_open(ts, now, false);
 		cs->target_cur |= LW_CUR_IN_REQ;
@@ -306,6 +308,7 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 		}
 		s->nincomplete = ts->nincomplete;
 		s->nfreq = ts->nfreq;
+		s->nfaults = ts->nfaults;
 	} else if (req_by_conn && same && ts->slot_ts[i] >= ts->cycle_start && !before_wake) {
 		/* its last reply, sent while we stayed busy: the time, snap[],
 		 * the counters and the longest wait since are kept from then */
@@ -324,6 +327,7 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 		}
 		s->nincomplete = ts->nincomplete;
 		s->nfreq = ts->nfreq;
+		s->nfaults = ts->nfaults;
 	}
 	/* Its data waited in a receive backlog before it was ready: softirq
 	 * latency of this request, before the start chosen above, in no window
@@ -394,7 +398,15 @@ static __always_inline __u32 excess_bucket(int k)
 	case 5:
 		return LW_B_QUOTA;
 	case 6:
+		return LW_B_FAULT_WAIT;
+	case 7:
+		return LW_B_MEMORY_HIGH;
+	case 8:
 		return LW_B_BLOCKED;
+	case 9:
+		return LW_B_RECLAIM;
+	case 10:
+		return LW_B_FAULT;
 	}
 	return LW_B_RUN;
 }
@@ -510,7 +522,10 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 		   (ts->nincomplete != s->nincomplete ? LW_REQ_INCOMPLETE : 0) |
 		   (idle_state_known ? LW_REQ_IDLE_KNOWN : 0) |
 		   (irq_entry_ns ? LW_REQ_IRQ_ENTRY_KNOWN : 0) |
-		   (quota_known ? LW_REQ_QUOTA_KNOWN : 0);
+		   (quota_known ? LW_REQ_QUOTA_KNOWN : 0) |
+		   (memory_known ? LW_REQ_MEMORY_KNOWN : 0);
+	r->faults_min = (__u32)ts->nfaults - (__u32)s->nfaults;
+	r->faults_maj = (__u32)(ts->nfaults >> 32) - (__u32)(s->nfaults >> 32);
 	top_pid = ts->slot_top_pid[i];
 	r->preempt_pid = top_pid;
 	r->preempt_ns = ts->slot_top_ns[i];
@@ -560,6 +575,7 @@ static __always_inline void request_end(struct thread_state *ts, int i, __u64 no
 		return;
 	s = &ts->slots[i];
 	charge_run(ts, cs, now);
+	mem_abandon(ts);
 	latency = now - ts->slot_ts[i];
 	hist_add(latency);
 	if (latency > slow_thresh_ns)
@@ -570,6 +586,7 @@ static __always_inline void request_end(struct thread_state *ts, int i, __u64 no
 	__builtin_memcpy(s->snap, ts->cum, sizeof(s->snap));
 	s->nincomplete = ts->nincomplete;
 	s->nfreq = ts->nfreq;
+	s->nfaults = ts->nfaults;
 	ts->slot_top_ns[i] = 0;
 	ts->slot_top_pid[i] = 0;
 	ts->cycle_ended = 1;

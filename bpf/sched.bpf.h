@@ -11,6 +11,7 @@
 #include "compat.bpf.h"
 #include "quota.bpf.h"
 #include "thp.bpf.h"
+#include "memory.bpf.h"
 
 /*
  * A runqueue wait starts on cpu: interrupts handled there while we wait
@@ -187,11 +188,12 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 	} else {
 		ts->state = TS_SLEEPING;
 		ts->waiter_pid = 0;
+		ts->mem_stall = memory_known && lw_task_memstall(prev);
 		if (!ts->open_mask)
 			ts->busy = 0; /* woke for no request, or all answered */
 	}
 	ckpt_take(ts, now,
-		  ts->state == TS_RUNNABLE ? (throttled ? LW_B_QUOTA : LW_B_SCHED) : LW_B_BLOCKED);
+		  ts->state == TS_RUNNABLE ? (throttled ? LW_B_QUOTA : LW_B_SCHED) : sleep_bucket(ts));
 }
 
 static __always_inline void switch_in(struct task_struct *next, struct task_struct *prev,
@@ -256,7 +258,7 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 	} else if (ts->busy && ts->state == TS_SLEEPING) {
 		/* no wake-up seen (the kernel skips a nested run of the
 		 * wake-up program): plain blocking */
-		ts->cum[ts->in_compact ? LW_B_THP : LW_B_BLOCKED] += delta;
+		mem_sleep(ts, delta);
 	} else if (ts->state == TS_RUNNING) {
 		charge_gap(ts, now); /* we missed its switch-out */
 	}
@@ -374,7 +376,7 @@ static __always_inline int on_wakeup(struct task_struct *p)
 			ts->cum[LW_B_THP] += delta;
 			__sync_fetch_and_add(&thp.khugepaged_wake_ns, delta);
 		} else {
-			ts->cum[LW_B_BLOCKED] += delta;
+			mem_sleep(ts, delta);
 		}
 	}
 	/* Its data may be what woke it. With handoff_watch, also when busy:

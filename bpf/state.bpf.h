@@ -29,6 +29,9 @@ const volatile __u32 idle_poll_states = 0;
  * userspace checks in the kernel's BTF): waits of a throttled group are
  * told apart (quota.bpf.h). */
 const volatile bool quota_known = false;
+/* Page faults are traced, their entry (arch.bpf.h) and their end (perf's
+ * page-fault software events, attached by userspace): memory.bpf.h. */
+const volatile bool memory_known = false;
 
 /* Set by userspace once every program is attached: a request whose start
  * was seen by a partly attached set of programs would miss time. */
@@ -75,6 +78,7 @@ struct req_slot {
 	__u64 snap[LW_B_MAX]; /* the thread's cum[] at slot_ts */
 	__u32 nincomplete;    /* thread_state counters then */
 	__u32 nfreq;
+	__u64 nfaults;
 };
 
 /* The thread's cum[] at a scheduler transition while busy, and the bucket
@@ -151,7 +155,27 @@ struct thread_state {
 	 * preempted program's could be another thread's */
 	__u64 end_ns[LW_B_MAX];
 	__u32 gen; /* attach_gen when it was made */
+	/* memory.bpf.h: what of the kernel's memory management it is in now
+	 * (LW_MEM_*), and whether the sleep now going on is a memory stall */
+	__u32 mem_state;
+	__u32 mem_stall;
+	__u64 fault_start;
+	__u64 reclaim_start;
+	/* page faults ended: minor in the low 32 bits, major in the high */
+	__u64 nfaults;
 };
+
+/* memory.bpf.h's precedence, shared with the unit tests: bpf/latwhy.h's
+ * lw_mem_run_bucket() and lw_mem_sleep_bucket() (LW_MEM_* there). */
+static __always_inline __u32 mem_run_bucket(const struct thread_state *ts)
+{
+	return lw_mem_run_bucket(ts->in_compact, ts->mem_state);
+}
+
+static __always_inline __u32 sleep_bucket(const struct thread_state *ts)
+{
+	return lw_mem_sleep_bucket(ts->in_compact, ts->mem_state, ts->mem_stall);
+}
 
 /* thread_state::waiting: how it is counted in its wait CPU's waiters */
 #define LW_WAIT_QUEUED 1 /* a busy thread, runnable there */

@@ -54,6 +54,16 @@ struct config {
 	int event_loop;
 	int upstream_port; /* -U: 0 = none */
 	int handoff;	   /* -H */
+	/* --fresh-every N: every Nth request (over all connections) also maps
+	 * --fresh-kb KiB of fresh anonymous memory, writes a byte of each page
+	 * and unmaps it: its extra time is page faults (with --thp, a
+	 * 2 MiB-aligned MADV_HUGEPAGE mapping: huge-page faults) */
+	unsigned long fresh_every;
+	unsigned long fresh_kb;
+	/* --spin-every N: every Nth request spins --spin-x times as long: its
+	 * extra time is its own code */
+	unsigned long spin_every;
+	unsigned long spin_x;
 };
 
 static struct config cfg = {
@@ -61,7 +71,11 @@ static struct config cfg = {
 	.iters = DEFAULT_ITERS,
 	.heap_mb = 64,
 	.pages = 64,
+	.fresh_kb = 4096,
+	.spin_x = 10,
 };
+
+static unsigned long nserved; /* requests so far, for --fresh-every / --spin-every */
 
 static char *heap;
 static size_t heap_pages;
@@ -79,6 +93,9 @@ static void usage(void)
 	       "  -m MB       heap size in MiB touched by requests (default 64)\n"
 	       "  -P N        pages of the heap written per request, one byte each (default 64)\n"
 	       "  --thp       2 MiB-aligned heap with madvise(MADV_HUGEPAGE)\n"
+	       "  --fresh-every N  every Nth request also maps, touches and unmaps\n"
+	       "              --fresh-kb KiB of fresh memory (default 4096): page faults\n"
+	       "  --spin-every N   every Nth request spins --spin-x times longer (default 10)\n"
 	       "  -R RATE     a background thread gives RATE random heap pages/s back to the\n"
 	       "              kernel (MADV_DONTNEED), like an allocator purging: this splits\n"
 	       "              huge pages that khugepaged then collapses again (default 0 = off)\n"
@@ -108,6 +125,10 @@ static void parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"thp", no_argument, NULL, 'T'},
+		{"fresh-every", required_argument, NULL, 'F'},
+		{"fresh-kb", required_argument, NULL, 'K'},
+		{"spin-every", required_argument, NULL, 'S'},
+		{"spin-x", required_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -139,6 +160,22 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'T':
 			cfg.thp = 1;
+			break;
+		case 'F':
+			if (parse_ulong(optarg, &cfg.fresh_every))
+				bad_opt("bad request count", optarg);
+			break;
+		case 'K':
+			if (parse_ulong(optarg, &cfg.fresh_kb) || !cfg.fresh_kb || cfg.fresh_kb >> 30)
+				bad_opt("bad size", optarg);
+			break;
+		case 'S':
+			if (parse_ulong(optarg, &cfg.spin_every))
+				bad_opt("bad request count", optarg);
+			break;
+		case 'X':
+			if (parse_ulong(optarg, &cfg.spin_x) || !cfg.spin_x)
+				bad_opt("bad factor", optarg);
 			break;
 		case 'e':
 			cfg.event_loop = 1;
@@ -323,10 +360,104 @@ static int upstream_connect(void)
 
 /* A request read into buf: the upstream's answer to it (-U), then the work;
  * buf holds the reply. 0, or -1 when the upstream is gone. */
+/*
+ * --fresh-every: fault in fresh memory, a byte a page. The memory is a ring
+ * of FRESH_CHUNKS chunks mapped once; a chunk touched is given back to the
+ * kernel (MADV_DONTNEED) by a SCHED_IDLE thread, when the worker's CPU is
+ * idle, so that the request pays its faults and not the freeing (munmap in
+ * the request took a third of its extra time). One connection at a time:
+ * two workers touching at once could take the same chunk.
+ */
+#define FRESH_CHUNKS 8
+static char *fresh[FRESH_CHUNKS];
+static unsigned long fresh_next, fresh_freed; /* chunks touched, given back */
+static pthread_mutex_t fresh_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fresh_cv = PTHREAD_COND_INITIALIZER;
+
+static void *fresh_releaser(void *arg)
+{
+	struct sched_param sp = {0};
+
+	cpu_set_t off;
+
+	(void)arg;
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	/* off the workers' CPUs where there are others: madvise's zap runs in
+	 * the kernel, where a woken worker would wait for it to yield */
+	CPU_ZERO(&off);
+	for (int c = 0; c < CPU_SETSIZE && cfg.have_cpus; c++)
+		if (!CPU_ISSET(c, &cfg.cpus) && c < (int)sysconf(_SC_NPROCESSORS_ONLN))
+			CPU_SET(c, &off);
+	if (CPU_COUNT(&off))
+		pthread_setaffinity_np(pthread_self(), sizeof(off), &off);
+	pthread_mutex_lock(&fresh_mu);
+	for (;;) {
+		while (fresh_freed == fresh_next)
+			pthread_cond_wait(&fresh_cv, &fresh_mu);
+		char *c = fresh[fresh_freed % FRESH_CHUNKS];
+
+		pthread_mutex_unlock(&fresh_mu);
+		madvise(c, cfg.fresh_kb << 10, MADV_DONTNEED);
+		pthread_mutex_lock(&fresh_mu);
+		fresh_freed++;
+		pthread_cond_broadcast(&fresh_cv);
+	}
+	return NULL;
+}
+
+static void fresh_init(void)
+{
+	size_t len = cfg.fresh_kb << 10, map_len = cfg.thp ? len + HPAGE_SZ : len;
+	pthread_t t;
+
+	for (int i = 0; i < FRESH_CHUNKS; i++) {
+		char *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap fresh memory");
+		if (cfg.thp) {
+			p = (char *)(((uintptr_t)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
+			if (madvise(p, len, MADV_HUGEPAGE))
+				die("madvise(MADV_HUGEPAGE)");
+		}
+		fresh[i] = p;
+	}
+	if (pthread_create(&t, NULL, fresh_releaser, NULL))
+		die("pthread_create");
+	pthread_detach(t);
+}
+
+static void touch_fresh(void)
+{
+	size_t len = cfg.fresh_kb << 10;
+	char *a;
+
+	pthread_mutex_lock(&fresh_mu);
+	/* every chunk touched and not given back yet: wait for one */
+	while (fresh_next - fresh_freed >= FRESH_CHUNKS)
+		pthread_cond_wait(&fresh_cv, &fresh_mu);
+	a = fresh[fresh_next % FRESH_CHUNKS];
+	pthread_mutex_unlock(&fresh_mu);
+	for (size_t off = 0; off < len; off += PAGE_SZ)
+		((volatile char *)a)[off] = 1;
+	pthread_mutex_lock(&fresh_mu);
+	fresh_next++;
+	pthread_cond_signal(&fresh_cv);
+	pthread_mutex_unlock(&fresh_mu);
+}
+
 static int serve(int up, char *buf, uint64_t *x)
 {
+	unsigned long n;
+
 	if (up >= 0 && (write_full(up, buf, MSG_SIZE) || read_full(up, buf, MSG_SIZE)))
 		return -1;
+	n = __atomic_add_fetch(&nserved, 1, __ATOMIC_RELAXED);
+	if (cfg.fresh_every && n % cfg.fresh_every == 0)
+		touch_fresh();
+	if (cfg.spin_every && n % cfg.spin_every == 0)
+		*x = spin(cfg.iters * (cfg.spin_x - 1), *x);
 	*x = spin(cfg.iters, *x);
 	*x = touch_pages(*x);
 	memcpy(buf, x, sizeof(*x));
@@ -497,6 +628,8 @@ int main(int argc, char **argv)
 	if (cfg.have_cpus && sched_setaffinity(0, sizeof(cfg.cpus), &cfg.cpus))
 		die("cannot pin to the -c CPUs");
 	heap_init();
+	if (cfg.fresh_every)
+		fresh_init();
 	lfd = listen_socket();
 
 	/*

@@ -43,9 +43,11 @@ def num(r, k):
 PARTS = ("frequency", "idle_polled", "irq_entry")
 # The addends a request may have null, not measured: quota, where throttling
 # was not read (LW_REQ_QUOTA_KNOWN unset; abi 2 has the bucket, and the BPF
-# side does not fill it yet). Such a null is not in the sum; any other
-# null fails (num).
-UNMEASURED_OK = ("quota",)
+# side does not fill it yet); and memory's four, where faults are not
+# traced (LW_REQ_MEMORY_KNOWN unset: --causes without memory, --skip
+# page_fault_user, arm64). Such a null is not in the sum; any other null
+# fails (num).
+UNMEASURED_OK = ("quota", "fault", "reclaim", "memory_high", "fault_wait")
 
 
 def window_counts(lat_t):

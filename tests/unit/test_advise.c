@@ -861,6 +861,73 @@ static void test_trace_idle(void **state)
 }
 
 /* Each traced cause over LW_SHARE_FINDING: a complete finding, in cause order. */
+
+/* memory: reclaim at a v1 group's limit is fixed in its limit_in_bytes,
+ * half again, with its rollback and failcnt to verify */
+static void test_trace_memory_limit(void **state)
+{
+	struct lw_trace_facts t = {.pid = 4242, .slow_requests = 40};
+	const struct lw_finding *f;
+	struct ctx c;
+
+	(void)state;
+	t.share[LW_CAUSE_MEMORY] = 0.6;
+	t.cause_ns[LW_CAUSE_MEMORY] = 60000000;
+	t.mem_reclaim_ns = 50000000;
+	t.mem_fault_ns = 10000000;
+	t.mem_reclaims = t.mem_reclaims_memcg = 300;
+	t.mem_faults_min = 80000;
+	trace_on(&c, "memory-v1", 4242, &t);
+	assert_shape(&c.fs, "memory:crit");
+	assert_complete(&c.fs);
+	f = &c.fs.v[0];
+	assert_contains(f->seen, "memory cgroup /app (v1): limit 100663296");
+	assert_true(strv_has(&f->fix, "echo 150994944 > "));
+	assert_true(strv_has(&f->fix, "/sys/fs/cgroup/memory/app/memory.limit_in_bytes"));
+	assert_true(strv_has(&f->rollback, "echo 100663296 > "));
+	assert_true(strv_has(&f->verify, "memory.failcnt"));
+	assert_contains(f->evidence, "80000 minor and 0 major page faults");
+	/* all of it the memcg's: no node reclaim sysctl */
+	assert_false(strv_has(&f->fix, "watermark_scale_factor"));
+	ctx_free(&c);
+	/* global reclaim too: the watermark from its value now */
+	t.mem_reclaims_memcg = 100;
+	trace_on(&c, "memory-v1", 4242, &t);
+	f = &c.fs.v[0];
+	assert_true(strv_has(&f->fix, "sysctl -w vm.watermark_scale_factor=200  # now 10"));
+	assert_true(strv_has(&f->rollback, "sysctl -w vm.watermark_scale_factor=10"));
+	ctx_free(&c);
+}
+
+/* memory: fault time is the application's habit, fixed in what it runs:
+ * the fixture's maps show jemalloc */
+static void test_trace_memory_habit(void **state)
+{
+	struct lw_trace_facts t = {.pid = 4242, .slow_requests = 40};
+	const struct lw_finding *f;
+	struct ctx c;
+
+	(void)state;
+	t.share[LW_CAUSE_MEMORY] = 0.8;
+	t.cause_ns[LW_CAUSE_MEMORY] = 80000000;
+	t.mem_fault_ns = 80000000;
+	t.mem_faults_min = 80000;
+	trace_on(&c, "memory-v1", 4242, &t);
+	assert_shape(&c.fs, "memory:crit");
+	f = &c.fs.v[0];
+	assert_true(strv_has(&f->fix, "MALLOC_CONF=dirty_decay_ms"));
+	assert_non_null(f->cost);
+	assert_true(f->persist.n > 0 && f->verify.n > 0);
+	ctx_free(&c);
+	/* vm-nocpufreq's target is a Go process (its heap arena's mapping):
+	 * GOGC and GOMEMLIMIT */
+	trace_on(&c, "vm-nocpufreq", 4242, &t);
+	f = &c.fs.v[c.fs.n - 1];
+	assert_int_equal(f->cause, LW_CAUSE_MEMORY);
+	assert_true(strv_has(&f->fix, "GOMEMLIMIT"));
+	ctx_free(&c);
+}
+
 static void test_trace_every_cause(void **state)
 {
 	struct lw_trace_facts t = {
@@ -882,7 +949,8 @@ static void test_trace_every_cause(void **state)
 		t.share[k] = 0.15;
 	t.share[LW_CAUSE_QUOTA] = 0.30;
 	trace_on(&c, "acpi-powersave", 4242, &t);
-	assert_shape(&c.fs, "frequency:warn irq:warn thp:warn sched:warn idle:warn quota:crit");
+	assert_shape(&c.fs,
+		     "frequency:warn irq:warn thp:warn sched:warn idle:warn quota:crit memory:warn");
 	assert_complete(&c.fs);
 	for (size_t i = 0; i < c.fs.n; i++)
 		assert_contains(c.fs.v[i].evidence, "of slow-request time (");
@@ -942,6 +1010,8 @@ int main(void)
 		cmocka_unit_test(test_trace_rps),
 		cmocka_unit_test(test_trace_idle),
 		cmocka_unit_test(test_trace_every_cause),
+		cmocka_unit_test(test_trace_memory_limit),
+		cmocka_unit_test(test_trace_memory_habit),
 		cmocka_unit_test(test_facts_slow_waits),
 	};
 

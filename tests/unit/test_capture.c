@@ -902,6 +902,66 @@ static void test_writer_args(void **state)
 	assert_int_equal(errno, ENOSPC); /* the file header already */
 }
 
+/* An ABI 2 capture's request (no memory buckets, no fault counts) and META
+ * are read widened: the buckets before kept, memory 0 and not measured. */
+static void test_upgrade_abi2(void **state)
+{
+	enum {
+		V2_LEN = offsetof(struct lw_request, faults_min) -
+			 (LW_B_MAX - LW_B_FAULT) * sizeof(__u64),
+	};
+	struct lw_capture_opts o = opts();
+	struct lw_capture_writer *w;
+	struct lw_capture_reader *r;
+	struct lw_meta_rec m = {.type = LW_REC_META};
+	unsigned char v2[sizeof(struct lw_request)];
+	struct lw_request q;
+	const struct lw_request *got;
+	const void *rec;
+	char path[256], err[256];
+	size_t len, tail = sizeof(q.preempt_pid) + sizeof(q.flags) + sizeof(q.preempt_comm) +
+			   sizeof(q.preempt_ns);
+	int n = 0;
+
+	(void)state;
+	make_request(&q, 3);
+	for (int b = LW_B_FAULT; b < LW_B_MAX; b++)
+		q.ns[b] = 0;
+	q.preempt_ns = 777;
+	/* ABI 2's layout: ns[] up to quota, then the tail, no counts */
+	memcpy(v2, &q, offsetof(struct lw_request, ns[LW_B_FAULT]));
+	memcpy(v2 + offsetof(struct lw_request, ns[LW_B_FAULT]), &q.preempt_pid, tail);
+	tmp_path(path, sizeof(path), "abi2.lwy");
+	o.abi_version = 2;
+	o.overwrite = true;
+	w = lw_capture_writer_open(path, &o);
+	assert_non_null(w);
+	assert_int_equal(lw_capture_writer_append(w, &m, sizeof(m)), 0);
+	assert_int_equal(lw_capture_writer_append(w, v2, V2_LEN), 0);
+	assert_int_equal(lw_capture_writer_close(w), 0);
+	r = lw_capture_reader_open(path, err, sizeof(err));
+	assert_non_null(r);
+	while (!lw_capture_reader_next_record(r, &rec, &len)) {
+		if (n++ == 0) {
+			assert_int_equal(len, sizeof(m));
+			assert_true(((const struct lw_meta_rec *)rec)->flags & LW_META_NO_MEMORY);
+			assert_false(((const struct lw_meta_rec *)rec)->flags & LW_META_NO_QUOTA);
+			continue;
+		}
+		assert_int_equal(len, sizeof(struct lw_request));
+		got = rec;
+		assert_memory_equal(got, &q, offsetof(struct lw_request, ns[LW_B_FAULT]));
+		for (int b = LW_B_FAULT; b < LW_B_MAX; b++)
+			assert_int_equal(got->ns[b], 0);
+		assert_int_equal(got->preempt_ns, 777);
+		assert_int_equal(got->faults_min, 0);
+		assert_int_equal(got->faults_maj, 0);
+		assert_false(got->flags & LW_REQ_MEMORY_KNOWN);
+	}
+	assert_int_equal(n, 2);
+	lw_capture_reader_close(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -914,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_foreign_files),	 cmocka_unit_test(test_sparse_zeros),
 		cmocka_unit_test(test_scan_gives_up),	 cmocka_unit_test(test_size_cap),
 		cmocka_unit_test(test_enospc),		 cmocka_unit_test(test_writer_args),
+		cmocka_unit_test(test_upgrade_abi2),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -499,6 +499,108 @@ static void test_cause_request_counts(void **state)
 	assert_int_equal(s.cause[LW_CAUSE_QUOTA].requests, 0);
 }
 
+
+/* ---- memory and the verdict over the excess ------------------------------ */
+
+/* The precedence of docs/model.md, as memory.bpf.h applies it: compaction
+ * is thp's inside a fault or reclaim; reclaim inside a fault is reclaim's; a
+ * huge-page fault is thp's; a sleep in a fault is its wait, in a memory
+ * stall outside both memory_high's. */
+static void test_memory_precedence(void **state)
+{
+	__u64 ns[LW_B_MAX] = {0}, v[LW_CAUSE_MAX];
+
+	(void)state;
+	assert_int_equal(lw_mem_run_bucket(0, 0), LW_B_RUN);
+	assert_int_equal(lw_mem_run_bucket(0, LW_MEM_FAULT), LW_B_FAULT);
+	assert_int_equal(lw_mem_run_bucket(1, LW_MEM_FAULT), LW_B_THP);
+	assert_int_equal(lw_mem_run_bucket(0, LW_MEM_FAULT | LW_MEM_HUGE), LW_B_THP);
+	assert_int_equal(lw_mem_run_bucket(0, LW_MEM_FAULT | LW_MEM_RECLAIM), LW_B_RECLAIM);
+	assert_int_equal(lw_mem_run_bucket(1, LW_MEM_RECLAIM | LW_MEM_MEMCG), LW_B_THP);
+	assert_int_equal(lw_mem_run_bucket(0, LW_MEM_RECLAIM | LW_MEM_MEMCG), LW_B_RECLAIM);
+	assert_int_equal(lw_mem_sleep_bucket(0, 0, 0), LW_B_BLOCKED);
+	assert_int_equal(lw_mem_sleep_bucket(0, 0, 1), LW_B_MEMORY_HIGH);
+	assert_int_equal(lw_mem_sleep_bucket(0, LW_MEM_FAULT, 1), LW_B_FAULT_WAIT);
+	assert_int_equal(lw_mem_sleep_bucket(0, LW_MEM_FAULT | LW_MEM_RECLAIM, 1), LW_B_RECLAIM);
+	assert_int_equal(lw_mem_sleep_bucket(1, LW_MEM_FAULT, 1), LW_B_THP);
+	/* the cause is the four buckets' sum; irq inside a fault stays irq */
+	ns[LW_B_RUN] = 100;
+	ns[LW_B_FAULT] = 300;
+	ns[LW_B_RECLAIM] = 200;
+	ns[LW_B_MEMORY_HIGH] = 50;
+	ns[LW_B_FAULT_WAIT] = 50;
+	ns[LW_B_IRQ] = 250;
+	lw_cause_ns(ns, v);
+	assert_int_equal(v[LW_CAUSE_MEMORY], 600);
+	assert_int_equal(v[LW_CAUSE_IRQ], 250);
+	assert_int_equal(lw_cause_of(v, 950), LW_CAUSE_MEMORY);
+}
+
+static struct lw_request mem_req(__u64 latency, __u64 run, __u64 fault, __u64 idle)
+{
+	struct lw_request r = req(1, latency, run, 0, 0, 0, 0, 0, 0);
+
+	r.ns[LW_B_FAULT] = fault;
+	r.ns[LW_B_IDLE] = idle;
+	r.flags = LW_REQ_MEMORY_KNOWN;
+	r.faults_min = fault / 1000;
+	return r;
+}
+
+/* Slow requests whose extra time is page faults: memory is the verdict,
+ * their faults the evidence. */
+static void test_verdict_memory(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_tick(e, 1000000000ULL, 1000, 300000, 3000000, LW_THRESH_UNKNOWN);
+	for (int i = 0; i < 10; i++)
+		feed_req(e, mem_req(3000000, 400000, 2500000, 100000));
+	lw_engine_summarize(e, &s);
+	assert_false(s.running_dominant);
+	assert_int_equal(s.dominant, LW_CAUSE_MEMORY);
+	assert_string_equal(lw_summary_verdict(&s), "memory");
+	assert_int_equal(s.excess_ns, 10 * (3000000 - 300000));
+	assert_int_equal(s.running_excess_ns, 10 * (400000 - 300000));
+	assert_int_equal(s.mem_faults_min, 10 * 2500);
+	assert_int_equal(s.mem_requests, 10);
+	assert_true(s.cause[LW_CAUSE_MEMORY].measured);
+}
+
+/* The issue's case: running held 75% of the slow requests' time, idle 11%.
+ * The verdict is running, not idle; dominant still names idle, the largest
+ * kernel cause. */
+static void test_verdict_running(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_tick(e, 1000000000ULL, 1000, 300000, 3000000, LW_THRESH_UNKNOWN);
+	for (int i = 0; i < 10; i++)
+		feed_req(e, mem_req(3000000, 2250000, 90000, 330000));
+	lw_engine_summarize(e, &s);
+	assert_true(s.running_dominant);
+	assert_int_equal(s.dominant, LW_CAUSE_IDLE);
+	assert_string_equal(lw_summary_verdict(&s), "running");
+	assert_true(lw_summary_excess_share(&s, s.running_excess_ns) > 0.70);
+	assert_true(lw_summary_excess_share(&s, s.cause[LW_CAUSE_IDLE].ns) < 0.15);
+}
+
+/* No p50 known (a capture cut before its first tick): the excess is the
+ * whole latency, and a kernel cause larger than the run still wins. */
+static void test_verdict_no_typical(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+
+	feed_req(e, mem_req(1000000, 300000, 700000, 0));
+	lw_engine_summarize(e, &s);
+	assert_int_equal(s.excess_ns, 1000000);
+	assert_false(s.running_dominant);
+	assert_string_equal(lw_summary_verdict(&s), "memory");
+}
+
 /* ---- evidence ----------------------------------------------------------- */
 
 static void test_irq_snapshot_replaces(void **state)
@@ -867,7 +969,7 @@ static void test_engine_errors(void **state)
 	struct lw_request r = req(0, 1000, 1000, 0, 0, 0, 0, 0, 0);
 	struct lw_cpu_rec c = {.type = LW_REC_CPU, .cpu = LW_MAX_CPUS, .khz = 1, .ref_khz = 1};
 	__u8 big[64] = {0};
-	__u32 t = LW_REC_HIST + 1; /* the first type after the last */
+	__u32 t = LW_REC_MEMORY + 1; /* the first type after the last */
 	struct lw_summary s;
 
 	lw_engine_summarize(e, &s);
@@ -1324,6 +1426,10 @@ int main(void)
 		cmocka_unit_test(test_hist_bucket),
 		cmocka_unit_test(test_hist_quantile),
 		cmocka_unit_test(test_names),
+		T(test_verdict_memory),
+		T(test_verdict_running),
+		T(test_verdict_no_typical),
+		cmocka_unit_test(test_memory_precedence),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

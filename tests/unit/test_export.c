@@ -174,9 +174,9 @@ static void test_slow_by_cause(void **state)
 	/* one HELP and one TYPE a family */
 	assert_int_equal(count_lines(t, "# TYPE latwhy_slow_requests_total counter"), 1);
 	assert_int_equal(count_lines(t, "# HELP latwhy_slow_requests_total "), 1);
-	/* a series per cause: none, the five of before, quota */
-	assert_int_equal(count_lines(t, "latwhy_slow_requests_total{"), 7);
-	assert_int_equal(count_lines(t, "latwhy_slow_request_seconds_total{"), 7);
+	/* a series per cause: none, the five of before, quota, memory */
+	assert_int_equal(count_lines(t, "latwhy_slow_requests_total{"), 8);
+	assert_int_equal(count_lines(t, "latwhy_slow_request_seconds_total{"), 8);
 	free(t);
 	lw_export_free(x);
 }

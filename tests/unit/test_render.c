@@ -206,12 +206,14 @@ static void test_request_json_exact(void **state)
 			       "\"cause\":\"sched\",\"ns\":{\"run\":4000,\"frequency\":null,"
 			       "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
 			       "\"idle\":0,\"blocked\":250,\"idle_polled\":null,"
-			       "\"irq_entry\":null,\"quota\":null}}\n");
+			       "\"irq_entry\":null,\"quota\":null,"
+			       "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null}}\n");
 	assert_json(s, "d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
 		       "d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
 		       "d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
 		       "list(d['ns']) == ['run','frequency','irq','softirq','thp','sched',"
-		       "'idle','blocked','idle_polled','irq_entry','quota'] and "
+		       "'idle','blocked','idle_polled','irq_entry','quota','fault','reclaim',"
+		       "'memory_high','fault_wait'] and "
 		       "d['ns']['frequency'] is None and d['ns']['idle_polled'] is None and "
 		       "d['ns']['irq_entry'] is None and d['ns']['sched'] == 5000 "
 		       "and 'preempted_by' not in d");
@@ -235,7 +237,8 @@ static void test_request_json_freq_known(void **state)
 	assert_has(s, "\"cause\":\"frequency\"");
 	assert_has(s, "\"ns\":{\"run\":6000,\"frequency\":1000,\"irq\":300,\"softirq\":300,"
 		      "\"thp\":0,\"sched\":500,\"idle\":0,\"blocked\":2900,\"idle_polled\":null,"
-		      "\"irq_entry\":null,\"quota\":null}");
+		      "\"irq_entry\":null,\"quota\":null,"
+		      "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null}");
 	assert_has(s, "\"preempted_by\":{\"pid\":777,\"comm\":\"hog\",\"ns\":400}");
 	assert_json(s, "d['ns']['frequency'] == 1000 and isinstance(d['ns']['frequency'], int) "
 		       "and d['preempted_by'] == {'pid': 777, 'comm': 'hog', 'ns': 400}");
@@ -309,10 +312,12 @@ static void test_summary_json(void **state)
 		      "\"thp\":{\"ns\":1500,\"share\":0.375,\"requests\":1},"
 		      "\"sched\":{\"ns\":800,\"share\":0.2,\"requests\":1},"
 		      "\"idle\":{\"ns\":0,\"share\":0,\"requests\":0},"
-		      "\"quota\":{\"ns\":0,\"share\":0,\"requests\":0}}");
+		      "\"quota\":{\"ns\":0,\"share\":0,\"requests\":0},"
+		      "\"memory\":{\"ns\":0,\"share\":0,\"requests\":0}}");
 	assert_has(s, "\"ns\":{\"run\":1400,\"frequency\":100,\"irq\":100,\"softirq\":50,"
 		      "\"thp\":1500,\"sched\":800,\"idle\":0,\"blocked\":150,\"idle_polled\":0,"
-		      "\"irq_entry\":null,\"quota\":0}");
+		      "\"irq_entry\":null,\"quota\":0,\"fault\":0,\"reclaim\":0,"
+		      "\"memory_high\":0,\"fault_wait\":0}");
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
 	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\","
 		      "\"tracer\":false,\"ns\":800,\"count\":2}],\"slow_waits\":[{\"pid\":777,"
@@ -332,7 +337,7 @@ static void test_summary_json(void **state)
 		"d['requests'] == 5000 and d['slow_requests'] == 2 and "
 		"d['threshold_ns'] == 2000000 and d['freq_source'] == 'cpu_frequency tracepoint' "
 		"and d['dropped'] == 0 + 7 and list(d['causes']) == "
-		"['frequency','irq','thp','sched','idle','quota'] and "
+		"['frequency','irq','thp','sched','idle','quota','memory'] and "
 		"all(set(v) >= {'ns','share'} for v in d['causes'].values()) and "
 		"d['causes']['thp']['ns'] == 1500 and d['causes']['thp']['share'] == 0.375 and "
 		"d['causes']['frequency'] == {'ns': 100, 'share': 0.025, 'requests': 0} and "
@@ -467,7 +472,7 @@ static void test_irq_entry(void **state)
 	out_open(&o, true);
 	lw_request_write(o.f, &r);
 	s = out_close(&o);
-	assert_has(s, "\"idle_polled\":null,\"irq_entry\":2200,\"quota\":null}");
+	assert_has(s, "\"idle_polled\":null,\"irq_entry\":2200,\"quota\":null,\"fault\":null");
 	assert_json(s, "d['ns']['irq'] == 2500 and d['ns']['irq_entry'] == 2200 and "
 		       "d['cause'] == 'sched'");
 	out_free(&o);
@@ -532,7 +537,7 @@ static void test_backlog_evidence(void **state)
 	assert_has(s, "its data waited for NET_RX@cpu0 2.00 ms  softirq NET_RX@cpu1 1.00 ms\n");
 	/* every traced cause on the live line, quota too */
 	assert_has(s, "  slow-request time: frequency n/a  irq ");
-	assert_has(s, "  idle 0.0%  quota 0.0%\n");
+	assert_has(s, "  idle 0.0%  quota 0.0%  memory 0.0%\n");
 	out_free(&o);
 	s = summary_out(&o, &sum, false);
 	assert_has(s, "  softirq NET_RX_BACKLOG on CPU 0: 2.00 ms in 400 waits\n"

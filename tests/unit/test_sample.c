@@ -177,10 +177,13 @@ static void test_causes_opts(void **state)
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "sched,irq", NULL), 0);
 	assert_string_equal(o.trace.conf.skip,
 			    "cpu_frequency,mm_khugepaged_scan_pmd,mm_collapse_huge_page,"
-			    "mm_compaction_begin,mm_compaction_end,cpu_idle");
+			    "mm_compaction_begin,mm_compaction_end,cpu_idle,page_fault_user,"
+			    "page_fault_kernel,mm_vmscan_direct_reclaim_begin,"
+			    "mm_vmscan_direct_reclaim_end,mm_vmscan_memcg_reclaim_begin,"
+			    "mm_vmscan_memcg_reclaim_end,mm_vmscan_lru_shrink_inactive,mm_page_alloc");
 	/* --skip's own come first; sched is always traced */
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--skip", "sk_data_ready", "--causes",
-			       "frequency,irq,thp,idle", NULL),
+			       "frequency,irq,thp,idle,memory", NULL),
 			 0);
 	assert_string_equal(o.trace.conf.skip, "sk_data_ready");
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "thp", NULL), 0);
@@ -190,9 +193,9 @@ static void test_causes_opts(void **state)
 	assert_false(lw_list_has(o.trace.conf.skip, "mm_collapse_huge_page"));
 	assert_false(lw_list_has(o.trace.conf.skip, "sched_switch"));
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "sched,disk", NULL), -EINVAL);
-	assert_string_equal(err, "--causes: 'disk' is not a cause (frequency,irq,thp,sched,idle,quota)");
+	assert_string_equal(err, "--causes: 'disk' is not a cause (frequency,irq,thp,sched,idle,quota,memory)");
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "", NULL), -EINVAL);
-	assert_string_equal(err, "--causes needs a list of causes (frequency,irq,thp,sched,idle,quota)");
+	assert_string_equal(err, "--causes needs a list of causes (frequency,irq,thp,sched,idle,quota,memory)");
 }
 
 /* The command's own words on stderr and its exit status. */
@@ -229,7 +232,7 @@ static void test_usage_exit(void **state)
 	assert_int_equal(run_serve(out, sizeof(out), "--comm", "srv", "--causes", "net"),
 			 LW_EXIT_USAGE);
 	assert_string_equal(out, "latwhy: --causes: 'net' is not a cause "
-				 "(frequency,irq,thp,sched,idle,quota) (see latwhy serve --help)\n");
+				 "(frequency,irq,thp,sched,idle,quota,memory) (see latwhy serve --help)\n");
 }
 
 /* ---- the families -------------------------------------------------------- */
@@ -377,12 +380,14 @@ static void test_causes_absent(void **state)
 	struct lw_export *x = lw_export_new("srv", FIXTURE);
 	char *t;
 
-	feed_meta(x, LW_META_NO_IRQ | LW_META_NO_SOFTIRQ | LW_META_NO_FREQ | LW_META_NO_QUOTA);
+	feed_meta(x, LW_META_NO_IRQ | LW_META_NO_SOFTIRQ | LW_META_NO_FREQ | LW_META_NO_QUOTA |
+			  LW_META_NO_MEMORY);
 	lw_export_publish(x);
 	t = render(x);
 	assert_int_equal(count_lines(t, "latwhy_slow_requests_total{"), 4);
 	assert_int_equal(count_lines(t, "latwhy_slow_request_seconds_total{"), 4);
 	assert_null(strstr(t, "cause=\"quota\""));
+	assert_null(strstr(t, "cause=\"memory\""));
 	assert_null(strstr(t, "cause=\"irq\""));
 	assert_null(strstr(t, "cause=\"frequency\""));
 	assert_true(sample(t, "latwhy_slow_requests_total{target=\"srv\",cause=\"thp\"}") == 0);

@@ -18,7 +18,7 @@
 #
 # Scenarios (default: all; --short: baseline sched irq softirq thp idle freq
 # quota, about a minute and a half, no third-party servers):
-#   baseline  sched  irq  softirq  thp  idle  freq  quota  sched+irq
+#   baseline  sched  irq  softirq  thp  idle  freq  quota  memory  sched+irq
 #                                                  lat_server, lat_client
 #   redis-baseline redis-irq redis-sched          redis-server, redis-benchmark -c 1
 #   nginx-baseline nginx-irq nginx-sched          nginx, wrk -c 1
@@ -88,7 +88,7 @@ else
 	QUIET_WAIT=30
 fi
 if [ ${#SCEN[@]} -eq 0 ]; then
-	SCEN=(baseline sched irq softirq thp idle freq quota)
+	SCEN=(baseline sched irq softirq thp idle freq quota memory)
 	if [ "$SHORT" -eq 0 ]; then
 		SCEN+=(sched+irq)
 		[ "$SERVERS" -eq 1 ] && SCEN+=(redis-baseline redis-irq redis-sched
@@ -180,6 +180,13 @@ wait_quiet() {
 }
 
 # ---- servers -------------------------------------------------------------------
+
+# mem_args INJECT: the lab server's own injector for memory, every 50th
+# request faulting in 4 MiB of fresh memory (lat_server --fresh-every):
+# the truth is the client's latencies, as for the others.
+mem_args() {
+	[[ ,$1, == *,memory,* ]] && echo --fresh-every 50 --fresh-kb 4096
+}
 
 # start_lab_server DIR [lat_server args]: sets SPID and PORT.
 start_lab_server() {
@@ -294,6 +301,8 @@ start_injectors() {
 	INJ_PIDS=()
 	for k in "${kinds[@]}"; do
 		[ "$k" = freq ] && continue # fed while latwhy runs, see run_freq
+		# the server's own every 50th request faults in 4 MiB (lab_args)
+		[ "$k" = memory ] && continue
 		if [ "$k" = quota ]; then
 			quota_inject "$d" || die "quota: no cpu controller to set a quota with"
 			continue
@@ -537,7 +546,7 @@ run_scenario() {
 	wait_quiet "$name"
 	echo "run.sh: $name ($fam, inject ${inject}, ${secs}s)" >&2
 	case $kind in
-	lab) start_lab_server "$d" "${LAB_ARGS[@]}" ;;
+	lab) start_lab_server "$d" "${LAB_ARGS[@]}" $(mem_args "$inject") ;;
 	redis) start_redis "$d" ;;
 	nginx) start_nginx "$d" ;;
 	esac
@@ -677,7 +686,7 @@ want() {
 }
 for s in "${SCEN[@]}"; do
 	case $s in
-	baseline | sched | irq | softirq | thp | idle | freq | quota | sched+irq) ;;
+	baseline | sched | irq | softirq | thp | idle | freq | quota | memory | sched+irq) ;;
 	redis-baseline | redis-irq | redis-sched | nginx-baseline | nginx-irq | nginx-sched) ;;
 	redis-c8-baseline | redis-c8-sched | nginx-c8-baseline | nginx-c8-sched) ;;
 	*) echo "run.sh: unknown scenario '$s'" >&2 && usage ;;
@@ -699,7 +708,7 @@ for fam in lab redis nginx redis-c8 nginx-c8; do
 	pre=
 	[ "$fam" = lab ] || pre=$fam-
 	todo=()
-	for s in baseline sched irq softirq thp idle freq quota sched+irq; do
+	for s in baseline sched irq softirq thp idle freq quota memory sched+irq; do
 		want "$pre$s" && todo+=("$s")
 	done
 	[ ${#todo[@]} -gt 0 ] || continue

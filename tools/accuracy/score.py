@@ -96,10 +96,10 @@ import os
 import re
 import sys
 
-CAUSES = ("frequency", "irq", "thp", "sched", "idle", "quota")
+CAUSES = ("frequency", "irq", "thp", "sched", "idle", "quota", "memory")
 # injector -> the cause latwhy should name
 INJECT_CAUSE = {"sched": "sched", "irq": "irq", "softirq": "irq", "thp": "thp", "idle": "idle",
-                "freq": "frequency", "quota": "quota"}
+                "freq": "frequency", "quota": "quota", "memory": "memory"}
 # quota: latwhy's quota time over the requests it has, against the time the
 # kernel itself counted the cgroup throttled over the client's run
 # (cpu.stat, cgstat.before/after), within this ratio either way
@@ -312,6 +312,8 @@ def cause_ns(r, c):
         return (ns.get("irq") or 0) + (ns.get("softirq") or 0)
     if c == "idle":  # a polling idle CPU's part is no cause (latwhy's own rule)
         return max(0, (ns.get("idle") or 0) - (ns.get("idle_polled") or 0))
+    if c == "memory":  # its four buckets (ABI 3); null where not measured
+        return sum(ns.get(b) or 0 for b in ("fault", "reclaim", "memory_high", "fault_wait"))
     return ns.get(c) or 0
 
 
@@ -412,7 +414,8 @@ def score(d, cache):
     row["share"] = {c: (per[c] / tot_lat if tot_lat else 0.0) for c in CAUSES}
     row["buckets"] = {b: sum((r["ns"].get(b) or 0) for r in slow)
                       for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked",
-                                "idle_polled", "irq_entry", "quota")}
+                                "idle_polled", "irq_entry", "quota", "fault", "reclaim",
+                                "memory_high", "fault_wait")}
     row["tot_lat"] = tot_lat
     # How much of the ground truth lies inside latwhy's requests at all: the
     # slow requests' server-side latency above the baseline's server median.

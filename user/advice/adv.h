@@ -59,6 +59,7 @@ extern const struct lw_advisor lw_advisor_irq;
 extern const struct lw_advisor lw_advisor_quota;
 extern const struct lw_advisor lw_advisor_nic;
 extern const struct lw_advisor lw_advisor_sched;
+extern const struct lw_advisor lw_advisor_memory;
 
 /* Start a finding in a->f; NULL after an earlier error or on ENOMEM. */
 struct lw_finding *adv_begin(struct adv *a, enum lw_cause c, enum lw_severity s);

@@ -86,6 +86,12 @@ struct lw_trace_facts {
 		unsigned long long nr_periods, nr_throttled, throttled_usec;
 	} cg_start[LW_FACT_CGROUPS];
 	size_t nr_cg_start;
+	/* memory management (LW_CAUSE_MEMORY): the slow requests' page
+	 * faults and their split, the targets' reclaim and stalls */
+	unsigned long long mem_faults_min, mem_faults_maj;
+	unsigned long long mem_fault_ns, mem_fault_wait_ns, mem_reclaim_ns, mem_high_ns;
+	unsigned long long mem_reclaims, mem_reclaims_memcg, mem_stalls;
+	unsigned long long mem_scanned, mem_reclaimed;
 };
 
 /* Findings about the node's switches alone (latwhy check). 0 or -ENOMEM. */

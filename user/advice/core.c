@@ -169,7 +169,7 @@ static struct lw_cpuset trace_cpus(const struct lw_node *n, const struct lw_trac
 /* The advisors, in the order latwhy check prints their node findings. */
 static const struct lw_advisor *const advisors[] = {
 	&lw_advisor_freq,  &lw_advisor_idle, &lw_advisor_thp,	&lw_advisor_irq,
-	&lw_advisor_quota, &lw_advisor_nic,  &lw_advisor_sched,
+	&lw_advisor_quota, &lw_advisor_nic,  &lw_advisor_sched, &lw_advisor_memory,
 };
 
 #define NR_ADVISORS (sizeof(advisors) / sizeof(advisors[0]))

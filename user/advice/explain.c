@@ -90,6 +90,17 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 	f->quota_waits = s->quota_waits;
 	f->quota_wait_ns = s->quota_wait_ns;
 	f->quota_wait_max_ns = s->quota_wait_max_ns;
+	f->mem_faults_min = s->mem_faults_min;
+	f->mem_faults_maj = s->mem_faults_maj;
+	f->mem_fault_ns = s->bucket_ns[LW_B_FAULT];
+	f->mem_fault_wait_ns = s->bucket_ns[LW_B_FAULT_WAIT];
+	f->mem_reclaim_ns = s->bucket_ns[LW_B_RECLAIM];
+	f->mem_high_ns = s->bucket_ns[LW_B_MEMORY_HIGH];
+	f->mem_reclaims = s->mem.reclaims;
+	f->mem_reclaims_memcg = s->mem.reclaim_memcg;
+	f->mem_stalls = s->mem.stalls;
+	f->mem_scanned = s->mem.reclaim_scanned;
+	f->mem_reclaimed = s->mem.reclaim_reclaimed;
 }
 
 void lw_explain_quota_start(struct lw_trace_facts *f, const struct lw_node *start)

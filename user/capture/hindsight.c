@@ -358,7 +358,7 @@ static bool same_key(__u32 type, const void *a, const void *b)
 	case LW_REC_CPU:
 		return ((const struct lw_cpu_rec *)a)->cpu == ((const struct lw_cpu_rec *)b)->cpu;
 	}
-	return true; /* HIST, THP, META: one of each */
+	return true; /* HIST, THP, MEMORY, META: one of each */
 }
 
 /* The base's record of rec's key, NULL when it had none. The snapshots come
@@ -407,6 +407,16 @@ static void delta_thp(struct lw_thp_stats *s, const struct lw_thp_stats *b)
 	s->khugepaged_run_ns = sub(s->khugepaged_run_ns, b->khugepaged_run_ns);
 }
 
+static void delta_mem(struct lw_mem_stats *s, const struct lw_mem_stats *b)
+{
+	__u64 *v = (__u64 *)s;
+	const __u64 *w = (const __u64 *)b;
+
+	_Static_assert(sizeof(*s) % sizeof(__u64) == 0, "lw_mem_stats is all counters");
+	for (size_t i = 0; i < sizeof(*s) / sizeof(__u64); i++)
+		v[i] = sub(v[i], w[i]);
+}
+
 /* What rec (a copy, of its type's size) counted since the window's base
  * (NULL: none): rec less base; false when nothing happened in the window
  * (an IRQ that did not fire). */
@@ -428,6 +438,11 @@ static bool rec_since_base(__u32 type, void *rec, const void *base)
 		if (base)
 			delta_thp(&((struct lw_thp_rec *)rec)->s,
 				  &((const struct lw_thp_rec *)base)->s);
+		return true;
+	case LW_REC_MEMORY:
+		if (base)
+			delta_mem(&((struct lw_mem_rec *)rec)->s,
+				  &((const struct lw_mem_rec *)base)->s);
 		return true;
 	case LW_REC_CPU: /* the clock is a state; its events count */
 		if (base)

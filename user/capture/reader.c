@@ -429,31 +429,51 @@ static int next_chunk(struct lw_capture_reader *r)
 }
 
 /*
- * An ABI 1 request (bpf/latwhy.h) had no LW_B_QUOTA bucket: its ns[] was one
- * bucket shorter. Its record, in r->rec, is widened in place to today's with
- * quota 0 and without LW_REQ_QUOTA_KNOWN, and the META record says that
- * nothing measured it (LW_META_NO_QUOTA); the other record types did not
- * change. Returns the record's length now.
+ * Older records (bpf/latwhy.h) widened in place, in r->rec, to today's:
+ *  - ABI 1 had no LW_B_QUOTA bucket (ns[] one bucket shorter): quota 0,
+ *    without LW_REQ_QUOTA_KNOWN, and META says nothing measured it
+ *    (LW_META_NO_QUOTA);
+ *  - ABI 1 and 2 had no memory buckets (LW_B_FAULT .. LW_B_FAULT_WAIT,
+ *    after quota) and no fault counts at the record's end: 0, without
+ *    LW_REQ_MEMORY_KNOWN, and META says LW_META_NO_MEMORY.
+ * The other record types did not change (LW_REC_MEMORY is new in 3).
+ * Returns the record's length now.
  */
 static size_t lwc_upgrade(struct lw_capture_reader *r, size_t len)
 {
-	enum { QUOTA_OFF = offsetof(struct lw_request, ns[LW_B_QUOTA]) };
-	const size_t v1_len = sizeof(struct lw_request) - sizeof(__u64);
+	enum {
+		QUOTA_OFF = offsetof(struct lw_request, ns[LW_B_QUOTA]),
+		MEM_OFF = offsetof(struct lw_request, ns[LW_B_FAULT]),
+		MEM_LEN = (LW_B_MAX - LW_B_FAULT) * sizeof(__u64),
+		FAULTS_LEN = sizeof(struct lw_request) - offsetof(struct lw_request, faults_min),
+		V2_LEN = sizeof(struct lw_request) - MEM_LEN - FAULTS_LEN,
+		V1_LEN = V2_LEN - sizeof(__u64),
+	};
 	unsigned char *p = (unsigned char *)r->rec;
+	__u32 abi = r->info.abi_version;
 
-	_Static_assert(LW_B_QUOTA == LW_B_MAX - 1, "ABI 2 added one bucket, the last");
-	if (r->info.abi_version != 1)
+	_Static_assert(LW_B_QUOTA + 1 == LW_B_FAULT && LW_B_FAULT_WAIT == LW_B_MAX - 1,
+		       "ABI 2 added quota, ABI 3 four buckets after it, the last");
+	_Static_assert(FAULTS_LEN == 2 * sizeof(__u32), "ABI 3 added the fault counts, last");
+	if (abi != 1 && abi != 2)
 		return len;
 	if (len == sizeof(struct lw_meta_rec) && lwc_get32(p) == LW_REC_META) {
 		struct lw_meta_rec *m = (struct lw_meta_rec *)r->rec;
 
-		m->flags |= LW_META_NO_QUOTA; /* nothing told throttling apart */
+		if (abi == 1)
+			m->flags |= LW_META_NO_QUOTA; /* nothing told throttling apart */
+		m->flags |= LW_META_NO_MEMORY;	      /* nor page faults and reclaim */
 		return len;
 	}
-	if (len != v1_len || lwc_get32(p) != LW_REC_REQUEST)
+	if (lwc_get32(p) != LW_REC_REQUEST || len != (abi == 1 ? V1_LEN : V2_LEN))
 		return len;
-	memmove(p + QUOTA_OFF + sizeof(__u64), p + QUOTA_OFF, v1_len - QUOTA_OFF);
-	memset(p + QUOTA_OFF, 0, sizeof(__u64));
+	if (abi == 1) {
+		memmove(p + QUOTA_OFF + sizeof(__u64), p + QUOTA_OFF, V1_LEN - QUOTA_OFF);
+		memset(p + QUOTA_OFF, 0, sizeof(__u64));
+	}
+	memmove(p + MEM_OFF + MEM_LEN, p + MEM_OFF, V2_LEN - MEM_OFF);
+	memset(p + MEM_OFF, 0, MEM_LEN);
+	memset(p + V2_LEN + MEM_LEN, 0, FAULTS_LEN);
 	return sizeof(struct lw_request);
 }
 

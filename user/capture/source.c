@@ -65,8 +65,8 @@ int lw_capture_source_open(struct lw_capture_source *l, const char *path, lw_req
 	}
 	load_damage(l);
 	abi = lw_capture_reader_info(l->r)->abi_version;
-	/* ABI 1's requests are widened by the reader (no quota bucket then);
-	 * ABI 3 changed the targets' limits, no record: ABI 2's read as they are */
+	/* ABI 1's and 2's requests are widened by the reader (no quota
+	 * bucket in 1, no memory buckets in either) */
 	if (abi != LW_ABI_VERSION && abi != 1 && abi != 2) {
 		fprintf(stderr, "latwhy: %s: its records are of ABI %u, this latwhy reads %u\n",
 			path, abi, LW_ABI_VERSION);

@@ -15,6 +15,7 @@ static const struct {
 	[LW_CAUSE_SCHED] = {"sched", "sched"},
 	[LW_CAUSE_IDLE] = {"idle", "idle"},
 	[LW_CAUSE_QUOTA] = {"quota", "cpu quota (throttled)"},
+	[LW_CAUSE_MEMORY] = {"memory", "memory (faults, reclaim)"},
 };
 
 const char *lw_cause_name(enum lw_cause c)

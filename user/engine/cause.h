@@ -12,7 +12,7 @@
 #include "latwhy.h"
 
 /* Every traced cause, in enum order: what --causes takes. */
-#define LW_CAUSES_ALL "frequency,irq,thp,sched,idle,quota"
+#define LW_CAUSES_ALL "frequency,irq,thp,sched,idle,quota,memory"
 
 /* "none", "frequency", "irq", ...; "unknown" out of range */
 const char *lw_cause_name(enum lw_cause c);

@@ -35,6 +35,8 @@ struct lw_engine {
 	struct lw_slow_wait *waits;
 	size_t nr_waits, cap_waits;
 	struct lw_thp_stats thp;
+	struct lw_mem_stats mem;
+	__u64 mem_faults_min, mem_faults_maj, mem_requests; /* over slow requests */
 	struct lw_cpu_rec cpus[LW_MAX_CPUS];
 	__u32 max_cpu_seen;
 
@@ -202,6 +204,12 @@ static int feed_request(struct lw_engine *e, const struct lw_request *r)
 		if (r->ns[LW_B_QUOTA] > e->quota_wait_max_ns)
 			e->quota_wait_max_ns = r->ns[LW_B_QUOTA];
 	}
+	if (r->flags & LW_REQ_MEMORY_KNOWN) {
+		e->mem_faults_min += r->faults_min;
+		e->mem_faults_maj += r->faults_maj;
+		if (v[LW_CAUSE_MEMORY])
+			e->mem_requests++;
+	}
 	if (r->preempt_ns && add_slow_wait(e, r))
 		return -ENOMEM;
 	if (r->cpu < LW_MAX_CPUS)
@@ -250,6 +258,8 @@ static size_t rec_size(__u32 type)
 		return sizeof(struct lw_preempt_rec);
 	case LW_REC_THP:
 		return sizeof(struct lw_thp_rec);
+	case LW_REC_MEMORY:
+		return sizeof(struct lw_mem_rec);
 	case LW_REC_CPU:
 		return sizeof(struct lw_cpu_rec);
 	case LW_REC_TICK:
@@ -286,6 +296,9 @@ static int feed_typed(struct lw_engine *e, __u32 type, const void *rec)
 			      sizeof(__u32));
 	case LW_REC_THP:
 		e->thp = ((const struct lw_thp_rec *)rec)->s;
+		return 0;
+	case LW_REC_MEMORY:
+		e->mem = ((const struct lw_mem_rec *)rec)->s;
 		return 0;
 	case LW_REC_CPU:
 		return feed_cpu(e, rec);
@@ -452,21 +465,57 @@ static void summarize_meta(const struct lw_engine *e, struct lw_summary *s)
 	s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
 }
 
-/* Shares of the slow latency, and the dominant cause. */
+/*
+ * Shares of the slow latency, and the dominant cause. The verdict goes to
+ * what holds the largest part of the slow requests' excess, their time
+ * beyond a typical request's (the p50 latency, all of it taken as its own
+ * run; 0 when not known), their own running included: that part is their
+ * run (less the clock's loss, frequency's) beyond a typical request's,
+ * a kernel cause's part its whole time (a typical request is taken to have
+ * none of it). Both lean towards the kernel cause. When running holds the
+ * largest part, running_dominant says so and dominant still names the
+ * largest kernel cause (10% of the slow latency at least, as before).
+ */
 static void summarize_causes(const struct lw_engine *e, struct lw_summary *s)
 {
+	__u64 typical = s->counted ? s->p50_ns : 0, own_run = 0, base, top = 0;
 	double best = 0;
 
 	memcpy(s->cause, e->cause, sizeof(s->cause));
 	s->dominant = LW_CAUSE_NONE;
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++) {
 		s->cause[c].share = e->slow_latency ? (double)e->cause[c].ns / e->slow_latency : 0;
+		if (e->cause[c].ns > top)
+			top = e->cause[c].ns;
 		/* A cause below 10% of the slow latency is noise, not a verdict. */
 		if (s->cause[c].share >= 0.10 && s->cause[c].share > best) {
 			best = s->cause[c].share;
 			s->dominant = c;
 		}
 	}
+	base = e->slow * typical;
+	s->excess_ns = e->slow_latency > base ? e->slow_latency - base : 0;
+	if (e->bucket_ns[LW_B_RUN] > e->bucket_ns[LW_B_FREQ])
+		own_run = e->bucket_ns[LW_B_RUN] - e->bucket_ns[LW_B_FREQ];
+	s->running_excess_ns = own_run > base ? own_run - base : 0;
+	if (s->running_excess_ns > s->excess_ns)
+		s->running_excess_ns = s->excess_ns;
+	s->running_dominant = e->slow && s->running_excess_ns > top;
+}
+
+const char *lw_summary_verdict(const struct lw_summary *s)
+{
+	return s->running_dominant ? "running" : lw_cause_name(s->dominant);
+}
+
+double lw_summary_excess_share(const struct lw_summary *s, __u64 ns)
+{
+	double v;
+
+	if (!s->excess_ns)
+		return 0;
+	v = (double)ns / s->excess_ns;
+	return v > 1 ? 1 : v;
 }
 
 /* A cause none of whose tracepoints could be attached was not measured.
@@ -482,6 +531,7 @@ static void summarize_measured(struct lw_summary *s)
 	s->cause[LW_CAUSE_IRQ].measured = (s->flags & irq) != irq;
 	s->cause[LW_CAUSE_THP].measured = (s->flags & thp) != thp;
 	s->cause[LW_CAUSE_QUOTA].measured = !(s->flags & LW_META_NO_QUOTA);
+	s->cause[LW_CAUSE_MEMORY].measured = !(s->flags & LW_META_NO_MEMORY);
 }
 
 /* The records' errors and the summary's own (top_n()). */
@@ -521,6 +571,10 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 	s->nr_slow_waits = top_n(e->waits, e->nr_waits, sizeof(*e->waits), s->slow_waits, LW_TOP,
 				 cmp_slow_wait, s);
 	s->thp = e->thp;
+	s->mem = e->mem;
+	s->mem_faults_min = e->mem_faults_min;
+	s->mem_faults_maj = e->mem_faults_maj;
+	s->mem_requests = e->mem_requests;
 	s->quota_waits = e->quota_waits;
 	s->quota_wait_ns = e->quota_wait_ns;
 	s->quota_wait_max_ns = e->quota_wait_max_ns;
@@ -607,7 +661,7 @@ const char *lw_bucket_name(enum lw_bucket b)
 {
 	static const char *const names[LW_B_MAX] = {
 		"run",	"frequency", "irq",	    "softirq",	 "thp",	  "sched",
-		"idle", "blocked",   "idle_polled", "irq_entry", "quota",
+		"idle", "blocked",   "idle_polled", "irq_entry", "quota", "fault", "reclaim", "memory_high", "fault_wait",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

@@ -76,6 +76,13 @@ struct lw_summary {
 	__u64 bucket_ns[LW_B_MAX]; /* per bucket, over slow requests */
 	struct lw_cause_stat cause[LW_CAUSE_MAX];
 	enum lw_cause dominant; /* LW_CAUSE_NONE: nothing reached 10% */
+	/* The slow requests' time beyond a typical request's (p50 each), and
+	 * the part of it their own running holds; running_dominant: more
+	 * than any kernel cause's ns, so the verdict is "running" and
+	 * dominant only the largest kernel cause (summarize_causes()). */
+	__u64 excess_ns;
+	__u64 running_excess_ns;
+	bool running_dominant;
 	enum lw_freq_source freq_source;
 	bool freq_measured; /* a clock and a reference were known */
 	__u32 irq_entry_ns; /* one interrupt's entry and exit, measured at start; 0: not */
@@ -94,6 +101,11 @@ struct lw_summary {
 	struct lw_slow_wait slow_waits[LW_TOP]; /* over the slow requests only */
 	size_t nr_slow_waits;
 	struct lw_thp_stats thp;
+	/* the targets' memory management, cumulative (LW_REC_MEMORY); over
+	 * the slow requests measured for it: their faults, and how many had
+	 * memory time */
+	struct lw_mem_stats mem;
+	__u64 mem_faults_min, mem_faults_maj, mem_requests;
 	/* slow requests that waited out a CFS throttle of their cgroup
 	 * (ns[LW_B_QUOTA] > 0), those waits summed and the longest; 0 when
 	 * not measured (cause[LW_CAUSE_QUOTA].measured says which) */
@@ -139,6 +151,12 @@ void lw_request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX]);
 bool lw_request_consistent(const struct lw_request *r);
 
 void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s);
+
+/* The verdict's name: "running" (running_dominant), else the dominant
+ * cause's ("none" too). */
+const char *lw_summary_verdict(const struct lw_summary *s);
+/* ns as a share of the slow requests' excess (excess_ns), at most 1. */
+double lw_summary_excess_share(const struct lw_summary *s, __u64 ns);
 
 /* The task pid (of tgid, 0 when not known) is latwhy itself. */
 bool lw_summary_is_tracer(const struct lw_summary *s, __u32 pid, __u32 tgid);

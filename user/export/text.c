@@ -71,6 +71,8 @@ static bool cause_measured(const struct lw_export_counters *c, int k)
 		return !(c->flags & LW_META_NO_FREQ) || c->freq_source != LW_FREQ_NONE;
 	case LW_CAUSE_QUOTA:
 		return !(c->flags & LW_META_NO_QUOTA);
+	case LW_CAUSE_MEMORY:
+		return !(c->flags & LW_META_NO_MEMORY);
 	}
 	return true;
 }

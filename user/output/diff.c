@@ -48,7 +48,7 @@ static void side_rows(FILE *f, const struct lw_diff_side side[2])
 		snprintf(a, sizeof(a), "  %s", lw_cause_name(c));
 		row(f, a, v[0], v[1]);
 	}
-	row(f, "dominant", lw_cause_name(side[0].s->dominant), lw_cause_name(side[1].s->dominant));
+	row(f, "dominant", lw_summary_verdict(side[0].s), lw_summary_verdict(side[1].s));
 }
 
 /* The slower side's own findings of cause c: its fix lines. */
@@ -130,7 +130,7 @@ static void json_side(struct lw_json *j, const char *key, const struct lw_diff_s
 	lw_json_ku64(j, "slow_requests", x->s->slow_requests);
 	lw_json_ku64(j, "p50_ns", x->s->p50_ns);
 	lw_json_ku64(j, "p99_ns", x->s->p99_ns);
-	lw_json_kstr(j, "dominant", lw_cause_name(x->s->dominant));
+	lw_json_kstr(j, "dominant", lw_summary_verdict(x->s));
 	lw_json_key(j, "shares");
 	lw_json_begin_object(j);
 	for (int c = LW_CAUSE_NONE + 1; c < LW_CAUSE_MAX; c++) {

@@ -276,6 +276,7 @@ static const char css[] =
 	".c-thp{fill:#f1c40f;background:#f1c40f}.c-sched{fill:#2e6da4;background:#2e6da4}\n"
 	".c-idle{fill:#27ae60;background:#27ae60}.c-none{fill:#aab;background:#aab}\n"
 	".c-quota{fill:#c0392b;background:#c0392b}\n"
+	".c-memory{fill:#8e44ad;background:#8e44ad}\n"
 	".c-handoff{fill:#555;background:#555}.c-run{fill:#cfd6de;background:#cfd6de}\n"
 	".c-blocked{fill:#e8e0cf;background:#e8e0cf}.c-softirq{fill:#f39c5a;"
 	"background:#f39c5a}\n"
@@ -365,6 +366,9 @@ static void page_header(FILE *f, const struct lw_html_facts *facts, const struct
 	fprintf(f, "</td></tr>\n</table>\n<p class=\"verdict\">");
 	if (!s->slow_requests)
 		fprintf(f, "No slow requests were split into causes.");
+	else if (s->running_dominant)
+		fprintf(f, "Verdict: slow while running its own code: %.0f%% of the excess.",
+			lw_summary_excess_share(s, s->running_excess_ns) * 100);
 	else if (s->dominant == LW_CAUSE_NONE)
 		fprintf(f, "Verdict: no kernel cause reaches 10%% of the slow requests' time.");
 	else

@@ -297,6 +297,29 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 	lw_json_ku64(j, "compactions", s->thp.compactions);
 	lw_json_ku64(j, "compaction_ns", s->thp.compact_ns);
 	lw_json_end_object(j);
+	lw_json_key(j, "memory");
+	if (!s->cause[LW_CAUSE_MEMORY].measured) {
+		lw_json_null(j);
+	} else {
+		lw_json_begin_object(j);
+		lw_json_ku64(j, "slow_faults_minor", s->mem_faults_min);
+		lw_json_ku64(j, "slow_faults_major", s->mem_faults_maj);
+		lw_json_ku64(j, "slow_requests_with_memory", s->mem_requests);
+		lw_json_ku64(j, "faults_minor", s->mem.faults_min);
+		lw_json_ku64(j, "faults_major", s->mem.faults_maj);
+		lw_json_ku64(j, "faults_huge", s->mem.faults_huge);
+		lw_json_ku64(j, "fault_ns", s->mem.fault_ns);
+		lw_json_ku64(j, "fault_sleeps", s->mem.fault_sleeps);
+		lw_json_ku64(j, "fault_sleep_ns", s->mem.fault_sleep_ns);
+		lw_json_ku64(j, "reclaims", s->mem.reclaims);
+		lw_json_ku64(j, "reclaims_memcg", s->mem.reclaim_memcg);
+		lw_json_ku64(j, "reclaim_ns", s->mem.reclaim_ns);
+		lw_json_ku64(j, "reclaim_scanned", s->mem.reclaim_scanned);
+		lw_json_ku64(j, "reclaim_reclaimed", s->mem.reclaim_reclaimed);
+		lw_json_ku64(j, "stalls", s->mem.stalls);
+		lw_json_ku64(j, "stall_ns", s->mem.stall_ns);
+		lw_json_end_object(j);
+	}
 	lw_json_key(j, "clock");
 	lw_json_begin_object(j);
 	if (s->freq_measured) {
@@ -357,8 +380,17 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	else
 		lw_json_kstr(&j, "request_mode", lw_req_mode_name(s->req_mode));
 	lw_json_kbool(&j, "target_exited", s->flags & LW_META_TARGET_EXITED);
-	lw_json_kstr(&j, "dominant", lw_cause_name(s->dominant));
+	/* "running" when their own running holds the largest part of the
+	 * excess; kernel_dominant is then the largest kernel cause's verdict */
+	lw_json_kstr(&j, "dominant", lw_summary_verdict(s));
 	lw_json_ku64(&j, "engine_errors", s->engine_errors);
+	lw_json_kstr(&j, "kernel_dominant", lw_cause_name(s->dominant));
+	lw_json_key(&j, "excess");
+	lw_json_begin_object(&j);
+	lw_json_ku64(&j, "ns", s->excess_ns);
+	lw_json_ku64(&j, "running_ns", s->running_excess_ns);
+	lw_json_kdouble(&j, "running_share", lw_summary_excess_share(s, s->running_excess_ns));
+	lw_json_end_object(&j);
 	json_missing(&j, s->flags);
 	json_causes(&j, s);
 	json_evidence(&j, s);
@@ -408,6 +440,9 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 		else if (!measured && c == LW_CAUSE_QUOTA)
 			fprintf(f, " not measured (no CFS bandwidth control to read, or a "
 				   "capture older than it)");
+		else if (!measured && c == LW_CAUSE_MEMORY)
+			fprintf(f, " not measured (no page-fault tracepoint or perf events, or "
+				   "a capture older than it)");
 		else if (!measured)
 			fprintf(f, " not measured (tracepoints not attached)");
 		else if (s->cause[c].requests)
@@ -432,6 +467,57 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 		fprintf(f, ", waiting for a polling idle CPU %s", sh);
 	}
 	fprintf(f, ")\n");
+}
+
+/* The slow requests' own running holds the largest part of their excess
+ * (summarize_causes()): that is the verdict, then the largest kernel cause. */
+static void text_verdict_running(FILE *f, const struct lw_summary *s)
+{
+	enum lw_cause top = LW_CAUSE_NONE;
+
+	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++)
+		if (s->cause[c].measured && s->cause[c].ns &&
+		    (top == LW_CAUSE_NONE || s->cause[c].ns > s->cause[top].ns))
+			top = c;
+	fprintf(f, "Verdict: slow while running its own code: %.0f%% of the excess",
+		lw_summary_excess_share(s, s->running_excess_ns) * 100);
+	if (top == LW_CAUSE_NONE)
+		fprintf(f, "; no kernel cause.\n");
+	else
+		fprintf(f, "; largest kernel cause %s, %.0f%% of the excess (%.0f%% of the slow "
+			   "requests' time).\n",
+			lw_cause_name(top), lw_summary_excess_share(s, s->cause[top].ns) * 100,
+			s->cause[top].share * 100);
+}
+
+/* Memory management in the slow requests: their faults and where their
+ * time went, and the targets' reclaim and stalls, cumulative. */
+static void text_memory(FILE *f, const struct lw_summary *s)
+{
+	char a[32], b[32], c[32], d[32];
+
+	if (!s->cause[LW_CAUSE_MEMORY].measured)
+		return;
+	fprintf(f,
+		"  memory: %llu minor and %llu major page faults in the slow requests (%llu of "
+		"them had memory time): fault %s, fault wait %s, reclaim %s, memory.high/stall %s\n",
+		(unsigned long long)s->mem_faults_min, (unsigned long long)s->mem_faults_maj,
+		(unsigned long long)s->mem_requests,
+		lw_fmt_ns(a, sizeof(a), s->bucket_ns[LW_B_FAULT]),
+		lw_fmt_ns(b, sizeof(b), s->bucket_ns[LW_B_FAULT_WAIT]),
+		lw_fmt_ns(c, sizeof(c), s->bucket_ns[LW_B_RECLAIM]),
+		lw_fmt_ns(d, sizeof(d), s->bucket_ns[LW_B_MEMORY_HIGH]));
+	fprintf(f,
+		"  memory (all requests): %llu minor, %llu major faults (%llu of a huge page) in "
+		"%s; %llu direct reclaims (%llu memcg) in %s, %llu pages scanned, %llu "
+		"reclaimed; %llu memory stalls in %s\n",
+		(unsigned long long)s->mem.faults_min, (unsigned long long)s->mem.faults_maj,
+		(unsigned long long)s->mem.faults_huge, lw_fmt_ns(a, sizeof(a), s->mem.fault_ns),
+		(unsigned long long)s->mem.reclaims, (unsigned long long)s->mem.reclaim_memcg,
+		lw_fmt_ns(b, sizeof(b), s->mem.reclaim_ns),
+		(unsigned long long)s->mem.reclaim_scanned,
+		(unsigned long long)s->mem.reclaim_reclaimed, (unsigned long long)s->mem.stalls,
+		lw_fmt_ns(c, sizeof(c), s->mem.stall_ns));
 }
 
 /* The interrupts' cost outside their handlers, a part of irq: a count
@@ -553,6 +639,7 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 		(unsigned long long)s->thp.collapses, (unsigned long long)s->thp.collapse_fail,
 		(unsigned long long)s->thp.scans, (unsigned long long)s->thp.compactions,
 		lw_fmt_ns(d, sizeof(d), s->thp.compact_ns));
+	text_memory(f, s);
 	fmt_clock(clock, sizeof(clock), s);
 	fprintf(f, "  clock: %s\n", clock);
 	text_cpu_clocks(f, s);
@@ -622,7 +709,9 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 					  "uprobe:BINARY:SYMBOL)");
 	} else {
 		text_causes(f, s);
-		if (s->dominant == LW_CAUSE_NONE)
+		if (s->running_dominant)
+			text_verdict_running(f, s);
+		else if (s->dominant == LW_CAUSE_NONE)
 			fprintf(f, "Verdict: no kernel cause reaches 10%% of the slow requests' "
 				   "time.\n");
 		else

@@ -22,6 +22,9 @@ static void request_buckets(struct lw_json *j, const struct lw_request *req)
 			lw_json_knull(j, lw_bucket_name(b)); /* no entry cost */
 		else if (b == LW_B_QUOTA && !(req->flags & LW_REQ_QUOTA_KNOWN))
 			lw_json_knull(j, lw_bucket_name(b)); /* no throttling read */
+		else if (b >= LW_B_FAULT && b <= LW_B_FAULT_WAIT &&
+			 !(req->flags & LW_REQ_MEMORY_KNOWN))
+			lw_json_knull(j, lw_bucket_name(b)); /* no faults traced */
 		else
 			lw_json_ku64(j, lw_bucket_name(b), req->ns[b]);
 	}
@@ -51,6 +54,13 @@ void lw_request_write(FILE *f, const struct lw_request *req)
 		lw_json_kstr(&j, "cause", lw_cause_name(lw_request_cause(req)));
 	}
 	request_buckets(&j, req);
+	if (req->flags & LW_REQ_MEMORY_KNOWN) { /* ABI 3: its page faults */
+		lw_json_key(&j, "faults");
+		lw_json_begin_object(&j);
+		lw_json_ku64(&j, "minor", req->faults_min);
+		lw_json_ku64(&j, "major", req->faults_maj);
+		lw_json_end_object(&j);
+	}
 	if (req->preempt_pid) {
 		lw_json_key(&j, "preempted_by");
 		lw_json_begin_object(&j);

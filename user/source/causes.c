@@ -14,6 +14,9 @@
  *              has APERF/MPERF)
  *   quota      none of its own: a throttled group's wait is read at the
  *              scheduler's events (bpf/quota.bpf.h), always
+ *   memory     a fault's entry (page_fault_user/kernel; its end is a perf
+ *              event, attached with them), direct and memcg reclaim, a huge
+ *              page's allocation in a fault (thp's from there)
  *
  * What delimits requests (the socket or syscall tracepoints) is no cause:
  * always attached.
@@ -38,6 +41,9 @@ static const char *const cause_tps[LW_CAUSE_MAX] = {
 	[LW_CAUSE_SCHED] = "",
 	[LW_CAUSE_IDLE] = "cpu_idle",
 	[LW_CAUSE_QUOTA] = "",
+	[LW_CAUSE_MEMORY] = "page_fault_user,page_fault_kernel,mm_vmscan_direct_reclaim_begin,"
+			    "mm_vmscan_direct_reclaim_end,mm_vmscan_memcg_reclaim_begin,"
+			    "mm_vmscan_memcg_reclaim_end,mm_vmscan_lru_shrink_inactive,mm_page_alloc",
 };
 
 static int check_names(const char *list, char *err, size_t errlen)

@@ -86,6 +86,7 @@ static void duty_tell(const struct lw_duty_state *s, bool on, __u64 now)
 static void duty_detach(struct lw_tracer *t)
 {
 	latwhy_bpf__detach(t->skel);
+	lw_memory_detach(t);
 	ring_buffer__consume(t->rb);
 	lw_tracer_tick_now(t);
 }

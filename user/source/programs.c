@@ -53,6 +53,16 @@ static const struct tp_prog tp_progs[] = {
 	{PROG(lw_collapse), "mm_collapse_huge_page", LW_META_NO_THP},
 	{PROG(lw_compact_begin), "mm_compaction_begin", LW_META_NO_COMPACT},
 	{PROG(lw_compact_end), "mm_compaction_end", LW_META_NO_COMPACT},
+	/* a page fault's entry (x86); its end is a perf event (memory.c) */
+	{PROG(lw_fault_user), "page_fault_user", LW_META_NO_MEMORY},
+	{PROG(lw_fault_kernel), "page_fault_kernel", LW_META_NO_MEMORY},
+	{PROG(lw_reclaim_begin), "mm_vmscan_direct_reclaim_begin", 0, LW_REQ_AUTO, true},
+	{PROG(lw_reclaim_end), "mm_vmscan_direct_reclaim_end", 0, LW_REQ_AUTO, true},
+	{PROG(lw_memcg_reclaim_begin), "mm_vmscan_memcg_reclaim_begin", 0, LW_REQ_AUTO, true},
+	{PROG(lw_memcg_reclaim_end), "mm_vmscan_memcg_reclaim_end", 0, LW_REQ_AUTO, true},
+	{PROG(lw_reclaim_scan), "mm_vmscan_lru_shrink_inactive", 0, LW_REQ_AUTO, true},
+	/* a huge page allocated in a fault: the rest of it is THP's */
+	{PROG(lw_page_alloc), "mm_page_alloc", 0, LW_REQ_AUTO, true},
 	{PROG(lw_sys_enter), "sys_enter", 0, LW_REQ_SYSCALL},
 	{PROG(lw_sys_exit), "sys_exit", 0, LW_REQ_SYSCALL},
 	{PROG(lw_sock_recv), "sock_recv_length", 0, LW_REQ_SOCKET},
@@ -238,6 +248,42 @@ static void probe_quota(struct lw_tracer *t, const struct btf *vmlinux)
 		t->flags |= LW_META_NO_QUOTA;
 }
 
+/*
+ * Memory management (bpf/memory.bpf.h) is traced where a fault's entry has a
+ * tracepoint and its end's perf events open; else none of its programs
+ * load. A huge page's allocation is watched only where THP can give one.
+ */
+static void probe_memory(struct lw_tracer *t)
+{
+	struct latwhy_bpf *s = t->skel;
+	struct bpf_program *progs[] = {
+		s->progs.lw_fault_user,	     s->progs.lw_fault_kernel,	      s->progs.lw_fault_min,
+		s->progs.lw_fault_maj,	     s->progs.lw_reclaim_begin,	      s->progs.lw_reclaim_end,
+		s->progs.lw_memcg_reclaim_begin, s->progs.lw_memcg_reclaim_end, s->progs.lw_reclaim_scan,
+		s->progs.lw_page_alloc,
+	};
+	char thp[64] = "";
+	FILE *f;
+
+	s->rodata->memory_known = bpf_program__autoload(s->progs.lw_fault_user) &&
+				  bpf_program__autoload(s->progs.lw_fault_kernel) &&
+				  lw_memory_probe();
+	if (!s->rodata->memory_known) {
+		for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+			bpf_program__set_autoload(progs[i], false);
+		t->flags |= LW_META_NO_MEMORY;
+		return;
+	}
+	f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (f) {
+		if (!fgets(thp, sizeof(thp), f))
+			thp[0] = 0;
+		fclose(f);
+	}
+	if (!f || strstr(thp, "[never]"))
+		bpf_program__set_autoload(s->progs.lw_page_alloc, false);
+}
+
 int lw_tracer_probe(struct lw_tracer *t)
 {
 	struct btf *vmlinux;
@@ -263,5 +309,6 @@ int lw_tracer_probe(struct lw_tracer *t)
 		return err;
 	probe_rodata(t);
 	probe_irq_entry(t);
+	probe_memory(t);
 	return 0;
 }

@@ -171,6 +171,12 @@ void lw_snapshot_evidence(struct lw_tracer *t)
 	snapshot_cpus(t);
 	thp.s = t->skel->bss->thp;
 	lw_tracer_emit(t, &thp, sizeof(thp));
+	if (t->skel->rodata->memory_known) {
+		struct lw_mem_rec mr = {.type = LW_REC_MEMORY};
+
+		mr.s = t->skel->bss->mem;
+		lw_tracer_emit(t, &mr, sizeof(mr));
+	}
 }
 
 /* Uses the clock-event count of the last snapshot_cpus(). */

@@ -132,6 +132,9 @@ int lw_tracer_attach(struct lw_tracer *t)
 		fprintf(stderr, "latwhy: cannot attach BPF programs: %s\n", strerror(-err));
 		return err;
 	}
+	err = lw_memory_attach(t);
+	if (err)
+		return err;
 	t->skel->bss->sock_send_on = bpf_program__autoload(t->skel->progs.lw_sock_send) &&
 				     bpf_program__autoattach(t->skel->progs.lw_sock_send);
 	if (t->mode == LW_REQ_UPROBE) {
@@ -475,6 +478,8 @@ void lw_tracer_close(struct lw_tracer *t)
 	if (!t)
 		return;
 	ring_buffer__free(t->rb);
+	lw_memory_detach(t);
+	free(t->mem_links);
 	latwhy_bpf__destroy(t->skel);
 	lw_freq_close(&t->freq);
 	free(t->duty);

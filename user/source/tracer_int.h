@@ -94,6 +94,9 @@ struct lw_tracer {
 	__u64 dropped_seen;	    /* records dropped at the previous tick */
 	__u64 last_tick_ns;	    /* when the previous tick ran (tracer_keep_up()) */
 	struct lw_duty_state *duty; /* serve --sample (duty.c); NULL: always attached */
+	/* lw_fault_min/maj on every CPU's page-fault perf events (memory.c) */
+	struct bpf_link **mem_links;
+	int nmem_links;
 };
 
 /* tracer.c */
@@ -117,6 +120,11 @@ void lw_targets_describe(const struct lw_tracer *t, char *buf, size_t len);
 /* Attach every program the skeleton attaches, and the uprobes; said on
  * stderr when it cannot. At open, and again by the duty cycle. */
 int lw_tracer_attach(struct lw_tracer *t);
+/* memory.c: whether perf's page-fault software events can be opened; their
+ * programs attached on every CPU (again: the old links first), detached. */
+bool lw_memory_probe(void);
+int lw_memory_attach(struct lw_tracer *t);
+void lw_memory_detach(struct lw_tracer *t);
 
 /* One interval's snapshots and the sink's tick now, out of turn: what the
  * programs counted up to a detach is published at it. */

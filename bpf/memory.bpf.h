@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * memory.bpf.h - a target thread's time in the kernel's memory management
+ * on its own behalf: its page faults, its direct reclaim (global and its
+ * memory cgroup's), and its sleeps in a memory stall (memory.high's
+ * penalty, a thrashing refault).
+ *
+ * A page fault starts at its entry tracepoint (arch.bpf.h: x86's
+ * exceptions:page_fault_user and page_fault_kernel, the latter for a
+ * copy_to_user() into memory not yet touched). It has no exit tracepoint;
+ * it ends where the kernel accounts it, mm_account_fault() at the end of
+ * handle_mm_fault(), which raises perf's PAGE_FAULTS_MIN or _MAJ software
+ * event: userspace opens both on every CPU with a sample period of 1 and
+ * attaches lw_fault_min / lw_fault_maj to them. A fault the kernel does not
+ * account (a bad address: SIGSEGV, EFAULT) has no end; the next request
+ * boundary of its thread drops it (mem_abandon()). kprobes are not in this
+ * kernel's build and fentry/fexit on handle_mm_fault did not load on the
+ * development VM (EPERM), so neither is used.
+ *
+ * Precedence (docs/model.md): direct compaction inside a fault or reclaim
+ * is THP (in_compact, charge_run()), as is a fault that allocated a huge
+ * page, from the allocation on (its zeroing); reclaim inside a fault is
+ * reclaim; interrupts inside any of them stay IRQ (charge_run() takes them
+ * off the slice first); a runnable wait inside them stays sched.
+ */
+
+#ifndef LW_MEMORY_BPF_H
+#define LW_MEMORY_BPF_H
+
+#include "account.bpf.h"
+#include "compat.bpf.h"
+
+/* Read by userspace. */
+struct lw_mem_stats mem = {};
+
+/* A fault of the current thread begins. */
+static __always_inline int fault_begin(void)
+{
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+	__u64 now;
+
+	if (!is_target_cur(bpf_get_current_task_btf()))
+		return 0;
+	now = bpf_ktime_get_ns();
+	ts = current_running(&cs, now);
+	if (!ts)
+		return 0;
+	charge_run(ts, cs, now);
+	/* an earlier fault without an end (not accounted) is over */
+	ts->mem_state = (ts->mem_state & ~LW_MEM_HUGE) | LW_MEM_FAULT;
+	ts->fault_start = now;
+	return 0;
+}
+
+/* The current thread's fault was accounted by the kernel: it ends. */
+static __always_inline int fault_end(bool major)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+	__u64 now;
+
+	if (!is_target_cur(t))
+		return 0;
+	ts = thread_find(t);
+	if (!ts || !(ts->mem_state & LW_MEM_FAULT))
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (!make_running(ts, &cs, now))
+		return 0;
+	charge_run(ts, cs, now);
+	ts->mem_state &= ~(LW_MEM_FAULT | LW_MEM_HUGE);
+	ts->nfaults += major ? 1ULL << 32 : 1;
+	__sync_fetch_and_add(major ? &mem.faults_maj : &mem.faults_min, 1);
+	if (now > ts->fault_start)
+		__sync_fetch_and_add(&mem.fault_ns, now - ts->fault_start);
+	return 0;
+}
+
+/* A request boundary: no fault of the thread can be going on there, so one
+ * still open was never accounted (a bad address). Its time so far stays
+ * the fault's. */
+static __always_inline void mem_abandon(struct thread_state *ts)
+{
+	if (ts->mem_state & LW_MEM_FAULT)
+		ts->mem_state &= ~(LW_MEM_FAULT | LW_MEM_HUGE);
+}
+
+/* A busy thread slept delta ns, ended now: in the bucket sleep_bucket()
+ * says, counted in the evidence if it was memory's. */
+static __always_inline void mem_sleep(struct thread_state *ts, __u64 delta)
+{
+	__u32 b = sleep_bucket(ts);
+
+	ts->cum[b] += delta;
+	if (b == LW_B_FAULT_WAIT) {
+		__sync_fetch_and_add(&mem.fault_sleeps, 1);
+		__sync_fetch_and_add(&mem.fault_sleep_ns, delta);
+	} else if (b == LW_B_MEMORY_HIGH) {
+		__sync_fetch_and_add(&mem.stalls, 1);
+		__sync_fetch_and_add(&mem.stall_ns, delta);
+	}
+}
+
+/* x86's fault entries (arch.bpf.h); other architectures have neither
+ * tracepoint in BTF and userspace does not load them. */
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(lw_fault_user)
+{
+	return fault_begin();
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(lw_fault_kernel)
+{
+	return fault_begin();
+}
+
+SEC("perf_event")
+int lw_fault_min(struct bpf_perf_event_data *ctx)
+{
+	return fault_end(false);
+}
+
+SEC("perf_event")
+int lw_fault_maj(struct bpf_perf_event_data *ctx)
+{
+	return fault_end(true);
+}
+
+/*
+ * A huge page allocated inside a target's fault: the rest of that fault
+ * (the page's zeroing, 2 MiB of it) is THP's. A THP folio is movable and
+ * compound, of order 2 (mTHP) and up; slab pages of that order are not
+ * movable. Every page allocation on the host runs this: two compares turn
+ * away the rest before anything is read.
+ */
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(lw_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags,
+	     int migratetype)
+{
+	struct task_struct *t;
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+	__u64 now;
+
+	if (order < 2 || migratetype != MIGRATE_MOVABLE)
+		return 0;
+	t = bpf_get_current_task_btf();
+	if (!is_target_cur(t))
+		return 0;
+	ts = thread_find(t);
+	if (!ts || (ts->mem_state & (LW_MEM_FAULT | LW_MEM_HUGE)) != LW_MEM_FAULT)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (!make_running(ts, &cs, now))
+		return 0;
+	charge_run(ts, cs, now);
+	ts->mem_state |= LW_MEM_HUGE;
+	__sync_fetch_and_add(&mem.faults_huge, 1);
+	return 0;
+}
+
+static __always_inline int reclaim_begin(bool memcg)
+{
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+	__u64 now;
+
+	if (!is_target_cur(bpf_get_current_task_btf()))
+		return 0;
+	now = bpf_ktime_get_ns();
+	ts = current_running(&cs, now);
+	if (!ts)
+		return 0;
+	charge_run(ts, cs, now);
+	ts->mem_state |= LW_MEM_RECLAIM | (memcg ? LW_MEM_MEMCG : 0);
+	ts->reclaim_start = now;
+	__sync_fetch_and_add(&mem.reclaims, 1);
+	if (memcg)
+		__sync_fetch_and_add(&mem.reclaim_memcg, 1);
+	return 0;
+}
+
+static __always_inline int reclaim_end(unsigned long reclaimed)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct thread_state *ts;
+	struct lw_cpu_state *cs;
+	__u64 now;
+
+	if (!is_target_cur(t))
+		return 0;
+	ts = thread_find(t);
+	if (!ts || !(ts->mem_state & LW_MEM_RECLAIM))
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (!make_running(ts, &cs, now))
+		return 0;
+	charge_run(ts, cs, now);
+	ts->mem_state &= ~(LW_MEM_RECLAIM | LW_MEM_MEMCG);
+	if (now > ts->reclaim_start)
+		__sync_fetch_and_add(&mem.reclaim_ns, now - ts->reclaim_start);
+	__sync_fetch_and_add(&mem.reclaim_reclaimed, reclaimed);
+	return 0;
+}
+
+/* Only the leading arguments: see compat.bpf.h. */
+SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
+int BPF_PROG(lw_reclaim_begin)
+{
+	return reclaim_begin(false);
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_end")
+int BPF_PROG(lw_reclaim_end, unsigned long nr_reclaimed)
+{
+	return reclaim_end(nr_reclaimed);
+}
+
+SEC("tp_btf/mm_vmscan_memcg_reclaim_begin")
+int BPF_PROG(lw_memcg_reclaim_begin)
+{
+	return reclaim_begin(true);
+}
+
+SEC("tp_btf/mm_vmscan_memcg_reclaim_end")
+int BPF_PROG(lw_memcg_reclaim_end, unsigned long nr_reclaimed)
+{
+	return reclaim_end(nr_reclaimed);
+}
+
+/* Pages a target's reclaim scanned: this runs only while some reclaim does. */
+SEC("tp_btf/mm_vmscan_lru_shrink_inactive")
+int BPF_PROG(lw_reclaim_scan, int nid, unsigned long nr_scanned)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct thread_state *ts;
+
+	if (!is_target_cur(t))
+		return 0;
+	ts = thread_find(t);
+	if (ts && (ts->mem_state & LW_MEM_RECLAIM))
+		__sync_fetch_and_add(&mem.reclaim_scanned, nr_scanned);
+	return 0;
+}
+
+#endif /* LW_MEMORY_BPF_H */
