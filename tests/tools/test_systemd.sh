@@ -28,7 +28,7 @@ key() { sed -n "s/^$2=//p" "$1" | tail -1; }
 
 # shellcheck disable=SC2016 # the unit's own $ expansions
 check "ExecStart: the installed binary" \
-	'/usr/local/bin/latwhy serve $LATWHY_TARGET --listen ${LATWHY_LISTEN}' "$(key "$UNIT" ExecStart)"
+	'/usr/local/bin/latwhy serve $LATWHY_TARGET --listen ${LATWHY_LISTEN} $LATWHY_OPTS' "$(key "$UNIT" ExecStart)"
 sed "s|/usr/local/bin/latwhy|$PWD/latwhy|" "$UNIT" >"$TMP/latwhy.service"
 got=$(systemd-analyze verify "$TMP/latwhy.service" 2>&1)
 check "verify: exit status" 0 "$?"
