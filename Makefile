@@ -55,8 +55,9 @@ $(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c $(wildcard bpf/*.h) $(VMLINUX_DEPS) | $(
 $(BUILD)/latwhy.skel.h: $(BUILD)/latwhy.bpf.o
 	$(BPFTOOL) gen skeleton $< name latwhy_bpf > $@
 
+# CPPFLAGS and LDFLAGS: a packager's (dpkg-buildflags: fortify, relro, now)
 $(BUILD)/%.o: user/%.c $(USER_HDRS) bpf/latwhy.h | $(addprefix $(BUILD)/,$(STAGES))
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # Only the record source knows libbpf's skeleton.
 $(patsubst user/%.c,$(BUILD)/%.o,$(wildcard user/source/*.c)): $(BUILD)/latwhy.skel.h
@@ -83,7 +84,7 @@ $(BUILD)/cli/main.o: $(BUILD)/version.stamp
 $(BUILD)/cli/main.o: CFLAGS += -DLW_COMMIT='"$(LW_COMMIT)"' -DLW_PKG_VERSION='"$(LW_PKG_VERSION)"'
 
 latwhy: $(BUILD)/cli/main.o $(BUILD)/liblatwhy.a
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liblatwhy.a user/cli/main.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) $< $(BUILD)/liblatwhy.a $(LDLIBS) -lcmocka -o $@
@@ -209,6 +210,10 @@ uninstall:
 		echo "uninstall: $(DESTDIR)$(DEFAULTS) was edited: kept"; \
 	fi
 	-rmdir $(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# build/deb/latwhy_<version>_<arch>.deb from tools/debian/ (tools/debian/build.sh)
+deb:
+	@LW_COMMIT='$(LW_COMMIT)' tools/debian/build.sh
 
 # the file list, for tests/install/check.sh
 install-list:
