@@ -107,6 +107,7 @@ unit: $(UNIT_BINS) latwhy $(BUILD)/tests/lw_http_serve
 	@echo "== tests/tools/test_score.py"; python3 tests/tools/test_score.py
 	@echo "== tests/tools/test_lab.sh"; tests/tools/test_lab.sh
 	@echo "== tests/tools/test_systemd.sh"; tests/tools/test_systemd.sh
+	@echo "== tests/install/check.sh"; tests/install/check.sh
 	@echo "== tests/tools/test_http.py"; python3 tests/tools/test_http.py $(BUILD)/tests/lw_http_serve
 else
 unit: $(filter $(BUILD)/tests/test_$(UNIT_T),$(UNIT_BINS))

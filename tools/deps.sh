@@ -4,7 +4,7 @@
 set -e
 PKGS="make clang python3 libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config \
 gcc libc6-dev shellcheck procps iproute2 util-linux libclang-rt-14-dev libmicrohttpd-dev \
-prometheus chromium chromium-driver python3-selenium systemd"
+prometheus chromium chromium-driver python3-selenium systemd debhelper lintian man-db"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

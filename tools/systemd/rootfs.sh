@@ -45,6 +45,6 @@ trap 'rm -f "$tmp"' EXIT
 mmdebstrap --variant=apt --include="$INCLUDE" --skip=cleanup/apt \
 	--customize-hook="chroot \"\$1\" apt-get install -y -qq --download-only $DEPS" \
 	--customize-hook='echo latwhy-guest >"$1/etc/hostname"' \
-	"$SUITE" "$tmp" >&2
+	--format=tar "$SUITE" "$tmp" >&2
 mv "$tmp" "$tar"
 echo "$tar"
