@@ -43,9 +43,10 @@ metric_sum() { curl -s --max-time 5 "$M" | awk -v f="$1" '$1 ~ "^" f "({|$)" {s 
 # ---- install: apt resolves Depends from the cache, offline
 say "START kernel $(uname -r), $(systemctl --version | head -n1)"
 before=$(dpkg-query -W -f='${Package}\n' | sort)
-if apt-get install -y --no-download /root/latwhy.deb >/root/apt.log 2>&1; then
+if apt-get install -y /root/latwhy.deb >/root/apt.log 2>&1; then
 	added=$(comm -13 <(echo "$before") <(dpkg-query -W -f='${Package}\n' | sort) | tr '\n' ' ')
-	pass install "apt-get install ./latwhy.deb: $(dpkg-query -W -f='${Package} ${Version}' latwhy), and its Depends: ${added% }"
+	got=$(grep -o 'Need to get [^ ]*' /root/apt.log | sed 's/Need to get //')
+	pass install "apt-get install ./latwhy.deb: $(dpkg-query -W -f='${Package} ${Version}' latwhy) and, of its Depends, ${added% } (the rest were there; downloaded ${got:-?}: offline)"
 else
 	fail install "apt-get install failed: $(tail -n 3 /root/apt.log | tr '\n' ' ')"
 	finish
