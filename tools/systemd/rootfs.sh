@@ -43,9 +43,9 @@ tmp=$tar.tmp.$$
 trap 'rm -f "$tmp"' EXIT
 # --format=tar: mmdebstrap would take the name's .tmp suffix for a folder;
 # --skip=cleanup/apt keeps the package lists and the downloaded .debs
+# shellcheck disable=SC2016 # $1 is mmdebstrap's, in the hook
 mmdebstrap --variant=apt --include="$INCLUDE" --skip=cleanup/apt \
 	--customize-hook="chroot \"\$1\" apt-get install -y -qq --download-only $DEPS" \
-	# shellcheck disable=SC2016 # $1 is mmdebstrap's, in the hook
 	--customize-hook='echo latwhy-guest >"$1/etc/hostname"' \
 	--format=tar "$SUITE" "$tmp" >&2
 mv "$tmp" "$tar"
