@@ -210,7 +210,7 @@ uninstall:
 	elif [ -e $(DESTDIR)$(DEFAULTS) ]; then \
 		echo "uninstall: $(DESTDIR)$(DEFAULTS) was edited: kept"; \
 	fi
-	-rmdir $(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+	@rmdir $(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 # build/deb/latwhy_<version>_<arch>.deb from tools/debian/ (tools/debian/build.sh)
 deb:
