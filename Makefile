@@ -4,6 +4,8 @@
 #   make test     install missing packages, build, run unit, browser + integration tests
 #   make demo     install missing packages, build, run latwhy on the built-in demo
 #   make bench    benchmarks (print, never fail)
+#   make install  PREFIX=/usr/local DESTDIR= (docs/install.md); make uninstall
+#   make deb      build/deb/latwhy_<version>_<arch>.deb (tools/debian/)
 #   make unit T=engine              one unit test: build/tests/test_engine
 #   make integration TESTS="a b"    those integration tests (run.sh --list)
 
@@ -60,7 +62,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 TOOL_SRCS := $(wildcard tools/*.c)
 TOOL_BINS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 
-.PHONY: all deps test unit browser integration demo bench accuracy vmlinux format clean
+.PHONY: all deps test unit browser integration demo bench accuracy vmlinux format clean \
+	install uninstall install-list deb man FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN) $(TOOL_BINS)
@@ -77,8 +80,9 @@ $(BUILD)/latwhy.bpf.o: bpf/latwhy.bpf.c $(wildcard bpf/*.h) $(VMLINUX_DEPS) | $(
 $(BUILD)/latwhy.skel.h: $(BUILD)/latwhy.bpf.o
 	$(BPFTOOL) gen skeleton $< name latwhy_bpf > $@
 
+# CPPFLAGS and LDFLAGS: a packager's (dpkg-buildflags: fortify, relro, now)
 $(BUILD)/%.o: user/%.c $(USER_HDRS) bpf/latwhy.h | $(addprefix $(BUILD)/,$(STAGES))
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # Only the record source knows libbpf's skeleton.
 $(patsubst user/%.c,$(BUILD)/%.o,$(wildcard user/source/*.c)): $(BUILD)/latwhy.skel.h
@@ -96,8 +100,19 @@ $(BUILD)/layout.ok: $(USER_SRCS) $(USER_HDRS) user/cli/main.c tools/layout.sh | 
 $(BUILD)/liblatwhy.a: $(USER_OBJS) $(BUILD)/layout.ok
 	rm -f $@ && $(AR) rcs $@ $(USER_OBJS)  # no member of a removed file
 
+# --version: the commit (a source tree's COMMIT file, else git's, -dirty
+# with uncommitted changes) and, in a package, its version (LW_PKG_VERSION,
+# set by tools/debian/rules). Only main.o sees them, rebuilt when they change.
+LW_COMMIT ?= $(shell cat COMMIT 2>/dev/null || { c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && \
+	{ git diff --quiet HEAD -- 2>/dev/null || c=$$c-dirty; } && echo $$c; } || echo unknown)
+LW_PKG_VERSION ?=
+$(BUILD)/version.stamp: FORCE | $(BUILD)
+	@echo '$(LW_COMMIT) $(LW_PKG_VERSION)' >$@.tmp; cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+$(BUILD)/cli/main.o: $(BUILD)/version.stamp
+$(BUILD)/cli/main.o: CFLAGS += -DLW_COMMIT='"$(LW_COMMIT)"' -DLW_PKG_VERSION='"$(LW_PKG_VERSION)"'
+
 $(BIN): $(BUILD)/cli/main.o $(BUILD)/liblatwhy.a
-	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/liblatwhy.a user/cli/main.c | $(BUILD)/tests
 	$(CC) $(CFLAGS) $< $(BUILD)/liblatwhy.a $(LDLIBS) -lcmocka -o $@
@@ -122,6 +137,7 @@ unit: $(UNIT_BINS) latwhy $(BUILD)/tests/lw_http_serve
 	@echo "== tests/tools/test_systemd.sh"; tests/tools/test_systemd.sh
 	@echo "== tests/tools/test_layout.sh"; tests/tools/test_layout.sh
 	@echo "== tests/tools/test_usage.py"; python3 tests/tools/test_usage.py
+	@echo "== tests/install/check.sh"; tests/install/check.sh
 	@echo "== tests/tools/test_http.py"; python3 tests/tools/test_http.py $(BUILD)/tests/lw_http_serve
 else
 unit: $(filter $(BUILD)/tests/test_$(UNIT_T),$(UNIT_BINS))
@@ -168,6 +184,71 @@ bench: deps
 accuracy: deps
 	@$(MAKE) --no-print-directory all
 	@tools/accuracy/run.sh --out tools/accuracy/last-run.txt
+
+# ---- install (docs/install.md) ----
+# make install [PREFIX=/usr/local] [DESTDIR=]: what INSTALLED lists, each
+# file once; make uninstall removes exactly those (and the folders of
+# latwhy's own it made, when empty). /etc/default/latwhy (SYSCONFDIR) is
+# the one file kept: install does not replace an operator's copy, and
+# uninstall removes it only while it is still the example installed.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share/latwhy
+DOCDIR     ?= $(PREFIX)/share/doc/latwhy
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+INSTALL    ?= install
+PROM_FILES := prometheus.yml latwhy.rules.yml latwhy.alerts.yml
+DOC_FILES  := README.md $(wildcard $(addprefix docs/,usage.md serve.md install.md model.md capture.md json.md performance.md))
+DEFAULTS   := $(SYSCONFDIR)/default/latwhy
+INSTALLED  := $(BINDIR)/latwhy $(MANDIR)/man8/latwhy.8 $(UNITDIR)/latwhy.service \
+	      $(addprefix $(DATADIR)/prometheus/,$(PROM_FILES)) \
+	      $(addprefix $(DOCDIR)/,$(notdir $(DOC_FILES)))
+
+# latwhy(8) from docs/usage.md and docs/serve.md, with the paths installed
+$(BUILD)/paths.stamp: FORCE | $(BUILD)
+	@echo '$(VERSION) $(PREFIX) $(UNITDIR)' >$@.tmp; cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@
+$(BUILD)/latwhy.8: tools/man/mkman.sh docs/usage.md docs/serve.md $(BUILD)/paths.stamp
+	tools/man/mkman.sh $(VERSION) $(PREFIX) $(UNITDIR) >$@
+man: $(BUILD)/latwhy.8
+
+# the unit, its ExecStart pointed at the installed binary
+$(BUILD)/latwhy.service: tools/systemd/latwhy.service $(BUILD)/paths.stamp
+	sed 's|/usr/local/bin/latwhy|$(BINDIR)/latwhy|' $< >$@
+
+install: latwhy $(BUILD)/latwhy.8 $(BUILD)/latwhy.service
+	$(INSTALL) -D -m 755 latwhy $(DESTDIR)$(BINDIR)/latwhy
+	$(INSTALL) -D -m 644 $(BUILD)/latwhy.8 $(DESTDIR)$(MANDIR)/man8/latwhy.8
+	$(INSTALL) -D -m 644 $(BUILD)/latwhy.service $(DESTDIR)$(UNITDIR)/latwhy.service
+	$(INSTALL) -d $(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 644 $(addprefix tools/prometheus/,$(PROM_FILES)) $(DESTDIR)$(DATADIR)/prometheus/
+	$(INSTALL) -m 644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
+	@if [ -e $(DESTDIR)$(DEFAULTS) ]; then \
+		echo "install: $(DESTDIR)$(DEFAULTS) exists: kept"; \
+	else \
+		echo "$(INSTALL) -D -m 644 tools/systemd/latwhy.default $(DESTDIR)$(DEFAULTS)"; \
+		$(INSTALL) -D -m 644 tools/systemd/latwhy.default $(DESTDIR)$(DEFAULTS); \
+	fi
+	@[ -n "$(DESTDIR)" ] || ! [ -d /run/systemd/system ] || \
+		echo "install: then systemctl daemon-reload; set LATWHY_TARGET in $(DEFAULTS); systemctl enable --now latwhy"
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@if cmp -s tools/systemd/latwhy.default $(DESTDIR)$(DEFAULTS); then \
+		echo "rm -f $(DESTDIR)$(DEFAULTS)"; rm -f $(DESTDIR)$(DEFAULTS); \
+	elif [ -e $(DESTDIR)$(DEFAULTS) ]; then \
+		echo "uninstall: $(DESTDIR)$(DEFAULTS) was edited: kept"; \
+	fi
+	@rmdir $(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+
+# build/deb/latwhy_<version>_<arch>.deb from tools/debian/ (tools/debian/build.sh)
+deb:
+	@LW_COMMIT='$(LW_COMMIT)' tools/debian/build.sh
+
+# the file list, for tests/install/check.sh
+install-list:
+	@printf '%s\n' $(INSTALLED) $(DEFAULTS)
 
 # ---- sanitizers and fuzzing (capture reader) ----
 # asan-unit: every unit test built with ASan and UBSan over an instrumented

@@ -4,7 +4,18 @@
  *
  * main only dispatches: a command is one row here and its cmd_<name>.c.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "cli/cmd.h"
+
+/* The Makefile sets these for main.o (LW_VERSION for the whole build). */
+#ifndef LW_COMMIT
+#define LW_COMMIT "unknown"
+#endif
+#ifndef LW_PKG_VERSION
+#define LW_PKG_VERSION ""
+#endif
 
 /* The first row is the default command: latwhy -p PID ... traces. */
 static const struct lw_cmd cmds[] = {
@@ -18,5 +29,12 @@ static const struct lw_cmd cmds[] = {
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--version")) {
+		if (LW_PKG_VERSION[0])
+			printf("latwhy %s (package %s, commit %s)\n", LW_VERSION, LW_PKG_VERSION, LW_COMMIT);
+		else
+			printf("latwhy %s (commit %s)\n", LW_VERSION, LW_COMMIT);
+		return 0;
+	}
 	return lw_cmd_dispatch(cmds, sizeof(cmds) / sizeof(cmds[0]), argc, argv);
 }
