@@ -588,6 +588,46 @@ static void test_summary_no_arrival(void **state)
 	out_free(&o);
 }
 
+/* Why each tracepoint was not attached: asked, the kernel's, the request
+ * mode's, another's; not known where a capture did not record --skip. */
+static void test_not_attached_why(void **state)
+{
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_NONE, 2000000, "server");
+	sum.flags = LW_META_NO_FREQ | LW_META_NO_ARRIVAL | LW_META_NO_BACKLOG | LW_META_NO_THP;
+	sum.req_mode = LW_REQ_SOCKET;
+	out_open(&o, true);
+	lw_render_set_skip(o.r, "irq_handler_entry,cpu_frequency");
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_json(s, "d['not_attached'] == ['khugepaged', 'cpu_frequency', 'sk_data_ready', "
+		       "'netif_rx'] and d['not_attached_why'] == {'khugepaged': 'not in this kernel', "
+		       "'cpu_frequency': 'skipped', 'sk_data_ready': 'not in this kernel', "
+		       "'netif_rx': 'needs sk_data_ready'}");
+	out_free(&o);
+
+	sum.req_mode = LW_REQ_SYSCALL;
+	out_open(&o, true);
+	lw_render_set_skip(o.r, "");
+	lw_render_summary(o.r, &sum, NULL);
+	s = out_close(&o);
+	assert_json(s, "d['not_attached_why']['sk_data_ready'] == 'not used by --request syscall' "
+		       "and d['not_attached_why']['cpu_frequency'] == 'not in this kernel'");
+	out_free(&o);
+
+	/* never set: a capture that did not record its --skip */
+	s = summary_out(&o, &sum, true);
+	assert_json(s, "d['not_attached_why']['khugepaged'] == 'skipped or not in this kernel'");
+	out_free(&o);
+	sum.flags = 0;
+	s = summary_out(&o, &sum, true);
+	assert_json(s, "d['not_attached'] == [] and d['not_attached_why'] == {}");
+	out_free(&o);
+}
+
 /* Requests answered by another thread: said under the requests line, with
  * their slow ones and latency; a record of one has no cause. */
 static void test_handoff(void **state)
@@ -773,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_tracer_named),
 		cmocka_unit_test(test_summary_no_arrival),
 		cmocka_unit_test(test_backlog_evidence),
+		cmocka_unit_test(test_not_attached_why),
 		cmocka_unit_test(test_irq_entry),
 		cmocka_unit_test(test_handoff),
 	};

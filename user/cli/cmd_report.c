@@ -274,6 +274,7 @@ static enum lw_exit report_run(const struct report_opts *o, struct lw_capture_so
 		header_text(l);
 	/* recorded without a single -p process: named by its targets */
 	lw_render_set_target(out, lw_capture_source_fact(l, LW_CHUNK_OPTIONS, "targets"));
+	lw_render_set_skip(out, lw_capture_source_fact(l, LW_CHUNK_OPTIONS, "skip"));
 	report_feed(l, te, h);
 	lw_engine_summarize(l->e, &s);
 	if (l->root[0]) /* the findings of the node it was recorded on */

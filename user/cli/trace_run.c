@@ -41,12 +41,13 @@ struct run {
 static int run_capture(struct run *r)
 {
 	char label[1024];
-	const struct lw_capture_kv kv[] = {{"command", "trace --capture"}, {"targets", label}};
+	const struct lw_capture_kv kv[] = {
+		{"command", "trace --capture"}, {"skip", r->o->conf.skip}, {"targets", label}};
 
 	if (!r->o->capture[0])
 		return 0;
 	lw_trace_opts_targets(r->o, label, sizeof(label));
-	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->conf.pid, kv, r->o->conf.pid ? 1 : 2))
+	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->conf.pid, kv, r->o->conf.pid ? 2 : 3))
 		return -EIO;
 	return lw_fanout_add(&r->sinks, lw_capture_rec_sink(&r->cap));
 }
@@ -132,6 +133,7 @@ enum lw_run_status lw_trace_run(const struct lw_opts *o)
 		lw_tracer_describe(r.t, label, sizeof(label));
 		lw_render_set_target(r.out, label);
 	}
+	lw_render_set_skip(r.out, o->conf.skip);
 	lw_render_start(r.out, o->conf.pid, r.comm, lw_tracer_flags(r.t), o->conf.slow_ns);
 	if (lw_tracer_run(r.t) || run_capture_close(&r, lw_tracer_target_exited(r.t)))
 		goto cleanup;

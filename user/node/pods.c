@@ -95,7 +95,8 @@ int lw_pod_parse_path(const char *path, struct lw_pod_ref *r)
 	return r->uid[0] ? 0 : -ENOENT;
 }
 
-/* Sorted directory entries that are directories (or, for links, any). */
+/* Sorted directory entries that are directories (or, for links, any):
+ * their count, and *out (NULL when there are none) for free_list(). */
 static int list_dir(const char *dir, bool dirs_only, char ***out)
 {
 	struct dirent **ents;
@@ -117,6 +118,10 @@ static int list_dir(const char *dir, bool dirs_only, char ***out)
 	free(ents);
 	if (!names)
 		return -ENOMEM;
+	if (!k) { /* nothing to free for the callers */
+		free(names);
+		return 0;
+	}
 	*out = names;
 	return k;
 }

@@ -12,6 +12,7 @@
 #include "output/json.h"
 #include "output/findings.h"
 #include "lib/fmt.h"
+#include "lib/list.h"
 #include "output/render.h"
 
 struct lw_render {
@@ -19,7 +20,15 @@ struct lw_render {
 	bool json;
 	bool tty;
 	char target[512]; /* lw_render_set_target(); "": "pid N (comm)" */
+	char skip[512];	  /* lw_render_set_skip(): --skip as given */
+	bool skip_known;  /* a capture without it: why not attached is not known */
 };
+
+void lw_render_set_skip(struct lw_render *r, const char *skip)
+{
+	r->skip_known = skip != NULL;
+	snprintf(r->skip, sizeof(r->skip), "%s", skip ? skip : "");
+}
 
 void lw_render_set_target(struct lw_render *r, const char *label)
 {
@@ -180,28 +189,70 @@ void lw_render_live(struct lw_render *r, const struct lw_summary *s, const struc
 
 /* ---- NDJSON ------------------------------------------------------------- */
 
-static void json_missing(struct lw_json *j, __u32 flags)
-{
-	static const struct {
-		__u32 flag;
-		const char *name;
-	} m[] = {
-		{LW_META_NO_IRQ, "irq"},
-		{LW_META_NO_SOFTIRQ, "softirq"},
-		{LW_META_NO_THP, "khugepaged"},
-		{LW_META_NO_COMPACT, "compaction"},
-		{LW_META_NO_FREQ, "cpu_frequency"},
-		{LW_META_NO_ARRIVAL, "sk_data_ready"},
-		{LW_META_NO_BACKLOG, "netif_rx"},
-		{LW_META_NO_IDLE_STATE, "cpu_idle"},
-	};
+/* What a trace could not attach, by the name the JSON gives it, and the
+ * tracepoints behind it (what --skip names). */
+static const struct {
+	__u32 flag;
+	const char *name;
+	const char *tps;
+} not_attached[] = {
+	{LW_META_NO_IRQ, "irq", "irq_handler_entry,irq_handler_exit"},
+	{LW_META_NO_SOFTIRQ, "softirq", "softirq_entry,softirq_exit"},
+	{LW_META_NO_THP, "khugepaged", "mm_khugepaged_scan_pmd,mm_collapse_huge_page"},
+	{LW_META_NO_COMPACT, "compaction", "mm_compaction_begin,mm_compaction_end"},
+	{LW_META_NO_FREQ, "cpu_frequency", "cpu_frequency"},
+	{LW_META_NO_ARRIVAL, "sk_data_ready", "sk_data_ready"},
+	{LW_META_NO_BACKLOG, "netif_rx", "netif_rx,netif_receive_skb"},
+	{LW_META_NO_IDLE_STATE, "cpu_idle", "cpu_idle"},
+};
 
+#define NR_NOT_ATTACHED (sizeof(not_attached) / sizeof(not_attached[0]))
+
+static bool skipped(const struct lw_render *r, const char *tps)
+{
+	char buf[128], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", tps);
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		if (lw_list_has(r->skip, t))
+			return true;
+	return false;
+}
+
+/* Why not_attached[i] was not: asked (--skip, serve's --causes), the
+ * request mode has no use for it, it waits on another that is not, or the
+ * kernel lacks it (programs.c's rule: what was not skipped and did not
+ * load is the kernel's). */
+static const char *not_attached_why(const struct lw_render *r, const struct lw_summary *s, size_t i)
+{
+	__u32 flag = not_attached[i].flag;
+
+	if (!r->skip_known)
+		return "skipped or not in this kernel";
+	if (skipped(r, not_attached[i].tps))
+		return "skipped";
+	if ((flag == LW_META_NO_ARRIVAL || flag == LW_META_NO_BACKLOG) &&
+	    s->req_mode == LW_REQ_SYSCALL)
+		return "not used by --request syscall";
+	if (flag == LW_META_NO_BACKLOG && (s->flags & LW_META_NO_ARRIVAL))
+		return "needs sk_data_ready";
+	return "not in this kernel";
+}
+
+static void json_missing(struct lw_json *j, const struct lw_render *r, const struct lw_summary *s)
+{
 	lw_json_key(j, "not_attached");
 	lw_json_begin_array(j);
-	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		if (flags & m[i].flag)
-			lw_json_string(j, m[i].name);
+	for (size_t i = 0; i < NR_NOT_ATTACHED; i++)
+		if (s->flags & not_attached[i].flag)
+			lw_json_string(j, not_attached[i].name);
 	lw_json_end_array(j);
+	lw_json_key(j, "not_attached_why");
+	lw_json_begin_object(j);
+	for (size_t i = 0; i < NR_NOT_ATTACHED; i++)
+		if (s->flags & not_attached[i].flag)
+			lw_json_kstr(j, not_attached[i].name, not_attached_why(r, s, i));
+	lw_json_end_object(j);
 }
 
 static void json_causes(struct lw_json *j, const struct lw_summary *s)
@@ -391,7 +442,7 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	lw_json_ku64(&j, "running_ns", s->running_excess_ns);
 	lw_json_kdouble(&j, "running_share", lw_summary_excess_share(s, s->running_excess_ns));
 	lw_json_end_object(&j);
-	json_missing(&j, s->flags);
+	json_missing(&j, r, s);
 	json_causes(&j, s);
 	json_evidence(&j, s);
 	lw_json_key(&j, "findings");

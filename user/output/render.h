@@ -23,6 +23,10 @@ void lw_render_free(struct lw_render *r);
 /* Name the target in the text by label ("cgroup /a (3 processes)") rather
  * than by the summary's pid and comm; NULL or "" goes back to those. */
 void lw_render_set_target(struct lw_render *r, const char *label);
+/* The --skip list the trace ran with ("" none), so that the summary says why
+ * each tracepoint it lacks was not attached; NULL: not known (a capture
+ * that did not record it). */
+void lw_render_set_skip(struct lw_render *r, const char *skip);
 /* One line saying what is traced and what cannot be (missing tracepoints). */
 void lw_render_start(struct lw_render *r, int pid, const char *comm, __u32 flags, __u64 slow_ns);
 /* The live view, once per interval (text mode only). */
