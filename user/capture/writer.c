@@ -151,20 +151,31 @@ static size_t records_len(const struct lw_capture_writer *w, __u32 n)
  * second's records keeps what it can (a busy second is 100 kB). */
 static int flush_records(struct lw_capture_writer *w)
 {
-	bool was_capped = w->capped;
+	bool was_capped = w->capped, full = false;
 	__u32 all = w->count, n = all;
 	int err;
 
 	if (!w->count)
 		return w->err;
 	err = emit_chunk(w, LW_CHUNK_RECORDS, w->buf, w->len, n, w->t_first, w->t_last);
-	while (err == -EFBIG && !was_capped && n > 1) {
+	/* a full disk keeps what fits of them too: write_fail() cut the
+	 * partial chunk off; once a half is written the error stands */
+	while (n > 1 && ((err == -EFBIG && !was_capped) || err == -ENOSPC)) {
+		int why = err;
+
 		n /= 2;
 		w->capped = false;
+		if (why == -ENOSPC)
+			w->err = 0;
 		err = emit_chunk(w, LW_CHUNK_RECORDS, w->buf, records_len(w, n), n, w->t_first,
 				 w->t_last);
-		if (!err)
+		if (!err && why == -EFBIG) {
 			w->capped = true; /* what did not fit stays out */
+		} else if (!err) {
+			w->err = -ENOSPC;
+			full = true;
+			break;
+		}
 	}
 	if (err)
 		n = 0;
@@ -177,7 +188,7 @@ static int flush_records(struct lw_capture_writer *w)
 	}
 	w->len = 0;
 	w->count = 0;
-	return err ? err : n < all ? -EFBIG : 0;
+	return full ? -ENOSPC : err ? err : n < all ? -EFBIG : 0;
 }
 
 static int buf_reserve(struct lw_capture_writer *w, size_t need)
