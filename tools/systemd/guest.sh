@@ -80,10 +80,11 @@ done
 log "package: ${DEB#"$ROOT"/} ($(dpkg-deb -f "$DEB" Version))"
 
 # ---------------------------------------------------------------- kernel
-pkg=$(resolve_meta linux-image-amd64)
-KERNEL=$(fetch_kernel "$pkg")
+# the rootfs's own suite (bookworm): its default amd64 kernel
+pkg=$(resolve_meta bookworm amd64 linux-image-amd64)
+KERNEL=$(fetch_kernel bookworm amd64 "$pkg")
 KVER=${pkg#linux-image-}
-MODDIR=$(fetch_modules "$pkg")
+MODDIR=$(fetch_modules bookworm amd64 "$pkg")
 
 # ---------------------------------------------------------------- rootfs
 TAR=$("$HERE/rootfs.sh")
