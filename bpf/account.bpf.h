@@ -117,6 +117,22 @@ static __always_inline struct thread_state *current_running(struct lw_cpu_state 
 	return make_running(thread_get(bpf_get_current_task_btf()), csp, now);
 }
 
+/* A target's thread begins work the kernel does on its behalf (a direct
+ * compaction, a fault, reclaim): it, running, its run charged up to *now;
+ * NULL when it is no target's. */
+static __always_inline struct thread_state *charge_current(struct lw_cpu_state **csp, __u64 *now)
+{
+	struct thread_state *ts;
+
+	if (!is_target_cur(bpf_get_current_task_btf()))
+		return NULL;
+	*now = bpf_ktime_get_ns();
+	ts = current_running(csp, *now);
+	if (ts)
+		charge_run(ts, *csp, *now);
+	return ts;
+}
+
 /*
  * A scheduler transition of a busy thread: keep cum[] as of now, and the
  * bucket the time until the next transition goes to. request_arrival() starts

@@ -33,20 +33,37 @@
 /* Read by userspace. */
 struct lw_mem_stats mem = {};
 
+/* The current thread, a target's, inside a stretch of memory work: its
+ * mem_state under mask is want. It, running, its run charged up to *now;
+ * NULL otherwise. A thread never seen has no stretch: not made here. */
+static __always_inline struct thread_state *charge_in(__u32 mask, __u32 want,
+						      struct lw_cpu_state **csp, __u64 *now)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct thread_state *ts;
+
+	if (!is_target_cur(t))
+		return NULL;
+	ts = thread_find(t);
+	if (!ts || (ts->mem_state & mask) != want)
+		return NULL;
+	*now = bpf_ktime_get_ns();
+	if (!make_running(ts, csp, *now))
+		return NULL;
+	charge_run(ts, *csp, *now);
+	return ts;
+}
+
 /* A fault of the current thread begins. */
 static __always_inline int fault_begin(void)
 {
-	struct thread_state *ts;
 	struct lw_cpu_state *cs;
+	struct thread_state *ts;
 	__u64 now;
 
-	if (!is_target_cur(bpf_get_current_task_btf()))
-		return 0;
-	now = bpf_ktime_get_ns();
-	ts = current_running(&cs, now);
+	ts = charge_current(&cs, &now);
 	if (!ts)
 		return 0;
-	charge_run(ts, cs, now);
 	/* an earlier fault without an end (not accounted) is over */
 	ts->mem_state = (ts->mem_state & ~LW_MEM_HUGE) | LW_MEM_FAULT;
 	ts->fault_start = now;
@@ -56,20 +73,13 @@ static __always_inline int fault_begin(void)
 /* The current thread's fault was accounted by the kernel: it ends. */
 static __always_inline int fault_end(bool major)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct thread_state *ts;
 	struct lw_cpu_state *cs;
+	struct thread_state *ts;
 	__u64 now;
 
-	if (!is_target_cur(t))
+	ts = charge_in(LW_MEM_FAULT, LW_MEM_FAULT, &cs, &now);
+	if (!ts)
 		return 0;
-	ts = thread_find(t);
-	if (!ts || !(ts->mem_state & LW_MEM_FAULT))
-		return 0;
-	now = bpf_ktime_get_ns();
-	if (!make_running(ts, &cs, now))
-		return 0;
-	charge_run(ts, cs, now);
 	ts->mem_state &= ~(LW_MEM_FAULT | LW_MEM_HUGE);
 	ts->nfaults += major ? 1ULL << 32 : 1;
 	__sync_fetch_and_add(major ? &mem.faults_maj : &mem.faults_min, 1);
@@ -140,23 +150,16 @@ SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(lw_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags,
 	     int migratetype)
 {
-	struct task_struct *t;
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;
 	__u64 now;
 
 	if (order < 2 || migratetype != MIGRATE_MOVABLE)
 		return 0;
-	t = bpf_get_current_task_btf();
-	if (!is_target_cur(t))
+	/* in a fault, not yet a huge page's */
+	ts = charge_in(LW_MEM_FAULT | LW_MEM_HUGE, LW_MEM_FAULT, &cs, &now);
+	if (!ts)
 		return 0;
-	ts = thread_find(t);
-	if (!ts || (ts->mem_state & (LW_MEM_FAULT | LW_MEM_HUGE)) != LW_MEM_FAULT)
-		return 0;
-	now = bpf_ktime_get_ns();
-	if (!make_running(ts, &cs, now))
-		return 0;
-	charge_run(ts, cs, now);
 	ts->mem_state |= LW_MEM_HUGE;
 	__sync_fetch_and_add(&mem.faults_huge, 1);
 	return 0;
@@ -164,17 +167,13 @@ int BPF_PROG(lw_page_alloc, struct page *page, unsigned int order, gfp_t gfp_fla
 
 static __always_inline int reclaim_begin(bool memcg)
 {
-	struct thread_state *ts;
 	struct lw_cpu_state *cs;
+	struct thread_state *ts;
 	__u64 now;
 
-	if (!is_target_cur(bpf_get_current_task_btf()))
-		return 0;
-	now = bpf_ktime_get_ns();
-	ts = current_running(&cs, now);
+	ts = charge_current(&cs, &now);
 	if (!ts)
 		return 0;
-	charge_run(ts, cs, now);
 	ts->mem_state |= LW_MEM_RECLAIM | (memcg ? LW_MEM_MEMCG : 0);
 	ts->reclaim_start = now;
 	__sync_fetch_and_add(&mem.reclaims, 1);
@@ -185,20 +184,13 @@ static __always_inline int reclaim_begin(bool memcg)
 
 static __always_inline int reclaim_end(unsigned long reclaimed)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct thread_state *ts;
 	struct lw_cpu_state *cs;
+	struct thread_state *ts;
 	__u64 now;
 
-	if (!is_target_cur(t))
+	ts = charge_in(LW_MEM_RECLAIM, LW_MEM_RECLAIM, &cs, &now);
+	if (!ts)
 		return 0;
-	ts = thread_find(t);
-	if (!ts || !(ts->mem_state & LW_MEM_RECLAIM))
-		return 0;
-	now = bpf_ktime_get_ns();
-	if (!make_running(ts, &cs, now))
-		return 0;
-	charge_run(ts, cs, now);
 	ts->mem_state &= ~(LW_MEM_RECLAIM | LW_MEM_MEMCG);
 	if (now > ts->reclaim_start)
 		__sync_fetch_and_add(&mem.reclaim_ns, now - ts->reclaim_start);

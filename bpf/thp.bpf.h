@@ -119,17 +119,13 @@ int BPF_PROG(lw_collapse, struct mm_struct *mm, int isolated)
 SEC("tp_btf/mm_compaction_begin")
 int BPF_PROG(lw_compact_begin)
 {
-	struct thread_state *ts;
 	struct lw_cpu_state *cs;
+	struct thread_state *ts;
 	__u64 now;
 
-	if (!is_target_cur(bpf_get_current_task_btf()))
-		return 0;
-	now = bpf_ktime_get_ns();
-	ts = current_running(&cs, now);
+	ts = charge_current(&cs, &now);
 	if (!ts)
 		return 0;
-	charge_run(ts, cs, now);
 	ts->in_compact = 1;
 	ts->compact_start = now;
 	__sync_fetch_and_add(&thp.compactions, 1);
