@@ -27,6 +27,7 @@
  *   backlog  a segment's wait in a receive backlog (netif_*)
  *   request  a request's slots, start, end and record
  *   delimit  where requests start and end: syscall, socket, uprobe
+ *   watch    serve's always-attached tier: every TCP request timed alone
  * Headers, not objects linked with `bpftool gen object`: every program
  * inlines helpers of several units (a TCP reply runs delimit, request,
  * account, irq and freq code). Across objects such a helper would be a
@@ -54,3 +55,4 @@ const volatile __u32 lw_abi_version = LW_ABI_VERSION;
 #include "backlog.bpf.h"
 #include "request.bpf.h"
 #include "delimit.bpf.h"
+#include "watch.bpf.h"

@@ -26,7 +26,7 @@
  * latwhy checks before load; once it passed, LW_ABI_VERSION is what a
  * capture records.
  */
-#define LW_ABI_VERSION 3
+#define LW_ABI_VERSION 4
 
 #define LW_COMM_LEN	16
 #define LW_IRQ_NAME_LEN 32
@@ -87,6 +87,7 @@ enum lw_rec_type {
 	LW_REC_META,	    /* run configuration and end state */
 	LW_REC_HIST,	    /* latency histogram of all requests so far */
 	LW_REC_MEMORY,	    /* cumulative memory management of the targets (ABI 3) */
+	LW_REC_TIER,	    /* one interval's attached time by tier (ABI 4) */
 };
 
 /* Where a slow request's time went. Order is part of the ABI. */
@@ -201,8 +202,8 @@ enum lw_cause {
 	LW_CAUSE_IRQ, /* hard IRQ + softirq */
 	LW_CAUSE_THP,
 	LW_CAUSE_SCHED,
-	LW_CAUSE_IDLE,	/* wake-up of an idle CPU: C-state exit latency, PM QoS */
-	LW_CAUSE_QUOTA, /* CFS bandwidth throttling of its cgroup (cpu.max) */
+	LW_CAUSE_IDLE,	 /* wake-up of an idle CPU: C-state exit latency, PM QoS */
+	LW_CAUSE_QUOTA,	 /* CFS bandwidth throttling of its cgroup (cpu.max) */
 	LW_CAUSE_MEMORY, /* page faults, direct reclaim, memory.high (ABI 3) */
 	LW_CAUSE_MAX,
 };
@@ -234,8 +235,8 @@ static inline void lw_cause_ns(const __u64 *ns, __u64 *v)
 	/* a polling CPU had no exit to pay: no cause latwhy can name */
 	v[LW_CAUSE_IDLE] = ns[LW_B_IDLE] - polled;
 	v[LW_CAUSE_QUOTA] = ns[LW_B_QUOTA];
-	v[LW_CAUSE_MEMORY] = ns[LW_B_FAULT] + ns[LW_B_RECLAIM] + ns[LW_B_MEMORY_HIGH] +
-			     ns[LW_B_FAULT_WAIT];
+	v[LW_CAUSE_MEMORY] =
+		ns[LW_B_FAULT] + ns[LW_B_RECLAIM] + ns[LW_B_MEMORY_HIGH] + ns[LW_B_FAULT_WAIT];
 }
 
 /* The cause of a request of latency with ns v per cause (lw_cause_ns()):
@@ -380,13 +381,13 @@ struct lw_thp_stats {
 /* Memory management in the targets' threads, kept in BPF .bss
  * (memory.bpf.h), cumulative since load. ABI 3. */
 struct lw_mem_stats {
-	__u64 faults_min; /* page faults that ended, minor */
-	__u64 faults_maj; /* and major */
-	__u64 fault_ns;	  /* their time, entry to end, whatever it was */
+	__u64 faults_min;  /* page faults that ended, minor */
+	__u64 faults_maj;  /* and major */
+	__u64 fault_ns;	   /* their time, entry to end, whatever it was */
 	__u64 faults_huge; /* of them, with a huge page's allocation (THP's) */
 	__u64 reclaims;	   /* direct reclaim runs, global and memcg */
 	__u64 reclaim_ns;
-	__u64 reclaim_memcg; /* of them, a memory cgroup's (its limit) */
+	__u64 reclaim_memcg;	 /* of them, a memory cgroup's (its limit) */
 	__u64 reclaim_scanned;	 /* pages scanned (lru_shrink_inactive) */
 	__u64 reclaim_reclaimed; /* pages reclaimed (reclaim_end) */
 	__u64 stalls;		 /* sleeps in a memory stall outside both */
@@ -431,6 +432,23 @@ struct lw_tick_rec {
 	__u64 p50_ns;	/* over all requests so far */
 	__u64 p99_ns;
 	__u64 threshold_ns; /* threshold in force, LW_THRESH_UNKNOWN if none */
+};
+
+/*
+ * What was attached in one interval (ABI 4), after its tick: serve's
+ * always-attached tier (bpf/watch.bpf.h: every TCP request timed, the slow
+ * ones counted, no cause) and full tracing (every cause), each for how long.
+ * A tick's requests and histogram are the watch tier's when it has any
+ * time, else full tracing's; its slow records and evidence only ever full
+ * tracing's. Rates are over the attached time of what counted them.
+ */
+struct lw_tier_rec {
+	__u32 type;	   /* LW_REC_TIER */
+	__u32 escalations; /* full tracing attached on a rise, in the interval */
+	__u64 ts_ns;	   /* end of the interval, as its tick's */
+	__u64 watch_ns;	   /* the always-attached tier's time in it; 0: none */
+	__u64 full_ns;	   /* full tracing's */
+	__u64 watch_slow;  /* slow requests the watch tier counted in it */
 };
 
 /* Every request's latency so far, in lw_hist_bucket()s summed over CPUs: a

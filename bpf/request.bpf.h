@@ -346,7 +346,11 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 	}
 }
 
-static __always_inline void hist_add(__u64 latency)
+/* Set by userspace while the always-attached tier (watch.bpf.h) runs: it
+ * counts every request, and the full tier's request ends count none. */
+volatile bool watch_hist = false;
+
+static __always_inline void hist_count(__u64 latency)
 {
 	__u32 key = 0, b = lw_hist_bucket(latency);
 	struct hist *h = bpf_map_lookup_elem(&lat_hist, &key);
@@ -366,6 +370,12 @@ static __always_inline void hist_add(__u64 latency)
 	h = bpf_map_lookup_elem(&lat_hist, &key);
 	if (h)
 		h->b[b]++;
+}
+
+static __always_inline void hist_add(__u64 latency)
+{
+	if (!watch_hist)
+		hist_count(latency);
 }
 
 /*

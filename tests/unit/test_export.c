@@ -303,7 +303,7 @@ static void test_node_gauges(void **state)
 	assert_true(sample(t, "latwhy_irqbalance_running") == 1);
 	assert_true(sample(t, "latwhy_process_cpu_seconds_total") >= 0);
 	assert_true(sample(t, "latwhy_process_resident_memory_bytes") > 0);
-	assert_true(sample(t, "latwhy_build_info{version=\"" LW_VERSION "\",abi=\"3\"}") == 1);
+	assert_true(sample(t, "latwhy_build_info{version=\"" LW_VERSION "\",abi=\"4\"}") == 1);
 	free(t);
 	lw_export_free(x);
 }

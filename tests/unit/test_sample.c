@@ -147,7 +147,9 @@ static void test_sample_opts(void **state)
 	assert_string_equal(err, "option '--sample' needs a value");
 }
 
-/* A hindsight trigger must be able to hold within one attached stretch. */
+/* Without escalation a hindsight trigger must be able to hold within one
+ * attached stretch; with it (the default) full tracing stays attached for
+ * as long as slow requests stay up. */
 static void test_sample_capture(void **state)
 {
 	struct lw_serve_opts o;
@@ -155,9 +157,20 @@ static void test_sample_capture(void **state)
 
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--capture-dir", "/tmp/d", "--capture-on",
 			       "sched:5:10s", NULL),
+			 0);
+	assert_true(o.sample.escalate && o.trace.conf.watch);
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--escalate", "off", "--capture-dir",
+			       "/tmp/d", "--capture-on", "sched:5:10s", NULL),
 			 -EINVAL);
+	assert_false(o.trace.conf.watch);
 	assert_string_equal(err, "--capture-on sched:5:10s: its FOR is longer than --sample's X "
-				 "(3 s): it could never fire; give --sample off or a longer X");
+				 "(3 s): it could never fire; give --sample off, a longer X or "
+				 "--escalate on");
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--escalate", "maybe", NULL), -EINVAL);
+	assert_string_equal(err, "--escalate takes on or off, not 'maybe'");
+	/* always attached: no tier beside it */
+	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "off", NULL), 0);
+	assert_false(o.trace.conf.watch);
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--sample", "off", "--capture-dir",
 			       "/tmp/d", "--capture-on", "sched:5:10s", NULL),
 			 0);
@@ -175,12 +188,13 @@ static void test_causes_opts(void **state)
 	char err[256];
 
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "sched,irq", NULL), 0);
-	assert_string_equal(o.trace.conf.skip,
-			    "cpu_frequency,mm_khugepaged_scan_pmd,mm_collapse_huge_page,"
-			    "mm_compaction_begin,mm_compaction_end,cpu_idle,page_fault_user,"
-			    "page_fault_kernel,mm_vmscan_direct_reclaim_begin,"
-			    "mm_vmscan_direct_reclaim_end,mm_vmscan_memcg_reclaim_begin,"
-			    "mm_vmscan_memcg_reclaim_end,mm_vmscan_lru_shrink_inactive,mm_page_alloc");
+	assert_string_equal(
+		o.trace.conf.skip,
+		"cpu_frequency,mm_khugepaged_scan_pmd,mm_collapse_huge_page,"
+		"mm_compaction_begin,mm_compaction_end,cpu_idle,page_fault_user,"
+		"page_fault_kernel,mm_vmscan_direct_reclaim_begin,"
+		"mm_vmscan_direct_reclaim_end,mm_vmscan_memcg_reclaim_begin,"
+		"mm_vmscan_memcg_reclaim_end,mm_vmscan_lru_shrink_inactive,mm_page_alloc");
 	/* --skip's own come first; sched is always traced */
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--skip", "sk_data_ready", "--causes",
 			       "frequency,irq,thp,idle,memory", NULL),
@@ -193,9 +207,11 @@ static void test_causes_opts(void **state)
 	assert_false(lw_list_has(o.trace.conf.skip, "mm_collapse_huge_page"));
 	assert_false(lw_list_has(o.trace.conf.skip, "sched_switch"));
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "sched,disk", NULL), -EINVAL);
-	assert_string_equal(err, "--causes: 'disk' is not a cause (frequency,irq,thp,sched,idle,quota,memory)");
+	assert_string_equal(
+		err, "--causes: 'disk' is not a cause (frequency,irq,thp,sched,idle,quota,memory)");
 	assert_int_equal(parse(&o, err, "--comm", "srv", "--causes", "", NULL), -EINVAL);
-	assert_string_equal(err, "--causes needs a list of causes (frequency,irq,thp,sched,idle,quota,memory)");
+	assert_string_equal(
+		err, "--causes needs a list of causes (frequency,irq,thp,sched,idle,quota,memory)");
 }
 
 /* The command's own words on stderr and its exit status. */
@@ -231,8 +247,9 @@ static void test_usage_exit(void **state)
 			    "latwhy: --sample: X must not exceed Y (see latwhy serve --help)\n");
 	assert_int_equal(run_serve(out, sizeof(out), "--comm", "srv", "--causes", "net"),
 			 LW_EXIT_USAGE);
-	assert_string_equal(out, "latwhy: --causes: 'net' is not a cause "
-				 "(frequency,irq,thp,sched,idle,quota,memory) (see latwhy serve --help)\n");
+	assert_string_equal(
+		out, "latwhy: --causes: 'net' is not a cause "
+		     "(frequency,irq,thp,sched,idle,quota,memory) (see latwhy serve --help)\n");
 }
 
 /* ---- the families -------------------------------------------------------- */
@@ -381,7 +398,7 @@ static void test_causes_absent(void **state)
 	char *t;
 
 	feed_meta(x, LW_META_NO_IRQ | LW_META_NO_SOFTIRQ | LW_META_NO_FREQ | LW_META_NO_QUOTA |
-			  LW_META_NO_MEMORY);
+			     LW_META_NO_MEMORY);
 	lw_export_publish(x);
 	t = render(x);
 	assert_int_equal(count_lines(t, "latwhy_slow_requests_total{"), 4);

@@ -436,7 +436,8 @@ static int next_chunk(struct lw_capture_reader *r)
  *  - ABI 1 and 2 had no memory buckets (LW_B_FAULT .. LW_B_FAULT_WAIT,
  *    after quota) and no fault counts at the record's end: 0, without
  *    LW_REQ_MEMORY_KNOWN, and META says LW_META_NO_MEMORY.
- * The other record types did not change (LW_REC_MEMORY is new in 3).
+ * The other record types did not change (LW_REC_MEMORY is new in 3,
+ * LW_REC_TIER in 4: a capture without it says nothing of tiers).
  * Returns the record's length now.
  */
 static size_t lwc_upgrade(struct lw_capture_reader *r, size_t len)

@@ -11,7 +11,8 @@
 #include "capture/source.h"
 #include "node/node.h"
 
-const char *lw_capture_source_fact(const struct lw_capture_source *l, enum lw_capture_kind k, const char *key)
+const char *lw_capture_source_fact(const struct lw_capture_source *l, enum lw_capture_kind k,
+				   const char *key)
 {
 	const char *v = lw_capture_reader_fact(l->r, k, key);
 
@@ -51,7 +52,8 @@ static void load_target(struct lw_capture_source *l)
 	lw_engine_set_target(l->e, (__u32)v, lw_capture_source_fact(l, LW_CHUNK_TARGET, "comm"));
 }
 
-int lw_capture_source_open(struct lw_capture_source *l, const char *path, lw_request_fn fn, void *ctx)
+int lw_capture_source_open(struct lw_capture_source *l, const char *path, lw_request_fn fn,
+			   void *ctx)
 {
 	char err[256];
 	__u32 abi;
@@ -66,8 +68,9 @@ int lw_capture_source_open(struct lw_capture_source *l, const char *path, lw_req
 	load_damage(l);
 	abi = lw_capture_reader_info(l->r)->abi_version;
 	/* ABI 1's and 2's requests are widened by the reader (no quota
-	 * bucket in 1, no memory buckets in either) */
-	if (abi != LW_ABI_VERSION && abi != 1 && abi != 2) {
+	 * bucket in 1, no memory buckets in either); 3's records are 4's
+	 * (which added LW_REC_TIER alone) */
+	if (abi < 1 || abi > LW_ABI_VERSION) {
 		fprintf(stderr, "latwhy: %s: its records are of ABI %u, this latwhy reads %u\n",
 			path, abi, LW_ABI_VERSION);
 		return -EPROTO;
@@ -139,7 +142,8 @@ void lw_capture_source_run(struct lw_capture_source *l, const struct lw_sink *ex
 		load_start(l);
 }
 
-int lw_capture_source_node(const struct lw_capture_source *l, const struct lw_summary *s, struct lw_node *n)
+int lw_capture_source_node(const struct lw_capture_source *l, const struct lw_summary *s,
+			   struct lw_node *n)
 {
 	int pid = (s->flags & LW_META_TARGET_EXITED) ? 0 : s->pid, err;
 

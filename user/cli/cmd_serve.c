@@ -83,9 +83,11 @@ static __u64 serve_now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void serve_on_duty(void *ctx, bool attached, __u64 now_ns)
+static void serve_on_duty(void *ctx, const struct lw_duty_change *c)
 {
-	lw_export_attached(ctx, attached, now_ns);
+	lw_export_attached(ctx, c->attached, c->now_ns);
+	if (c->escalated)
+		lw_export_escalated(ctx, c->delay_ns);
 }
 
 /* The running tracer's programs' kernel counters, for the exporter. */
@@ -134,6 +136,29 @@ static void serve_hists(struct serve *s)
 	}
 }
 
+/* Each series' slow requests as the always-attached tier counted them
+ * (targets of one label summed); nothing without that tier. */
+static void serve_watch(struct serve *s)
+{
+	int n = lw_tracer_targets(s->t);
+
+	for (int series = 0; series < LW_MAX_TARGETS; series++) {
+		__u64 slow = 0, ns = 0, a, b;
+		bool any = false;
+
+		for (int slot = 0; slot < n; slot++) {
+			if (s->series_of[slot] != series ||
+			    lw_tracer_target_watch(s->t, slot, &a, &b))
+				continue;
+			slow += a;
+			ns += b;
+			any = true;
+		}
+		if (any)
+			lw_export_series_watch(s->x, series, slow, ns);
+	}
+}
+
 /* Each series' slow requests by cause from the kernel's per-slot counts
  * (targets of one label summed). */
 static void serve_causes(struct serve *s)
@@ -153,6 +178,7 @@ static void serve_causes(struct serve *s)
 		if (any)
 			lw_export_series_causes(s->x, series, &sum);
 	}
+	serve_watch(s);
 }
 
 /* Each series' first process, whose cgroup's CPU bandwidth counters a

@@ -47,6 +47,7 @@ enum {
 	OPT_SAMPLE,
 	OPT_CAUSES,
 	OPT_MAX_PODS,
+	OPT_ESCALATE,
 };
 
 /* serve's own options, its --capture-* ones, then the trace's */
@@ -60,6 +61,13 @@ static int serve_opt(void *ctx, int c, const char *arg, char *err, size_t errlen
 	switch (c) {
 	case OPT_SAMPLE:
 		return lw_parse_sample(arg, &o->sample, err, errlen);
+	case OPT_ESCALATE:
+		if (strcmp(arg, "on") && strcmp(arg, "off")) {
+			snprintf(err, errlen, "--escalate takes on or off, not '%s'", arg);
+			return -EINVAL;
+		}
+		o->sample.escalate = !strcmp(arg, "on");
+		return 0;
 	case OPT_CAUSES:
 		if (!*arg || strlen(arg) >= sizeof(o->causes)) {
 			snprintf(err, errlen, "--causes needs a list of causes (%s)",
@@ -104,20 +112,21 @@ static int check_trace(const struct lw_serve_opts *o, char *err, size_t errlen)
 	return lw_serve_capture_check(&o->capture, err, errlen);
 }
 
-/* A trigger counts the intervals of a stretch the programs are attached
- * in: one that must hold longer than X could never fire. */
+/* A trigger counts slow requests by cause, which only full tracing sees:
+ * without escalation, only in the duty cycle's stretches, and one that must
+ * hold longer than X could never fire. */
 static int check_sample(const struct lw_serve_opts *o, char *err, size_t errlen)
 {
 	const struct lw_hindsight_opts *hs = &o->capture.hs;
 
-	if (!o->sample.every_ns || o->sample.on_ns >= o->sample.every_ns)
+	if (!o->sample.every_ns || o->sample.on_ns >= o->sample.every_ns || o->sample.escalate)
 		return 0;
 	for (size_t i = 0; i < hs->ntriggers; i++) {
 		if (hs->triggers[i].for_ns <= o->sample.on_ns)
 			continue;
 		snprintf(err, errlen,
 			 "--capture-on %s: its FOR is longer than --sample's X (%.0f s): it could "
-			 "never fire; give --sample off or a longer X",
+			 "never fire; give --sample off, a longer X or --escalate on",
 			 hs->triggers[i].text, o->sample.on_ns / 1e9);
 		return -EINVAL;
 	}
@@ -131,6 +140,7 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 		{"sample", required_argument, NULL, OPT_SAMPLE},
 		{"causes", required_argument, NULL, OPT_CAUSES},
 		{"max-pods", required_argument, NULL, OPT_MAX_PODS},
+		{"escalate", required_argument, NULL, OPT_ESCALATE},
 		LW_SERVE_CAPTURE_LONGOPTS,
 		LW_TRACE_LONGOPTS,
 		{},
@@ -149,6 +159,7 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 	o->port = LW_SERVE_PORT;
 	o->sample.on_ns = LW_SERVE_SAMPLE_ON_NS;
 	o->sample.every_ns = LW_SERVE_SAMPLE_EVERY_NS;
+	o->sample.escalate = true;
 	o->max_pods = LW_SERVE_MAX_PODS;
 	ret = lw_getopt(&cl, argc, argv, &first, err, errlen);
 	if (!ret)
@@ -164,6 +175,9 @@ int lw_serve_opts_parse(struct lw_serve_opts *o, int argc, char **argv, char *er
 		return ret == 1 ? 1 : -EINVAL;
 	/* the metrics are the kernel's counts: records only for the window */
 	o->trace.conf.counts_only = !o->capture.hs.dir;
+	/* full tracing part of the time: the always-attached tier beside it */
+	o->trace.conf.watch =
+		o->sample.escalate && o->sample.every_ns && o->sample.on_ns < o->sample.every_ns;
 	return 0;
 }
 
@@ -171,7 +185,8 @@ void lw_serve_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: latwhy serve TARGET... [--listen ADDR:PORT] [--sample X/Y|off]\n"
-		"                    [--causes CAUSE,...] [--capture-dir DIR] [trace options]\n"
+		"                    [--escalate on|off] [--causes CAUSE,...] [--capture-dir DIR]\n"
+		"                    [trace options]\n"
 		"\n"
 		"Trace a process until stopped and serve its metrics for Prometheus at\n"
 		"http://ADDR:PORT/metrics (see docs/serve.md).\n"
@@ -193,6 +208,10 @@ void lw_serve_usage(FILE *f)
 	fprintf(f,
 		"      --sample X/Y      attached X of every Y, detached (costing the target\n"
 		"                        nothing) in between; off: always (default 3s/90s)\n"
+		"      --escalate on|off with a duty cycle, time every TCP request all the\n"
+		"                        time and attach full tracing within a second of a\n"
+		"                        rise in slow requests, until 10 s after it ends\n"
+		"                        (default on)\n"
 		"      --causes LIST     trace only these of frequency,irq,thp,sched,idle,quota\n"
 		"                        (default all; sched always)\n"
 		"\n"

@@ -47,6 +47,8 @@ struct lw_engine {
 	bool have_meta;
 	__u32 target_pid; /* lw_engine_set_target(): until a META record */
 	char target_comm[LW_COMM_LEN];
+	struct lw_tier_rec tiers; /* LW_REC_TIER summed (ts_ns: the last one's) */
+	bool have_tiers;
 	__u64 hist[LW_HIST_BUCKETS]; /* latest LW_REC_HIST */
 	__u64 hist_count;
 	bool have_hist;
@@ -244,6 +246,16 @@ static void feed_tick(struct lw_engine *e, const struct lw_tick_rec *t)
 	e->tick = *t;
 }
 
+static void feed_tier(struct lw_engine *e, const struct lw_tier_rec *t)
+{
+	e->tiers.ts_ns = t->ts_ns;
+	e->tiers.watch_ns += t->watch_ns;
+	e->tiers.full_ns += t->full_ns;
+	e->tiers.watch_slow += t->watch_slow;
+	e->tiers.escalations += t->escalations;
+	e->have_tiers = true;
+}
+
 /* The size of a record of the type; 0 for a type the engine does not know. */
 static size_t rec_size(__u32 type)
 {
@@ -268,6 +280,8 @@ static size_t rec_size(__u32 type)
 		return sizeof(struct lw_meta_rec);
 	case LW_REC_HIST:
 		return sizeof(struct lw_hist_rec);
+	case LW_REC_TIER:
+		return sizeof(struct lw_tier_rec);
 	}
 	return 0;
 }
@@ -311,6 +325,9 @@ static int feed_typed(struct lw_engine *e, __u32 type, const void *rec)
 		return 0;
 	case LW_REC_HIST:
 		feed_hist(e, rec);
+		return 0;
+	case LW_REC_TIER:
+		feed_tier(e, rec);
 		return 0;
 	}
 	return -EINVAL; /* not reached: rec_size() knows the same types */
@@ -503,6 +520,20 @@ static void summarize_causes(const struct lw_engine *e, struct lw_summary *s)
 	s->running_dominant = e->slow && s->running_excess_ns > top;
 }
 
+__u64 lw_summary_counted_ns(const struct lw_summary *s)
+{
+	if (!s->tiers_known)
+		return s->duration_ns;
+	return s->watch_ns ? s->watch_ns : s->full_ns;
+}
+
+bool lw_summary_part_time(const struct lw_summary *s)
+{
+	/* a tier record's ticks split the run at their own moments: 1% slack */
+	return s->tiers_known &&
+	       (s->watch_ns || s->full_ns + s->duration_ns / 100 < s->duration_ns);
+}
+
 const char *lw_summary_verdict(const struct lw_summary *s)
 {
 	return s->running_dominant ? "running" : lw_cause_name(s->dominant);
@@ -552,6 +583,11 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 		s->duration_ns = e->tick.ts_ns - e->first_tick_ts;
 	s->counted = e->have_meta || e->first_tick_ts || e->have_hist;
 	s->requests = e->have_meta && e->meta.requests ? e->meta.requests : e->requests;
+	s->tiers_known = e->have_tiers;
+	s->watch_ns = e->tiers.watch_ns;
+	s->full_ns = e->tiers.full_ns;
+	s->watch_slow = e->tiers.watch_slow;
+	s->escalations = e->tiers.escalations;
 	s->slow_requests = e->slow;
 	s->handoff_slow = e->handoff_slow;
 	s->handoff_slow_ns = e->handoff_latency;
@@ -660,8 +696,9 @@ const char *lw_freq_source_name(enum lw_freq_source s)
 const char *lw_bucket_name(enum lw_bucket b)
 {
 	static const char *const names[LW_B_MAX] = {
-		"run",	"frequency", "irq",	    "softirq",	 "thp",	  "sched",
-		"idle", "blocked",   "idle_polled", "irq_entry", "quota", "fault", "reclaim", "memory_high", "fault_wait",
+		"run",	 "frequency", "irq",	 "softirq",	"thp",
+		"sched", "idle",      "blocked", "idle_polled", "irq_entry",
+		"quota", "fault",     "reclaim", "memory_high", "fault_wait",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

@@ -61,6 +61,13 @@ struct lw_summary {
 	bool counted;
 	__u64 duration_ns;
 	__u64 requests;
+	/* what was attached (LW_REC_TIER, ABI 4; tiers_known false before):
+	 * serve's always-attached tier, which then counted the requests,
+	 * and full tracing, which alone sees causes and slow records */
+	bool tiers_known;
+	__u64 watch_ns, full_ns;
+	__u64 watch_slow; /* slow requests the always-attached tier counted */
+	__u32 escalations;
 	__u64 slow_requests;
 	__u64 threshold_ns; /* LW_THRESH_UNKNOWN: p99 not established */
 	bool threshold_fixed;
@@ -151,6 +158,14 @@ void lw_request_cause_ns(const struct lw_request *r, __u64 v[LW_CAUSE_MAX]);
 bool lw_request_consistent(const struct lw_request *r);
 
 void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s);
+
+/* The time requests were counted over: the always-attached tier's where it
+ * ran, else full tracing's, else (no tier record) the whole run: the
+ * requests' rate is over it. */
+__u64 lw_summary_counted_ns(const struct lw_summary *s);
+/* Full tracing was not attached the whole run (serve's tiers): the summary
+ * says for how long. */
+bool lw_summary_part_time(const struct lw_summary *s);
 
 /* The verdict's name: "running" (running_dominant), else the dominant
  * cause's ("none" too). */

@@ -169,6 +169,7 @@ static bool record_take(const void *rec, size_t len, void *out, size_t size)
 static int export_record(void *ctx, const void *rec, size_t len)
 {
 	struct lw_export *x = ctx;
+	struct lw_tier_rec tier;
 	struct lw_tick_rec tick;
 	struct lw_meta_rec meta;
 	struct lw_cpu_rec cpu;
@@ -197,6 +198,12 @@ static int export_record(void *ctx, const void *rec, size_t len)
 	case LW_REC_CPU:
 		if (record_take(rec, len, &cpu, sizeof(cpu)) && cpu.cpu < LW_MAX_CPUS)
 			x->khz[cpu.cpu] = cpu.khz;
+		break;
+	case LW_REC_TIER:
+		if (record_take(rec, len, &tier, sizeof(tier))) {
+			x->watch_ns += tier.watch_ns;
+			x->watch_active = tier.watch_ns > 0;
+		}
 		break;
 	}
 	return 0;
@@ -282,6 +289,8 @@ static void publish_at(struct lw_export *x, __u64 now_ns)
 		sc->lab = s->lab;
 		counters_slow(s, sc);
 		sc->requests = s->requests;
+		sc->watch_slow = s->watch_base[0] + s->watch_cur[0];
+		sc->watch_slow_ns = s->watch_base[1] + s->watch_cur[1];
 		for (int b = 0; b < LW_HIST_BUCKETS; b++)
 			sc->hist[b] = s->hist_base[b] + s->hist_cur[b];
 	}
@@ -292,6 +301,11 @@ static void publish_at(struct lw_export *x, __u64 now_ns)
 	c->attached_ns = x->attached_ns;
 	if (x->attached_from && now_ns > x->attached_from)
 		c->attached_ns += now_ns - x->attached_from;
+	c->watch_active = x->active && x->watch_active;
+	c->watch_ns = x->watch_ns;
+	c->escalations = x->escalations;
+	c->esc_delay_known = x->escalations > 0;
+	c->esc_delay_ns = x->esc_delay_ns;
 	c->flags = x->flags;
 	c->freq_source = x->freq_source;
 	memcpy(c->khz, x->khz, sizeof(c->khz));
@@ -317,6 +331,21 @@ void lw_export_attached(struct lw_export *x, bool on, __u64 now_ns)
 	}
 	x->detached = !on;
 	publish_at(x, now_ns);
+}
+
+void lw_export_escalated(struct lw_export *x, __u64 delay_ns)
+{
+	x->escalations++;
+	x->esc_delay_ns = delay_ns;
+	publish_at(x, mono_ns());
+}
+
+void lw_export_series_watch(struct lw_export *x, int series, __u64 slow, __u64 slow_ns)
+{
+	if (series < 0 || series >= x->nser)
+		return;
+	x->ser[series].watch_cur[0] = slow;
+	x->ser[series].watch_cur[1] = slow_ns;
 }
 
 void lw_export_progs(struct lw_export *x, const struct lw_export_prog *p, size_t n)
@@ -357,7 +386,12 @@ void lw_export_restart(struct lw_export *x)
 		memset(s->hist_cur, 0, sizeof(s->hist_cur));
 		lw_cause_counts_add(&s->causes_base, &s->causes_cur);
 		memset(&s->causes_cur, 0, sizeof(s->causes_cur));
+		for (int k = 0; k < 2; k++) {
+			s->watch_base[k] += s->watch_cur[k];
+			s->watch_cur[k] = 0;
+		}
 	}
+	x->watch_active = false;
 	x->dropped_base += x->dropped_cur;
 	x->dropped_cur = 0;
 	for (size_t i = 0; i < x->nr_progs; i++) {

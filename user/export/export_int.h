@@ -27,8 +27,9 @@ struct lw_export_labels {
 struct lw_export_series_counters {
 	struct lw_export_labels lab;
 	__u64 requests;
-	__u64 slow[LW_CAUSE_MAX];    /* slow requests by cause */
-	__u64 slow_ns[LW_CAUSE_MAX]; /* their time by cause */
+	__u64 slow[LW_CAUSE_MAX];	 /* slow requests by cause */
+	__u64 slow_ns[LW_CAUSE_MAX];	 /* their time by cause */
+	__u64 watch_slow, watch_slow_ns; /* the always-attached tier's */
 	__u64 hist[LW_HIST_BUCKETS];
 };
 
@@ -39,7 +40,14 @@ struct lw_export_counters {
 	__u64 dropped;
 	bool active;	   /* a tracer is attached and delivering */
 	__u64 attached_ns; /* the tracers' programs attached, in all */
-	__u32 flags;	   /* enum lw_meta_flags of the running tracer */
+	/* the always-attached tier: on now (its records come), its time, and
+	 * full tracing's escalations and the last one's delay */
+	bool watch_active;
+	__u64 watch_ns;
+	__u64 escalations;
+	bool esc_delay_known;
+	__u64 esc_delay_ns;
+	__u32 flags; /* enum lw_meta_flags of the running tracer */
 	size_t nr_progs;
 	struct lw_export_prog progs[LW_EXPORT_PROGS]; /* run time and count so far */
 	/* the running tracer's clocks (LW_REC_CPU), 0: unknown */
@@ -58,6 +66,8 @@ struct lw_export_series {
 	__u64 hist_base[LW_HIST_BUCKETS], hist_cur[LW_HIST_BUCKETS];
 	/* its slow requests by cause, counted in the kernel */
 	struct lw_cause_counts causes_base, causes_cur;
+	/* and by the always-attached tier, whatever their cause */
+	__u64 watch_base[2], watch_cur[2]; /* slow, their ns */
 };
 
 /* A cgroup the exporter has read, known by its directory's inode: one
@@ -106,6 +116,9 @@ struct lw_export {
 	bool detached;	     /* the duty cycle took the programs off */
 	__u64 attached_ns;   /* attached time of the stretches that ended */
 	__u64 attached_from; /* when the one going on began; 0: none */
+	bool watch_active;   /* the running tracer has the always-attached tier */
+	__u64 watch_ns;	     /* its attached time, from LW_REC_TIER */
+	__u64 escalations, esc_delay_ns;
 	__u32 flags;
 	struct export_prog {
 		char name[32];

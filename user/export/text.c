@@ -83,7 +83,8 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 	static const char *const secs = "latwhy_slow_request_seconds_total";
 
 	lw_export_family(f, "latwhy_requests_total", "counter",
-			 "Requests the target completed, slow or not.");
+			 "Requests the target completed, slow or not (by the always-attached tier "
+			 "where it runs, so every one; else only while full tracing is).");
 	for (int i = 0; i < c->nseries; i++) {
 		if (c->s[i].lab.dead)
 			continue;
@@ -91,7 +92,8 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 		fprintf(f, "} %llu\n", (unsigned long long)c->s[i].requests);
 	}
 	lw_export_family(f, slow, "counter",
-			 "Slow requests, by the cause that held most of each one's time.");
+			 "Slow requests, by the cause that held most of each one's time: full "
+			 "tracing only, while latwhy_tier_active{tier=\"full\"}.");
 	for (int i = 0; i < c->nseries; i++)
 		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
 			if (!cause_measured(c, k) || c->s[i].lab.dead)
@@ -100,8 +102,10 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 			fprintf(f, ",cause=\"%s\"} %llu\n", lw_cause_name(k),
 				(unsigned long long)c->s[i].slow[k]);
 		}
-	lw_export_family(f, secs, "counter",
-			 "Time of the slow requests, by cause; none is their own run and sleep.");
+	lw_export_family(
+		f, secs, "counter",
+		"Time of the slow requests, by cause; none is their own run and sleep: full "
+		"tracing only.");
 	for (int i = 0; i < c->nseries; i++)
 		for (int k = LW_CAUSE_NONE; k <= LW_CAUSE_TRACED_LAST; k++) {
 			if (!cause_measured(c, k) || c->s[i].lab.dead)
@@ -207,13 +211,69 @@ static void write_dropped(FILE *f, const struct lw_export_counters *c)
 			 "Records the kernel could not hand to latwhy (ring buffer full).");
 	fprintf(f, "latwhy_events_dropped_total %llu\n", (unsigned long long)c->dropped);
 	lw_export_family(f, "latwhy_sampling_active", "gauge",
-			 "1 while latwhy's programs are attached to the target, 0 while detached "
-			 "(--sample) or waiting for one.");
+			 "1 while full tracing is attached to the target, 0 while detached "
+			 "(--sample) or waiting for one: latwhy_tier_active{tier=\"full\"}.");
 	fprintf(f, "latwhy_sampling_active %d\n", c->active ? 1 : 0);
 	lw_export_family(f, "latwhy_sampling_attached_seconds_total", "counter",
-			 "Time latwhy's programs were attached: the counters count only then.");
+			 "Time full tracing was attached: the causes count only then.");
 	fputs("latwhy_sampling_attached_seconds_total ", f);
 	lw_export_seconds(f, c->attached_ns);
+}
+
+/* The always-attached tier's slow requests, every one whatever the tier,
+ * with no cause: only where it runs. */
+static void write_watch(FILE *f, const struct lw_export_counters *c)
+{
+	static const char *const n = "latwhy_watch_slow_requests_total";
+	static const char *const s = "latwhy_watch_slow_request_seconds_total";
+
+	if (!c->watch_ns)
+		return;
+	lw_export_family(f, n, "counter",
+			 "Slow requests the always-attached tier counted: all of them, attached "
+			 "or not, with no cause.");
+	for (int i = 0; i < c->nseries; i++) {
+		if (c->s[i].lab.dead)
+			continue;
+		lw_export_series_name(f, n, &c->s[i].lab);
+		fprintf(f, "} %llu\n", (unsigned long long)c->s[i].watch_slow);
+	}
+	lw_export_family(f, s, "counter", "Their latency.");
+	for (int i = 0; i < c->nseries; i++) {
+		if (c->s[i].lab.dead)
+			continue;
+		lw_export_series_name(f, s, &c->s[i].lab);
+		fputs("} ", f);
+		lw_export_seconds(f, c->s[i].watch_slow_ns);
+	}
+}
+
+/* What was attached: the always-attached tier and full tracing, and full
+ * tracing's escalations on a rise of slow requests. */
+static void write_tiers(FILE *f, const struct lw_export_counters *c)
+{
+	lw_export_family(f, "latwhy_tier_active", "gauge",
+			 "1 while a tier's programs are attached: watch (every TCP request timed, "
+			 "always), full (every cause: the duty cycle and escalations).");
+	fprintf(f, "latwhy_tier_active{tier=\"watch\"} %d\n", c->watch_active ? 1 : 0);
+	fprintf(f, "latwhy_tier_active{tier=\"full\"} %d\n", c->active ? 1 : 0);
+	lw_export_family(f, "latwhy_tier_attached_seconds_total", "counter",
+			 "Time each tier was attached: rates of what it counts are over it.");
+	fputs("latwhy_tier_attached_seconds_total{tier=\"watch\"} ", f);
+	lw_export_seconds(f, c->watch_ns);
+	fputs("latwhy_tier_attached_seconds_total{tier=\"full\"} ", f);
+	lw_export_seconds(f, c->attached_ns);
+	lw_export_family(f, "latwhy_escalations_total", "counter",
+			 "Full tracing attached because the always-attached tier saw slow requests "
+			 "rise over a target's baseline.");
+	fprintf(f, "latwhy_escalations_total %llu\n", (unsigned long long)c->escalations);
+	if (!c->esc_delay_known)
+		return;
+	lw_export_family(f, "latwhy_escalation_delay_seconds", "gauge",
+			 "Of the last escalation: from the rise's first slow request to full "
+			 "tracing attached.");
+	fputs("latwhy_escalation_delay_seconds ", f);
+	lw_export_seconds(f, c->esc_delay_ns);
 }
 
 static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counters *c)
@@ -224,9 +284,11 @@ static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counte
 	for (int i = 0; i < c->nseries; i++)
 		if (!c->s[i].lab.dead)
 			write_histogram(f, &c->s[i].lab, &c->s[i]);
+	write_watch(f, c);
 	write_pods(f, x, c);
 	lw_export_cgroup_write(x, f, c);
 	write_dropped(f, c);
+	write_tiers(f, c);
 	lw_export_bpf_write(x, f, c);
 	lw_export_captures_write(x, f);
 	lw_export_node_write(x, f, c);

@@ -386,6 +386,28 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 	lw_json_end_object(j);
 }
 
+/* What was attached for how long: null for a capture from before tier
+ * records (ABI 4), where the whole run was traced or not said. */
+static void json_attached(struct lw_json *j, const struct lw_summary *s)
+{
+	if (!s->tiers_known) {
+		lw_json_knull(j, "attached");
+		return;
+	}
+	lw_json_key(j, "attached");
+	lw_json_begin_object(j);
+	if (s->watch_ns) {
+		lw_json_ku64(j, "watch_ns", s->watch_ns);
+		lw_json_ku64(j, "watch_slow_requests", s->watch_slow);
+	} else {
+		lw_json_knull(j, "watch_ns");
+		lw_json_knull(j, "watch_slow_requests");
+	}
+	lw_json_ku64(j, "full_ns", s->full_ns);
+	lw_json_ku64(j, "escalations", s->escalations);
+	lw_json_end_object(j);
+}
+
 static void summary_json(struct lw_render *r, const struct lw_summary *s,
 			 const struct lw_findings *fs)
 {
@@ -443,6 +465,11 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 	lw_json_kdouble(&j, "running_share", lw_summary_excess_share(s, s->running_excess_ns));
 	lw_json_end_object(&j);
 	json_missing(&j, r, s);
+	if (s->counted && lw_summary_counted_ns(s))
+		lw_json_kdouble(&j, "requests_per_s", s->requests * 1e9 / lw_summary_counted_ns(s));
+	else
+		lw_json_knull(&j, "requests_per_s");
+	json_attached(&j, s);
 	json_causes(&j, s);
 	json_evidence(&j, s);
 	lw_json_key(&j, "findings");
@@ -535,8 +562,9 @@ static void text_verdict_running(FILE *f, const struct lw_summary *s)
 	if (top == LW_CAUSE_NONE)
 		fprintf(f, "; no kernel cause.\n");
 	else
-		fprintf(f, "; largest kernel cause %s, %.0f%% of the excess (%.0f%% of the slow "
-			   "requests' time).\n",
+		fprintf(f,
+			"; largest kernel cause %s, %.0f%% of the excess (%.0f%% of the slow "
+			"requests' time).\n",
 			lw_cause_name(top), lw_summary_excess_share(s, s->cause[top].ns) * 100,
 			s->cause[top].share * 100);
 }
@@ -551,7 +579,8 @@ static void text_memory(FILE *f, const struct lw_summary *s)
 		return;
 	fprintf(f,
 		"  memory: %llu minor and %llu major page faults in the slow requests (%llu of "
-		"them had memory time): fault %s, fault wait %s, reclaim %s, memory.high/stall %s\n",
+		"them had memory time): fault %s, fault wait %s, reclaim %s, memory.high/stall "
+		"%s\n",
 		(unsigned long long)s->mem_faults_min, (unsigned long long)s->mem_faults_maj,
 		(unsigned long long)s->mem_requests,
 		lw_fmt_ns(a, sizeof(a), s->bucket_ns[LW_B_FAULT]),
@@ -699,6 +728,29 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 	fprintf(f, "\n");
 }
 
+/* serve's tiers: what was attached for how long, and what each counted. */
+static void text_attached(FILE *f, const struct lw_summary *s)
+{
+	char w[32], full[32];
+
+	if (!lw_summary_part_time(s))
+		return;
+	lw_fmt_ns(full, sizeof(full), s->full_ns);
+	if (s->watch_ns)
+		fprintf(f,
+			"Attached: every TCP request timed for %s (always-attached tier: %llu "
+			"slow); "
+			"full tracing %s (%u escalation%s), whose slow requests alone have "
+			"causes\n",
+			lw_fmt_ns(w, sizeof(w), s->watch_ns), (unsigned long long)s->watch_slow,
+			full, s->escalations, s->escalations == 1 ? "" : "s");
+	else
+		fprintf(f,
+			"Attached: full tracing %s of it (duty cycle): requests and rates are of "
+			"those %s\n",
+			full, full);
+}
+
 static void summary_text(struct lw_render *r, const struct lw_summary *s,
 			 const struct lw_findings *fs)
 {
@@ -712,6 +764,7 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 		s->flags & LW_META_TARGET_EXITED ? "; the process exited during the trace" : "");
 	if (*missing_causes(s->flags, miss, sizeof(miss)))
 		fprintf(f, "Not attached:%s (those causes are not measured)\n", miss);
+	text_attached(f, s);
 	if (s->threshold_ns == LW_THRESH_UNKNOWN)
 		snprintf(th, sizeof(th), "not established (too few requests)");
 	else
@@ -726,7 +779,9 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 	else
 		fprintf(f, "Requests (%s): %llu (%.0f/s), p50 %s, p99 %s; slow (> %s%s): %llu\n",
 			lw_req_mode_name(s->req_mode), (unsigned long long)s->requests,
-			s->duration_ns ? (double)s->requests * 1e9 / s->duration_ns : 0.0,
+			lw_summary_counted_ns(s)
+				? (double)s->requests * 1e9 / lw_summary_counted_ns(s)
+				: 0.0,
 			lw_fmt_ns(p50, sizeof(p50), s->p50_ns),
 			lw_fmt_ns(p99, sizeof(p99), s->p99_ns), th,
 			s->threshold_fixed ? "" : ", running p99",

@@ -61,6 +61,9 @@ struct lw_trace_conf {
 	/* slow requests counted in the kernel only, no record each (serve
 	 * without a hindsight window): not an option, set by the command */
 	bool counts_only;
+	/* serve's always-attached tier (bpf/watch.bpf.h) beside full tracing,
+	 * where the kernel has what it needs: set by the command */
+	bool watch;
 };
 
 #endif /* LW_CONF_H */

@@ -26,17 +26,31 @@
 
 #include "latwhy.h"
 #include "latwhy.skel.h"
+#include "engine/escalate.h"
 #include "source/duty.h"
 #include "source/tracer_int.h"
 
 struct lw_duty_state {
 	struct lw_duty d;
 	__u64 epoch;
-	__u64 next; /* when the schedule changes next */
+	__u64 next;    /* when the schedule changes next */
+	bool sched_on; /* the schedule says attached */
 	bool attached;
 	bool started; /* the first poll ran */
 	lw_duty_fn fn;
 	void *ctx;
+	/* escalation, with the always-attached tier: each slot's rule, its
+	 * counts at the last step, whether one is raised and since when its
+	 * rise's first slow request was */
+	struct lw_esc esc[LW_MAX_TARGETS];
+	__u64 prev_req[LW_MAX_TARGETS], prev_slow[LW_MAX_TARGETS];
+	__u64 next_step;
+	bool escalated;
+	bool rising;	 /* raised since the last attach: its delay not told yet */
+	bool esc_attach; /* attached now for a rise, not the schedule */
+	__u64 rise_since;
+	/* full tracing's attached time not yet taken by a tier record */
+	__u64 full_ns, full_since;
 };
 
 bool lw_duty_at(const struct lw_duty *d, __u64 epoch, __u64 now, __u64 *next)
@@ -69,15 +83,80 @@ void lw_tracer_set_duty(struct lw_tracer *t, const struct lw_duty *d, __u64 epoc
 		fprintf(stderr, "latwhy: out of memory: --sample ignored\n");
 		return;
 	}
-	*s = (struct lw_duty_state){
-		.d = *d, .epoch = epoch, .attached = true, .fn = fn, .ctx = ctx};
+	memset(s, 0, sizeof(*s));
+	s->d = *d;
+	s->d.escalate = d->escalate && t->watch; /* nothing to see a rise else */
+	s->epoch = epoch;
+	s->attached = true;
+	s->fn = fn;
+	s->ctx = ctx;
 	t->duty = s;
 }
 
-static void duty_tell(const struct lw_duty_state *s, bool on, __u64 now)
+static void duty_tell(const struct lw_duty_state *s, bool on, bool esc, __u64 now, __u64 delay)
 {
+	struct lw_duty_change c = {
+		.attached = on, .escalated = esc, .now_ns = now, .delay_ns = delay};
+
 	if (s->fn)
-		s->fn(s->ctx, on, now);
+		s->fn(s->ctx, &c);
+}
+
+/* Full tracing's attached time up to now into full_ns, from now on if on. */
+static void duty_account(struct lw_duty_state *s, bool on, __u64 now)
+{
+	if (s->full_since && now > s->full_since)
+		s->full_ns += now - s->full_since;
+	s->full_since = on ? now : 0;
+}
+
+__u64 lw_duty_take_full_ns(struct lw_tracer *t, __u64 now)
+{
+	struct lw_duty_state *s = t->duty;
+	__u64 ns;
+
+	if (!s)
+		return 0;
+	duty_account(s, s->attached && s->started, now);
+	ns = s->full_ns;
+	s->full_ns = 0;
+	return ns;
+}
+
+bool lw_duty_escalated(const struct lw_tracer *t)
+{
+	return t->duty && t->duty->escalated;
+}
+
+/*
+ * One step of every slot's escalation rule on the always-attached tier's
+ * counts (.bss, through the mmap: no syscall), each slot's first slow
+ * request of the step zeroed for the next; escalated while any is raised.
+ */
+static void duty_step(struct lw_tracer *t, __u64 now)
+{
+	struct lw_duty_state *s = t->duty;
+	struct latwhy_bpf__bss *b = t->skel->bss;
+	bool any = false;
+
+	for (int i = 0; i < t->ntg && i < LW_MAX_TARGETS; i++) {
+		__u64 req = b->watch_req[i], slow = b->watch_slow[i];
+		__u64 first = b->watch_first_ns[i], since = 0;
+
+		b->watch_first_ns[i] = 0;
+		if (lw_esc_step(&lw_esc_defaults, &s->esc[i], now, req - s->prev_req[i],
+				slow - s->prev_slow[i], first, &since) == LW_ESC_RISE &&
+		    !s->escalated && !s->rising) {
+			s->rising = true;
+			s->rise_since = since;
+		}
+		s->prev_req[i] = req;
+		s->prev_slow[i] = slow;
+		any |= s->esc[i].raised;
+	}
+	s->escalated = any;
+	if (!any)
+		s->rising = false;
 }
 
 /* Every link, the late and the manual ones included (the skeleton holds
@@ -160,16 +239,24 @@ static int duty_attach(struct lw_tracer *t)
 int lw_duty_poll(struct lw_tracer *t, __u64 now)
 {
 	struct lw_duty_state *s = t->duty;
-	bool on;
+	__u64 delay = 0;
+	bool on, esc;
 	int err;
 
-	if (s->started && now < s->next)
-		return 0;
-	on = lw_duty_at(&s->d, s->epoch, now, &s->next);
 	if (!s->started) { /* attached since the run began */
-		duty_tell(s, true, t->start_ns);
+		duty_tell(s, true, false, t->start_ns, 0);
+		duty_account(s, true, t->start_ns);
+		s->sched_on = lw_duty_at(&s->d, s->epoch, now, &s->next);
+		s->next_step = now + LW_ESC_STEP_NS;
 		s->started = true;
 	}
+	if (now >= s->next)
+		s->sched_on = lw_duty_at(&s->d, s->epoch, now, &s->next);
+	if (s->d.escalate && now >= s->next_step) {
+		duty_step(t, now);
+		s->next_step = now + LW_ESC_STEP_NS;
+	}
+	on = s->sched_on || s->escalated;
 	if (on == s->attached)
 		return 0;
 	if (on) {
@@ -181,10 +268,25 @@ int lw_duty_poll(struct lw_tracer *t, __u64 now)
 		s->attached = false; /* first: the tick out of turn attaches nothing */
 		duty_detach(t);
 	}
-	if (t->o->verbose)
+	now = lw_now_ns(); /* after the attach: when tracing began */
+	duty_account(s, on, now);
+	esc = on && s->rising;
+	if (esc) {
+		delay = now > s->rise_since ? now - s->rise_since : 0;
+		s->rising = false;
+		t->escalations++;
+	}
+	if (t->o->verbose && esc)
+		fprintf(stderr,
+			"latwhy: attached on a rise of slow requests, %.2f s after the first\n",
+			delay / 1e9);
+	else if (t->o->verbose && !on && s->esc_attach)
+		fprintf(stderr, "latwhy: detached: slow requests back to their baseline\n");
+	else if (t->o->verbose)
 		fprintf(stderr, "latwhy: %s for %.1f s\n", on ? "attached" : "detached",
 			(s->next - now) / 1e9);
-	duty_tell(s, on, now);
+	s->esc_attach = on && (esc || s->escalated) && !s->sched_on;
+	duty_tell(s, on, esc, now, delay);
 	return 0;
 }
 
@@ -195,7 +297,13 @@ bool lw_duty_attached(const struct lw_tracer *t)
 
 __u64 lw_duty_next(const struct lw_tracer *t)
 {
-	return t->duty && t->duty->started ? t->duty->next : 0;
+	const struct lw_duty_state *s = t->duty;
+
+	if (!s || !s->started)
+		return 0;
+	if (s->d.escalate && s->next_step < s->next)
+		return s->next_step; /* the escalation rule's next step */
+	return s->next;
 }
 
 void lw_duty_idle_tick(struct lw_tracer *t, __u64 now)
@@ -207,5 +315,5 @@ void lw_duty_idle_tick(struct lw_tracer *t, __u64 now)
 void lw_duty_end(struct lw_tracer *t, __u64 now)
 {
 	if (t->duty && t->duty->started)
-		duty_tell(t->duty, false, now);
+		duty_tell(t->duty, false, false, now, 0);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * duty.h - the tracer's duty cycle (serve --sample X/Y): its programs
- * attached for X of every Y, detached in between, so that the target pays
- * nothing then. The maps keep their contents: counters go on where they
- * were at the next attach.
+ * duty.h - when serve's full tracing is attached: the duty cycle (serve
+ * --sample X/Y: attached for X of every Y, detached in between, so that the
+ * target pays nothing then), and, with the always-attached tier
+ * (bpf/watch.bpf.h), whenever the escalation rule (engine/escalate.h) sees
+ * a target's slow requests rise. The maps keep their contents: counters go
+ * on where they were at the next attach.
  */
 #ifndef LW_DUTY_H
 #define LW_DUTY_H
@@ -16,6 +18,7 @@ struct lw_tracer;
 struct lw_duty {
 	__u64 on_ns;	/* X: attached this long ... */
 	__u64 every_ns; /* ... of every Y; 0: always attached */
+	bool escalate;	/* and on a rise the always-attached tier sees */
 };
 
 #define LW_DUTY_NEVER (~0ULL)
@@ -28,8 +31,17 @@ struct lw_duty {
  */
 bool lw_duty_at(const struct lw_duty *d, __u64 epoch, __u64 now, __u64 *next);
 
-/* Told of every change: attached (true) or detached, at now. */
-typedef void (*lw_duty_fn)(void *ctx, bool attached, __u64 now_ns);
+/* A change of full tracing: attached or detached at now_ns; attached for a
+ * rise (escalated), delay_ns after the rise's first slow request. */
+struct lw_duty_change {
+	bool attached;
+	bool escalated;
+	__u64 now_ns;
+	__u64 delay_ns;
+};
+
+/* Told of every change. */
+typedef void (*lw_duty_fn)(void *ctx, const struct lw_duty_change *c);
 
 /*
  * Run t on duty d from epoch (one epoch for every tracer of a serve, so a

@@ -257,10 +257,11 @@ static void probe_memory(struct lw_tracer *t)
 {
 	struct latwhy_bpf *s = t->skel;
 	struct bpf_program *progs[] = {
-		s->progs.lw_fault_user,	     s->progs.lw_fault_kernel,	      s->progs.lw_fault_min,
-		s->progs.lw_fault_maj,	     s->progs.lw_reclaim_begin,	      s->progs.lw_reclaim_end,
-		s->progs.lw_memcg_reclaim_begin, s->progs.lw_memcg_reclaim_end, s->progs.lw_reclaim_scan,
-		s->progs.lw_page_alloc,
+		s->progs.lw_fault_user,		 s->progs.lw_fault_kernel,
+		s->progs.lw_fault_min,		 s->progs.lw_fault_maj,
+		s->progs.lw_reclaim_begin,	 s->progs.lw_reclaim_end,
+		s->progs.lw_memcg_reclaim_begin, s->progs.lw_memcg_reclaim_end,
+		s->progs.lw_reclaim_scan,	 s->progs.lw_page_alloc,
 	};
 	char thp[64] = "";
 	FILE *f;
@@ -284,6 +285,33 @@ static void probe_memory(struct lw_tracer *t)
 		bpf_program__set_autoload(s->progs.lw_page_alloc, false);
 }
 
+/*
+ * serve's always-attached tier (bpf/watch.bpf.h): with the socket layer's
+ * tracepoints, which delimit TCP requests with two programs; its send side
+ * at tcp_sendmsg_locked where the kernel has it (6.12+). Attached apart
+ * (lw_tracer_watch_attach()), never by the skeleton, so that the duty
+ * cycle's detach leaves it.
+ */
+static void probe_watch(struct lw_tracer *t, const struct btf *vmlinux)
+{
+	struct latwhy_bpf *s = t->skel;
+	bool tcp = lw_probe_tracepoint(vmlinux, "tcp_sendmsg_locked");
+	struct bpf_program *progs[] = {s->progs.lw_watch_recv, s->progs.lw_watch_tcp_send,
+				       s->progs.lw_watch_send};
+
+	t->watch = t->o->watch && t->mode == LW_REQ_SOCKET;
+	bpf_program__set_autoload(s->progs.lw_watch_recv, t->watch);
+	bpf_program__set_autoload(s->progs.lw_watch_tcp_send, t->watch && tcp);
+	bpf_program__set_autoload(s->progs.lw_watch_send, t->watch && !tcp);
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		bpf_program__set_autoattach(progs[i], false);
+	if (t->o->watch && !t->watch)
+		fprintf(stderr,
+			"latwhy: requests are delimited by %s, not the socket layer: no "
+			"always-attached tier, full tracing only on the duty cycle\n",
+			t->mode == LW_REQ_UPROBE ? "a uprobe" : "raw_syscalls");
+}
+
 int lw_tracer_probe(struct lw_tracer *t)
 {
 	struct btf *vmlinux;
@@ -302,8 +330,10 @@ int lw_tracer_probe(struct lw_tracer *t)
 	}
 	t->mode = resolve_mode(vmlinux, t->o->req_mode);
 	err = probe_programs(t, vmlinux);
-	if (!err)
+	if (!err) {
 		probe_quota(t, vmlinux);
+		probe_watch(t, vmlinux);
+	}
 	btf__free(vmlinux);
 	if (err)
 		return err;

@@ -55,6 +55,17 @@ int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_count
 			  sizeof(*c) / sizeof(__u64));
 }
 
+int lw_tracer_target_watch(const struct lw_tracer *t, int slot, __u64 *slow, __u64 *slow_ns)
+{
+	if (slot < 0 || slot >= t->ntg || slot >= LW_MAX_TARGETS)
+		return -EINVAL;
+	if (!t->watch)
+		return -ENOENT;
+	*slow = t->skel->bss->watch_slow[slot];
+	*slow_ns = t->skel->bss->watch_slow_ns[slot];
+	return 0;
+}
+
 __u64 lw_snapshot_hist(struct lw_tracer *t)
 {
 	__u64 *b = t->hist->b, count = 0;

@@ -160,6 +160,31 @@ uprobe_err:
 	return err;
 }
 
+/* The always-attached tier, once, for the whole run; with it, full tracing's
+ * request ends count no request (watch_hist). */
+static int tracer_watch_attach(struct lw_tracer *t)
+{
+	struct bpf_program *send = bpf_program__autoload(t->skel->progs.lw_watch_tcp_send)
+					   ? t->skel->progs.lw_watch_tcp_send
+					   : t->skel->progs.lw_watch_send;
+	struct bpf_program *progs[2] = {t->skel->progs.lw_watch_recv, send};
+
+	if (!t->watch)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		t->watch_links[i] = bpf_program__attach(progs[i]);
+		if (!t->watch_links[i]) {
+			int err = -errno;
+
+			fprintf(stderr, "latwhy: cannot attach %s: %s\n",
+				bpf_program__name(progs[i]), strerror(-err));
+			return err;
+		}
+	}
+	t->skel->bss->watch_hist = true;
+	return 0;
+}
+
 /* Off the target's CPUs before any thread starts: the interrupt-cost
  * probe's thread and every wake-up of the poller stay there. */
 static void tracer_place(struct lw_tracer *t)
@@ -201,8 +226,30 @@ static void tracer_keep_up(struct lw_tracer *t, __u64 now)
 			t->place.nice);
 }
 
+/* What was attached over the interval that ends at now, per tier. */
+static void tracer_tier(struct lw_tracer *t, __u64 now)
+{
+	struct lw_tier_rec r = {.type = LW_REC_TIER, .ts_ns = now};
+	__u64 since = t->tier_ns ? t->tier_ns : t->start_ns, slow = 0;
+
+	t->tier_ns = now;
+	r.full_ns = t->duty ? lw_duty_take_full_ns(t, now) : now - since;
+	if (t->watch) {
+		r.watch_ns = now - since;
+		for (int i = 0; i < LW_MAX_TARGETS; i++)
+			slow += t->skel->bss->watch_slow[i];
+		r.watch_slow = slow - t->watch_slow_seen;
+		t->watch_slow_seen = slow;
+	}
+	r.escalations = t->escalations;
+	t->escalations = 0;
+	lw_tracer_emit(t, &r, sizeof(r));
+}
+
 /* One interval: the programs adjusted, then the histogram, the interval's
- * statistics and every snapshot to the sink; a tick to it when live. */
+ * statistics, what was attached, and every snapshot to the sink (the
+ * evidence only while full tracing is attached: it stands still else); a
+ * tick to it when live. */
 static void tracer_tick(struct lw_tracer *t, bool live)
 {
 	__u64 count = lw_snapshot_hist(t);
@@ -219,7 +266,9 @@ static void tracer_tick(struct lw_tracer *t, bool live)
 	tick.threshold_ns = lw_control_threshold(t, count, tick.p99_ns);
 	lw_tracer_emit(t, t->hist, sizeof(*t->hist));
 	lw_tracer_emit(t, &tick, sizeof(tick));
-	lw_snapshot_evidence(t);
+	tracer_tier(t, tick.ts_ns);
+	if (lw_duty_attached(t) || !live)
+		lw_snapshot_evidence(t);
 	lw_snapshot_meta(t); /* a cumulative snapshot like the others */
 	if (live && lw_sink_tick(&t->sink, tick.ts_ns) == -ECANCELED)
 		t->cancelled = true;
@@ -232,8 +281,9 @@ void lw_tracer_tick_now(struct lw_tracer *t)
 
 /* How long the loop may sleep, in ms: 100 while attached (records are
  * drained on the timeout, the clock sampled); detached, nothing can come
- * until the next tick or the duty cycle's next attach, so it sleeps until
- * then: a detached serve wakes once a second, not ten times. */
+ * until the next tick, the duty cycle's next attach or its escalation
+ * rule's next step, so it sleeps until then: a detached serve wakes once a
+ * second, or four times with the always-attached tier, not ten. */
 static int loop_wait_ms(const struct lw_tracer *t, __u64 now, __u64 next_tick)
 {
 	__u64 until = next_tick, next = lw_duty_next(t);
@@ -272,7 +322,7 @@ static int tracer_loop(struct lw_tracer *t)
 			next_freq = now + 100000000ULL;
 		}
 		if (now >= next_tick) {
-			if (lw_duty_attached(t))
+			if (lw_duty_attached(t) || t->watch)
 				tracer_tick(t, true);
 			else
 				lw_duty_idle_tick(t, now);
@@ -388,6 +438,8 @@ static int tracer_open(struct lw_tracer *t)
 	t->skel->data->slow_thresh_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
 	lw_control_start(t);
 	err = lw_tracer_attach(t);
+	if (!err)
+		err = tracer_watch_attach(t);
 	if (err)
 		return err;
 	t->skel->bss->armed = true;
@@ -478,6 +530,8 @@ void lw_tracer_close(struct lw_tracer *t)
 	if (!t)
 		return;
 	ring_buffer__free(t->rb);
+	for (int i = 0; i < 2; i++)
+		bpf_link__destroy(t->watch_links[i]);
 	lw_memory_detach(t);
 	free(t->mem_links);
 	latwhy_bpf__destroy(t->skel);

@@ -67,6 +67,9 @@ int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b);
 /* A slot's slow requests by cause since the start, counted in the kernel
  * (with or without records, opts' counts_only): 0 or -errno. */
 int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_counts *c);
+/* A slot's slow requests and their latency since the start, as the
+ * always-attached tier counted them: 0, or -ENOENT without that tier. */
+int lw_tracer_target_watch(const struct lw_tracer *t, int slot, __u64 *slow, __u64 *slow_ns);
 
 /* A container of a --pods or --pod target, as its slot holds it: names
  * from the kubelet's log tree (node/pods.h), "" unknown. */

@@ -94,6 +94,14 @@ struct lw_tracer {
 	__u64 dropped_seen;	    /* records dropped at the previous tick */
 	__u64 last_tick_ns;	    /* when the previous tick ran (tracer_keep_up()) */
 	struct lw_duty_state *duty; /* serve --sample (duty.c); NULL: always attached */
+	/* serve's always-attached tier (bpf/watch.bpf.h): loaded, and its
+	 * links, kept out of the skeleton's so that a detach of full tracing
+	 * leaves them; what the tier records took of its counts */
+	bool watch;
+	struct bpf_link *watch_links[2];
+	__u64 tier_ns;	       /* the previous tier record's end */
+	__u64 watch_slow_seen; /* watch_slow summed, at it */
+	__u32 escalations;     /* rises since it */
 	/* lw_fault_min/maj on every CPU's page-fault perf events (memory.c) */
 	struct bpf_link **mem_links;
 	int nmem_links;
@@ -137,8 +145,13 @@ int lw_duty_poll(struct lw_tracer *t, __u64 now);
 void lw_duty_end(struct lw_tracer *t, __u64 now);
 /* The programs are attached now (always, without a duty cycle). */
 bool lw_duty_attached(const struct lw_tracer *t);
-/* When the duty cycle changes next; 0 before it started, or without one. */
+/* When the duty cycle changes next, or its escalation rule steps; 0 before
+ * it started, or without one. */
 __u64 lw_duty_next(const struct lw_tracer *t);
+/* Full tracing's attached time since the last call, up to now. */
+__u64 lw_duty_take_full_ns(struct lw_tracer *t, __u64 now);
+/* The always-attached tier's escalation has full tracing on. */
+bool lw_duty_escalated(const struct lw_tracer *t);
 /* An interval's tick while detached: the maps stand still, so no snapshot
  * is read or sent; only whether the target still exists. */
 void lw_duty_idle_tick(struct lw_tracer *t, __u64 now);

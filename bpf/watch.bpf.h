@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * watch.bpf.h - the always-attached tier of serve: two programs that time
+ * every TCP request of the targets and count the slow ones, and nothing
+ * else, so that they can stay attached while the rest is detached.
+ *
+ * A request is one socket's span from its first read of data to the next
+ * send on it, kept in the socket's storage: one lookup at each end, right
+ * for event loops with many connections on one thread and for a request
+ * answered by another thread. Its start is the data's arrival where TCP
+ * says when that was (tcp_mstamp: the stack's clock at the socket's last
+ * packet, in us of the same clock as bpf_ktime_get_ns), so that its wait to
+ * be read, where a CPU hog's time goes, is in it; else the read itself.
+ *
+ * Every request goes into the histogram (hist_count()); while the full
+ * tier is attached too, its own request ends count none (watch_hist), so
+ * that the histogram and the request counts never have gaps or doubles
+ * across a change of tier. Slow ones are counted per target slot in .bss
+ * arrays that userspace reads through the mmap every 250 ms with no
+ * syscall (the escalation rule, user/engine/escalate.h): their cause is the
+ * full tier's to find.
+ */
+
+#ifndef LW_WATCH_BPF_H
+#define LW_WATCH_BPF_H
+
+#include "delimit.bpf.h"
+
+_Static_assert(!(LW_MAX_TARGETS & (LW_MAX_TARGETS - 1)), "watch_end() masks by LW_MAX_TARGETS");
+
+struct watch_sock {
+	__u64 start_ns; /* open: when its request's data arrived */
+	__u64 end_ns;	/* when its last request ended */
+	__u32 open;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct watch_sock);
+} watch_socks SEC(".maps");
+
+/* Per target slot: requests, slow ones and their latency, and the time of
+ * the first slow one since userspace last zeroed it. */
+__u64 watch_req[LW_MAX_TARGETS] = {};
+__u64 watch_slow[LW_MAX_TARGETS] = {};
+__u64 watch_slow_ns[LW_MAX_TARGETS] = {};
+__u64 watch_first_ns[LW_MAX_TARGETS] = {};
+
+/* An arrival older than this is a connection idle since its last packet
+ * (a keep-alive read after a pause): the read is the start then. */
+#define LW_WATCH_ARRIVAL_MAX (1000ULL * 1000000ULL)
+
+static __always_inline __u64 watch_start(const struct sock *sk, const struct watch_sock *ws,
+					 __u64 now)
+{
+	__u64 a;
+
+	if (sk->sk_protocol != IPPROTO_TCP)
+		return now;
+	a = BPF_CORE_READ((struct tcp_sock *)sk, tcp_mstamp) * 1000;
+	if (a > ws->end_ns && a <= now && now - a < LW_WATCH_ARRIVAL_MAX)
+		return a;
+	return now;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(lw_watch_recv, struct sock *sk, int ret, int flags)
+{
+	struct watch_sock *ws;
+	__u64 now;
+
+	if (ret <= 0 || sk->sk_protocol != IPPROTO_TCP || !tcp_inbound(sk) ||
+	    !is_target_cur(bpf_get_current_task_btf()))
+		return 0;
+	ws = bpf_sk_storage_get(&watch_socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!ws || ws->open)
+		return 0; /* more of the same request */
+	now = bpf_ktime_get_ns();
+	ws->start_ns = watch_start(sk, ws, now);
+	ws->open = 1;
+	return 0;
+}
+
+static __always_inline void watch_end(struct sock *sk)
+{
+	struct watch_sock *ws;
+	__u64 now, latency;
+	__u32 i;
+	int slot;
+
+	/* most sockets have no BPF storage at all: no helper call for them */
+	if (!sk->sk_bpf_storage)
+		return;
+	ws = bpf_sk_storage_get(&watch_socks, sk, 0, 0);
+	if (!ws || !ws->open)
+		return;
+	now = bpf_ktime_get_ns();
+	ws->open = 0;
+	ws->end_ns = now;
+	latency = now - ws->start_ns;
+	hist_count(latency);
+	slot = target_slot_cur();
+	if (slot < 0)
+		return;
+	/* masked, not compared: a signed compare left the index unbounded
+	 * below for the verifier */
+	i = (__u32)slot & (LW_MAX_TARGETS - 1);
+	__sync_fetch_and_add(&watch_req[i], 1);
+	if (latency <= slow_thresh_ns)
+		return;
+	__sync_fetch_and_add(&watch_slow[i], 1);
+	__sync_fetch_and_add(&watch_slow_ns[i], latency);
+	if (!watch_first_ns[i])
+		watch_first_ns[i] = now;
+}
+
+/* A TCP reply starts (6.12+), before its data is queued: as lw_tcp_send. */
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(lw_watch_tcp_send, struct sock *sk)
+{
+	watch_end(sk);
+	return 0;
+}
+
+/* Before 6.12: the end of the send, late by the reply's transmit. */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(lw_watch_send, struct sock *sk, int ret, int flags)
+{
+	if (sk->sk_protocol == IPPROTO_TCP)
+		watch_end(sk);
+	return 0;
+}
+
+#endif /* LW_WATCH_BPF_H */
