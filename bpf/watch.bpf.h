@@ -42,9 +42,10 @@ struct {
 	__type(value, struct watch_sock);
 } watch_socks SEC(".maps");
 
-/* Per target slot: requests, slow ones and their latency, and the time of
- * the first slow one since userspace last zeroed it. */
+/* Per target slot: requests and their latency, slow ones and theirs, and
+ * the time of the first slow one since userspace last zeroed it. */
 __u64 watch_req[LW_MAX_TARGETS] = {};
+__u64 watch_lat_ns[LW_MAX_TARGETS] = {};
 __u64 watch_slow[LW_MAX_TARGETS] = {};
 __u64 watch_slow_ns[LW_MAX_TARGETS] = {};
 __u64 watch_first_ns[LW_MAX_TARGETS] = {};
@@ -109,6 +110,7 @@ static __always_inline void watch_end(struct sock *sk)
 	 * below for the verifier */
 	i = (__u32)slot & (LW_MAX_TARGETS - 1);
 	__sync_fetch_and_add(&watch_req[i], 1);
+	__sync_fetch_and_add(&watch_lat_ns[i], latency);
 	if (latency <= slow_thresh_ns)
 		return;
 	__sync_fetch_and_add(&watch_slow[i], 1);

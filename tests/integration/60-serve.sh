@@ -245,7 +245,9 @@ test_serve_sample() {
 	start_server "$SRV_CPU" -w 2500000 || { no_server serve_sample; return; }
 	start_client 40
 	: >"$OUT/serve.err" # its last run's lines would match at once
-	./latwhy serve -p "$SPID" --sample 2s/4s --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	# the duty cycle alone: without the always-attached tier beside it
+	./latwhy serve -p "$SPID" --sample 2s/4s --escalate off --listen "127.0.0.1:$mport" \
+		>"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
 	PIDS+=("$lpid")
 	if ! wait_for "$OUT/serve.err" "^latwhy: tracing pid $SPID (lat_server)$" "$lpid" 10 ||
@@ -330,6 +332,138 @@ EOF
 	else
 		fail serve_sample "$(echo "$msg" | tail -1)"
 	fi
+	cleanup
+}
+
+# serve at its defaults (full tracing 3 s of every 90, the always-attached
+# tier beside it) and a CPU hog at nice -10 started long after the cycle's
+# first 3 s:
+# full tracing is attached within a second of the first slow requests,
+# SIGUSR1 5 s into the hog gives a capture within 2 s that names sched and
+# says how long each tier was attached, its request rate within 2x of the
+# client's; the hog stopped, full tracing detaches again.
+test_serve_tiers() {
+	local mport lpid cpid caps=$OUT/tiers msg
+	need_socket serve_tiers "the always-attached tier times TCP requests at the socket layer" || return
+	mport=$(free_port)
+	# ~2 ms of work a request: a hog on its CPU makes most of them slow
+	start_server "$SRV_CPU" -w 1250000 || { no_server serve_tiers; return; }
+	start_client 50
+	cpid=${PIDS[-1]}
+	: >"$OUT/tiers.err"
+	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" --capture-dir "$caps" -v \
+		>"$OUT/tiers.out" 2>"$OUT/tiers.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/tiers.err" "^latwhy: detached for [0-9.]* s$" "$lpid" 20 ||
+		! serve_scrape "$mport" "$OUT/tiers1.txt" "m.get('$SERVE_REQ', 0) > 0" 10; then
+		fail serve_tiers "the cycle's first stretch did not end: $(tail -2 "$OUT/tiers.err")"
+		cleanup
+		return
+	fi
+	if msg=$(pycheck "$mport" "$lpid" "$SRV_CPU" "$T/lw_hog" "$caps" "$OUT/tiers.err" 2>&1 <<'EOF'
+import glob, json, os, signal, subprocess, sys, time, urllib.request
+port, pid, cpu, hog, caps, err = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+REQ = 'latwhy_requests_total{target="lat_server"}'
+FULL, WATCH = 'latwhy_tier_active{tier="full"}', 'latwhy_tier_active{tier="watch"}'
+def scrape():
+    t = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5).read().decode()
+    return dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in t.splitlines()
+                                          if l and not l.startswith("#")))
+# the baseline: the watch tier alone, counting every request (other load
+# on the machine may escalate too: then it waits for it to end, as it must)
+time.sleep(6)
+end = time.time() + 30
+while True:
+    a = scrape()
+    time.sleep(2)
+    b = scrape()
+    if a[FULL] == b[FULL] == 0 or time.time() > end:
+        break
+assert a[FULL] == 0 and b[FULL] == 0 and b[WATCH] == 1, \
+    "tiers before the hog: full %s watch %s" % (b[FULL], b[WATCH])
+assert b[REQ] - a[REQ] > 200, "requests while full tracing is detached: %d in 2 s" % (b[REQ] - a[REQ])
+esc = b["latwhy_escalations_total"]
+# at nice -10 (ten times a nice-0 task's weight): the server gets a tenth
+# of its CPU while the hog runs, an incident beyond doubt
+h = subprocess.Popen(["nice", "-n", "-10", hog, "-C", cpu, "-d", "12"])
+t0 = time.time()
+up = None
+while time.time() < t0 + 5:
+    m = scrape()
+    if m["latwhy_escalations_total"] > esc:
+        up = m
+        break
+    time.sleep(0.2)
+assert up, "no escalation 5 s into the hog"
+delay = up["latwhy_escalation_delay_seconds"]
+assert 0 <= delay <= 1.0, "full tracing attached %.3f s after the first slow request" % delay
+assert up[FULL] == 1, "escalated but full tracing is not active"
+time.sleep(max(0, t0 + 5 - time.time()))
+before = set(glob.glob(caps + "/*.lwy"))
+os.kill(pid, signal.SIGUSR1)
+ts = time.time()
+new = set()
+while time.time() < ts + 4 and not new:
+    new = set(glob.glob(caps + "/*-signal.lwy")) - before
+    time.sleep(0.05)
+assert new, "no capture 4 s after SIGUSR1"
+# written whole: its line on stderr says so
+while time.time() < ts + 4 and "reason signal)" not in open(err).read():
+    time.sleep(0.05)
+took = time.time() - ts
+assert took <= 2.0, "the capture took %.2f s" % took
+f = new.pop()
+rep = subprocess.run(["./latwhy", "report", f], capture_output=True, text=True).stdout
+js = subprocess.run(["./latwhy", "report", "--json", f], capture_output=True, text=True).stdout
+summ = [json.loads(l) for l in js.splitlines() if l.startswith('{"type":"summary"')][0]
+assert summ["dominant"] == "sched", "the capture's verdict is %s" % summ["dominant"]
+att = summ["attached"]
+assert att and att["watch_ns"] and att["full_ns"] and att["escalations"] >= 1, att
+assert att["full_ns"] < att["watch_ns"], att
+line = [l for l in rep.splitlines() if l.startswith("Attached: ")]
+assert line and "escalation" in line[0], "no Attached line: %s" % rep[:300]
+# the hog ends at t0 + 12; full tracing held 10 s after the last rising second
+h.wait()
+end = time.time()
+down = None
+while time.time() < end + 15:
+    m = scrape()
+    if m[FULL] == 0:
+        down = time.time() - end
+        break
+    time.sleep(0.5)
+assert down is not None, "full tracing still attached 15 s after the hog"
+assert "latwhy: detached: slow requests back to their baseline" in open(err).read()
+open(os.path.dirname(err) + "/tiers.rate", "w").write("%f\n" % summ["requests_per_s"])
+print("escalated %.3f s after the first slow request; capture in %.2f s (%s); detached %.1f s after the hog; %s" %
+      (delay, took, summ["dominant"], down, line[0]))
+EOF
+	); then
+		pass serve_tiers
+		echo "   $msg"
+	else
+		fail serve_tiers "$(echo "$msg" | tail -1); serve said: $(grep -E 'attached|detached' "$OUT/tiers.err" | tail -4 | tr '\n' '|')"
+		mkdir -p build/test-artifacts && cp "$OUT/tiers.err" build/test-artifacts/serve-tiers.err
+		cleanup
+		return
+	fi
+	# the capture's rate against the client's own, over its whole run
+	wait_for "$OUT/client.out" 'rps=' "$cpid" 40
+	if msg=$(python3 - "$OUT/tiers.rate" "$OUT/client.out" 2>&1 <<'EOF'
+import re, sys
+cap = float(open(sys.argv[1]).read())
+cli = float(re.search(r"rps=([0-9.]+)", open(sys.argv[2]).read()).group(1))
+print("capture %.0f/s, client %.0f/s" % (cap, cli))
+sys.exit(0 if cli / 2 <= cap <= cli * 2 else 1)
+EOF
+	); then
+		pass serve_tiers_rate
+		echo "   $msg"
+	else
+		fail serve_tiers_rate "$msg"
+	fi
+	stop_child "$lpid"
 	cleanup
 }
 

@@ -28,16 +28,17 @@ struct run {
 	__u64 rise_at, fall_at;
 };
 
-/* n steps of req requests with slow of them slow, the first slow one 10 ms
- * into each step. */
-static void steps(struct run *r, int n, __u64 req, __u64 slow)
+/* n steps of req requests of mean latency mean_ns with slow of them slow,
+ * the first slow one 10 ms into each step. */
+static void steps_mean(struct run *r, int n, __u64 req, __u64 slow, __u64 mean_ns)
 {
 	for (int i = 0; i < n; i++) {
-		__u64 first = slow ? r->now + 10000000ULL : 0;
+		struct lw_esc_counts c0 = {.req = req, .lat_ns = req * mean_ns, .slow = slow};
 		enum lw_esc_change c;
 
+		c0.first_ns = slow ? r->now + 10000000ULL : 0;
 		r->now += STEP;
-		c = lw_esc_step(&lw_esc_defaults, &r->e, r->now, req, slow, first, &r->since);
+		c = lw_esc_step(&lw_esc_defaults, &r->e, r->now, &c0, &r->since);
 		if (c == LW_ESC_RISE) {
 			r->rises++;
 			r->rise_at = r->now;
@@ -46,6 +47,12 @@ static void steps(struct run *r, int n, __u64 req, __u64 slow)
 			r->fall_at = r->now;
 		}
 	}
+}
+
+/* The same at a mean of 300 us, a lab server's. */
+static void steps(struct run *r, int n, __u64 req, __u64 slow)
+{
+	steps_mean(r, n, req, slow, 300000);
 }
 
 static void baseline(struct run *r)
@@ -129,16 +136,51 @@ static void test_warmup_and_trickle(void **state)
 	/* every request slow before the baseline has 200: not judged */
 	steps(&r, 10, 10, 10);
 	assert_int_equal(r.rises, 0);
-	/* a trickle: 2 requests a second, one slow now and then, after a
-	 * quiet baseline: fewer than 3 slow in a second never rises */
+	/* a trickle: 4 requests a second, one slow now and then, after a
+	 * quiet baseline: fewer than 5 slow in a second never rises */
 	r = (struct run){.now = S};
 	steps(&r, 4 * 60 * 10, 1, 0);
 	for (int i = 0; i < 40; i++)
 		steps(&r, 1, 1, i % 2);
 	assert_int_equal(r.rises, 0);
-	/* but three in a second at a low rate does */
-	steps(&r, 4, 1, 1);
+	/* but five in a second at a low rate does */
+	steps(&r, 4, 2, 2);
 	assert_int_equal(r.rises, 1);
+}
+
+/* A whole distribution that shifts: every request twice as slow (a hog
+ * halving a busy server's CPU), few past the p99 set before it. */
+static void test_mean_shift(void **state)
+{
+	struct run r = {};
+
+	baseline(&r);
+	assert_true(r.e.base_mean > 299000 && r.e.base_mean < 301000);
+	steps_mean(&r, 4, PER_STEP, 2, 360000); /* 1.2x: noise */
+	assert_int_equal(r.rises, 0);
+	steps_mean(&r, 1, PER_STEP, 2, 600000); /* 2x: the window's mean 1.4x */
+	assert_int_equal(r.rises, 0);
+	steps_mean(&r, 1, PER_STEP, 2, 600000); /* 1.6x: half a second in */
+	assert_int_equal(r.rises, 1);
+	/* one slow outlier alone never rises, however long it was */
+	r = (struct run){};
+	baseline(&r);
+	steps_mean(&r, 8, PER_STEP, 0, 300000);
+	{
+		struct lw_esc_counts one = {.req = PER_STEP,
+					    .lat_ns = PER_STEP * 300000ULL + S, /* one of 1 s */
+					    .slow = 1,
+					    .first_ns = r.now};
+
+		r.now += STEP;
+		assert_int_equal(lw_esc_step(&lw_esc_defaults, &r.e, r.now, &one, &r.since),
+				 LW_ESC_SAME);
+	}
+	/* and a fast service's shift under the 50 us floor neither */
+	r = (struct run){.now = 100 * S};
+	steps_mean(&r, 4 * 60, PER_STEP, 5, 10000);
+	steps_mean(&r, 8, PER_STEP, 5, 40000); /* 4x, but +30 us */
+	assert_int_equal(r.rises, 0);
 }
 
 static void test_no_requests(void **state)
@@ -156,7 +198,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rise_first_step),	   cmocka_unit_test(test_hold_then_fall),
 		cmocka_unit_test(test_shift_given_back),   cmocka_unit_test(test_noise_never),
-		cmocka_unit_test(test_warmup_and_trickle), cmocka_unit_test(test_no_requests),
+		cmocka_unit_test(test_warmup_and_trickle), cmocka_unit_test(test_mean_shift),
+		cmocka_unit_test(test_no_requests),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,7 +74,7 @@ static bool buf_next(const unsigned char *buf, size_t len, size_t *off, const vo
 /* Cumulative since the run's start: a snapshot, never a delta. */
 static bool is_cumulative(__u32 type)
 {
-	return type != LW_REC_REQUEST && type != LW_REC_TICK;
+	return type != LW_REC_REQUEST && type != LW_REC_TICK && type != LW_REC_TIER;
 }
 
 /* A base keeps only its snapshots: its requests are before the window. */

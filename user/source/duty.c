@@ -43,7 +43,7 @@ struct lw_duty_state {
 	 * counts at the last step, whether one is raised and since when its
 	 * rise's first slow request was */
 	struct lw_esc esc[LW_MAX_TARGETS];
-	__u64 prev_req[LW_MAX_TARGETS], prev_slow[LW_MAX_TARGETS];
+	__u64 prev_req[LW_MAX_TARGETS], prev_lat[LW_MAX_TARGETS], prev_slow[LW_MAX_TARGETS];
 	__u64 next_step;
 	bool escalated;
 	bool rising;	 /* raised since the last attach: its delay not told yet */
@@ -140,17 +140,21 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 	bool any = false;
 
 	for (int i = 0; i < t->ntg && i < LW_MAX_TARGETS; i++) {
-		__u64 req = b->watch_req[i], slow = b->watch_slow[i];
-		__u64 first = b->watch_first_ns[i], since = 0;
+		__u64 req = b->watch_req[i], lat = b->watch_lat_ns[i], slow = b->watch_slow[i];
+		struct lw_esc_counts n = {.req = req - s->prev_req[i],
+					  .lat_ns = lat - s->prev_lat[i],
+					  .slow = slow - s->prev_slow[i],
+					  .first_ns = b->watch_first_ns[i]};
+		__u64 since = 0;
 
 		b->watch_first_ns[i] = 0;
-		if (lw_esc_step(&lw_esc_defaults, &s->esc[i], now, req - s->prev_req[i],
-				slow - s->prev_slow[i], first, &since) == LW_ESC_RISE &&
+		if (lw_esc_step(&lw_esc_defaults, &s->esc[i], now, &n, &since) == LW_ESC_RISE &&
 		    !s->escalated && !s->rising) {
 			s->rising = true;
 			s->rise_since = since;
 		}
 		s->prev_req[i] = req;
+		s->prev_lat[i] = lat;
 		s->prev_slow[i] = slow;
 		any |= s->esc[i].raised;
 	}
