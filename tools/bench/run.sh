@@ -22,7 +22,10 @@
 #   BENCH_S1_SECS=N     section 1 measurement window (default 30, quick 8)
 #   BENCH_S2_SECS=N     section 2 run length (default 6, quick 4)
 #   BENCH_ROUNDS=N      section 2 rounds of every mode (default 5, quick 1)
-#   BENCH_SECTIONS=...  which sections, default "1 2" (3 comes from 1 and 2)
+#   BENCH_SECTIONS=...  which sections, default "1 2 4" (3 comes from 1 and 2)
+#   BENCH_ALWAYS_ROUNDS=N  section 4 pairs of whole serve cycles (default 6)
+#   BENCH_ALWAYS_SECS=N    section 4 cycle length (default 90, serve's); with
+#   BENCH_ALWAYS_SAMPLE=X/Y  a shorter one, serve's --sample to match
 #   BENCH_QUIET_WAIT=N  before each section, wait up to N s (default 30, quick
 #                       10) for other processes to use < 15% of the CPUs; the
 #                       report says how busy the machine was either way
@@ -65,7 +68,7 @@ else
 	ROUNDS=${BENCH_ROUNDS:-5}
 	QUIET_WAIT=${BENCH_QUIET_WAIT:-30}
 fi
-SECTIONS=${BENCH_SECTIONS:-1 2}
+SECTIONS=${BENCH_SECTIONS:-1 2 4}
 PKGS="bpftrace bpfcc-tools libbpf-tools redis-server redis-tools nginx wrk python3 procps iproute2 curl"
 
 # Section 2's modes: one column each, run in turn every round. A mode NAME
@@ -845,6 +848,141 @@ section2() {
 	say ""
 }
 
+# ---- section 4: the always-attached tier, whole cycles against a base ------------
+
+# always_cycle NAME MODE: one whole cycle (ALWAYS_SECS) of NAME's load
+# without pause, MODE base (no latwhy) or serve (at its defaults, started
+# with the cycle: its first stretch of full tracing is in it, as in every
+# cycle); prints the cycle's mean throughput (requests/s).
+ALWAYS_SECS=${BENCH_ALWAYS_SECS:-90}
+ALWAYS_SAMPLE=${BENCH_ALWAYS_SAMPLE:-}
+always_cycle() {
+	local s=$1 mode=$2 pid="" port t0 end sum=0 n=0 r args=()
+	[ -n "$ALWAYS_SAMPLE" ] && args=(--sample "$ALWAYS_SAMPLE")
+	if [ "$mode" = serve ]; then
+		port=$(free_port) || return 1
+		spawn "$S4/serve-$s.out" "$LATWHY" serve -p "$SERVER_PID" --listen "127.0.0.1:$port" "${args[@]}"
+		pid=$SPAWNED
+		wait_for "$S4/serve-$s.out" 'tracing pid' "$pid" 30 || { stop "$pid"; return 1; }
+	fi
+	t0=$(now_ns)
+	end=$((t0 + ALWAYS_SECS * 1000000000))
+	while [ "$(now_ns)" -lt "$end" ]; do
+		# one load run's throughput per line (redis: SET and GET)
+		while read -r r; do
+			sum=$(awk -v a="$sum" -v b="$r" 'BEGIN { print a + b }')
+			n=$((n + 1))
+		done < <("${s}_load" always "$mode" | awk -F'\t' '$5 != "-" { print $5 }')
+	done
+	[ -n "$pid" ] && stop "$pid"
+	[ "$n" -gt 0 ] && awk -v a="$sum" -v n="$n" 'BEGIN { printf "%.1f\n", a / n }'
+}
+
+# always_on NAME: ALWAYS_ROUNDS pairs of whole cycles, base and serve, in
+# alternating order; the per-pair ratio's mean and 95% interval (t), the
+# issue's measure: at most 0.5% lost, the interval under 1% wide.
+ALWAYS_ROUNDS=${BENCH_ALWAYS_ROUNDS:-6}
+always_on() {
+	local s=$1 r b v
+	command -v "$([ "$s" = redis ] && echo redis-server || echo nginx)" >/dev/null || return 0
+	"${s}_start" || { "${s}_stop"; return 0; }
+	"${s}_calibrate"
+	"${s}_load" warmup 0 >/dev/null
+	: >"$S4/$s.tsv"
+	for ((r = 0; r < ALWAYS_ROUNDS; r++)); do
+		note "section 4: $s, round $((r + 1)) of $ALWAYS_ROUNDS (${ALWAYS_SECS} s cycles)"
+		if [ $((r % 2)) = 0 ]; then
+			b=$(always_cycle "$s" base)
+			v=$(always_cycle "$s" serve)
+		else
+			v=$(always_cycle "$s" serve)
+			b=$(always_cycle "$s" base)
+		fi
+		[ -n "$b" ] && [ -n "$v" ] && printf '%s\t%s\n' "$b" "$v" >>"$S4/$s.tsv"
+	done
+	"${s}_stop"
+	python3 - "$s" "$S4/$s.tsv" "$ALWAYS_SECS" >"$S4/$s.result" <<'EOF'
+import math, sys
+name, path, secs = sys.argv[1], sys.argv[2], sys.argv[3]
+pairs = [tuple(map(float, l.split())) for l in open(path) if l.strip()]
+d = [100.0 * (v / b - 1) for b, v in pairs if b > 0]
+if len(d) < 2:
+    print("VERDICT always-attached tier under 0.5%% (%s)\tnot measured: %d pairs" % (name, len(d)))
+    sys.exit(0)
+n = len(d)
+m = sum(d) / n
+sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
+t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}.get(n - 1, 2.0)
+hw = t * sd / math.sqrt(n)
+print("   %s: serve at its defaults against no latwhy, %d pairs of %s s cycles: %+.2f%% (95%% interval %+.2f%% to %+.2f%%); pairs %s" %
+      (name, n, secs, m, m - hw, m + hw, " ".join("%+.2f" % x for x in d)))
+ok = m >= -0.5 and 2 * hw < 1.0
+print("VERDICT always-attached tier under 0.5%% (%s)\t%s: %+.2f%% +- %.2f%% (n=%d)%s" %
+      (name, "met" if ok else "MISSED", m, hw, n,
+       "" if 2 * hw < 1.0 else "; the interval is %.2f%% wide, not under 1%%" % (2 * hw)))
+EOF
+	grep -v '^VERDICT' "$S4/$s.result" | tee -a "$WORK/report.txt"
+	grep '^VERDICT' "$S4/$s.result" >>"$S4/lines"
+}
+
+# The tier's programs' own cost per request (bpf_stats on for this run
+# only: its clock reads add to every run): serve's latwhy_bpf_run_* over
+# the requests it counted, lw_watch_* alone (full tracing detached).
+always_progs() {
+	local s=$1 port pid old out
+	command -v "$([ "$s" = redis ] && echo redis-server || echo nginx)" >/dev/null || return 0
+	"${s}_start" || { "${s}_stop"; return 0; }
+	"${s}_calibrate"
+	old=$(sysctl -n kernel.bpf_stats_enabled)
+	port=$(free_port) || return 0
+	spawn "$S4/progs-$s.out" "$LATWHY" serve -p "$SERVER_PID" --listen "127.0.0.1:$port"
+	pid=$SPAWNED
+	wait_for "$S4/progs-$s.out" 'detached for' "$pid" 30
+	sysctl -qw kernel.bpf_stats_enabled=1
+	out=$S4/progs-$s-a.txt
+	curl -s --max-time 2 "http://127.0.0.1:$port/metrics" >"$out"
+	"${s}_load" progs 0 >/dev/null
+	curl -s --max-time 2 "http://127.0.0.1:$port/metrics" >"$S4/progs-$s-b.txt"
+	sysctl -qw kernel.bpf_stats_enabled="$old"
+	stop "$pid"
+	"${s}_stop"
+	python3 - "$s" "$out" "$S4/progs-$s-b.txt" <<'EOF' | tee -a "$WORK/report.txt"
+import sys
+def m(p):
+    return dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in open(p).read().splitlines()
+                                        if l and not l.startswith("#")))
+a, b = m(sys.argv[2]), m(sys.argv[3])
+req = sum(v - a.get(k, 0) for k, v in b.items() if k.startswith("latwhy_requests_total{"))
+print("   %s: the always-attached tier's programs, %d requests, bpf_stats on:" % (sys.argv[1], req))
+tot = 0
+for k in sorted(b):
+    if not k.startswith('latwhy_bpf_run_seconds_total{prog="lw_watch'):
+        continue
+    c = k.replace("run_seconds_total", "run_count_total")
+    runs = b.get(c, 0) - a.get(c, 0)
+    ns = (b[k] - a.get(k, 0)) * 1e9
+    if runs <= 0 or req <= 0:
+        continue
+    tot += ns / req
+    print("     %-22s %5.2f runs/req %6.1f ns/run %6.1f ns/req" % (k.split('"')[1], runs / req, ns / runs, ns / req))
+print("     total %.0f ns of BPF time per request" % tot)
+EOF
+}
+
+section4() {
+	S4=$WORK/s4
+	S2=${S2:-$WORK/s2} # the servers' directories
+	mkdir -p "$S4" "$S2"
+	: >"$S4/lines"
+	say "4. The always-attached tier: serve at its defaults (${ALWAYS_SAMPLE:-3s/90s}), whole ${ALWAYS_SECS} s cycles against no latwhy, alternated"
+	always_on redis
+	always_on nginx
+	grep '^VERDICT' "$S4/lines" >>"$WORK/verdicts"
+	always_progs redis
+	always_progs nginx
+	say ""
+}
+
 # ---- main ----------------------------------------------------------------------
 
 main() {
@@ -873,6 +1011,7 @@ main() {
 	header
 	case " $SECTIONS " in *" 1 "*) section1 ;; esac
 	case " $SECTIONS " in *" 2 "*) section2 ;; esac
+	case " $SECTIONS " in *" 4 "*) section4 ;; esac
 	python3 "$B/report.py" --verdicts "$WORK/verdicts" self "$SELF_TSV" | tee -a "$WORK/report.txt"
 	say "Targets:"
 	while IFS=$'\t' read -r target text; do
