@@ -201,13 +201,14 @@ static void test_request_json_exact(void **state)
 	lw_request_write(o.f, &r);
 	s = out_close(&o);
 	assert_one_line(s);
-	assert_string_equal(s, "{\"type\":\"request\",\"pid\":4242,\"tid\":4243,\"comm\":\"srv\","
-			       "\"cpu\":3,\"start_ns\":123456789,\"latency_ns\":10000,"
-			       "\"cause\":\"sched\",\"ns\":{\"run\":4000,\"frequency\":null,"
-			       "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
-			       "\"idle\":0,\"blocked\":250,\"idle_polled\":null,"
-			       "\"irq_entry\":null,\"quota\":null,"
-			       "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null}}\n");
+	assert_string_equal(
+		s, "{\"type\":\"request\",\"pid\":4242,\"tid\":4243,\"comm\":\"srv\","
+		   "\"cpu\":3,\"start_ns\":123456789,\"latency_ns\":10000,"
+		   "\"cause\":\"sched\",\"ns\":{\"run\":4000,\"frequency\":null,"
+		   "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
+		   "\"idle\":0,\"blocked\":250,\"idle_polled\":null,"
+		   "\"irq_entry\":null,\"quota\":null,"
+		   "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null}}\n");
 	assert_json(s, "d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
 		       "d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
 		       "d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
@@ -458,6 +459,56 @@ static const char *summary_out(struct out *o, const struct lw_summary *sum, bool
 	return out_close(o);
 }
 
+/* serve's tiers: a capture says how long each was attached, and rates are
+ * over the time of what counted the requests; a capture with no tier
+ * record (before ABI 4) says nothing of them, its rate over the run. */
+static void test_summary_tiers(void **state)
+{
+	struct lw_summary sum;
+	struct out o;
+	const char *s;
+
+	build_summary(&sum, LW_FREQ_NONE, 2000000, "server"); /* 5000 in 30 s */
+	s = summary_out(&o, &sum, false);
+	assert_lacks(s, "Attached:");
+	assert_has(s, "Requests (socket): 5000 (167/s)");
+	out_free(&o);
+	s = summary_out(&o, &sum, true);
+	assert_has(s, "\"requests_per_s\":166.666666666667,\"attached\":null,");
+	out_free(&o);
+
+	/* the duty cycle alone: attached 3 s of the 30, its requests of those */
+	sum.tiers_known = true;
+	sum.full_ns = 3000000000ULL;
+	s = summary_out(&o, &sum, false);
+	assert_has(s, "Attached: full tracing 3.00 s of it (duty cycle): requests and rates are of "
+		      "those 3.00 s\n");
+	assert_has(s, "Requests (socket): 5000 (1667/s)");
+	out_free(&o);
+
+	/* the always-attached tier all along, full tracing on an escalation */
+	sum.watch_ns = 25000000000ULL;
+	sum.watch_slow = 40;
+	sum.escalations = 1;
+	s = summary_out(&o, &sum, false);
+	assert_has(s, "Attached: every TCP request timed for 25.00 s (always-attached tier: 40 "
+		      "slow); full tracing 3.00 s (1 escalation), whose slow requests alone have "
+		      "causes\n");
+	assert_has(s, "Requests (socket): 5000 (200/s)");
+	out_free(&o);
+	s = summary_out(&o, &sum, true);
+	assert_has(s, "\"requests_per_s\":200,\"attached\":{\"watch_ns\":25000000000,"
+		      "\"watch_slow_requests\":40,\"full_ns\":3000000000,\"escalations\":1},");
+	out_free(&o);
+
+	/* attached the whole run (a live trace's record): no line */
+	sum.watch_ns = 0;
+	sum.full_ns = sum.duration_ns;
+	s = summary_out(&o, &sum, false);
+	assert_lacks(s, "Attached:");
+	out_free(&o);
+}
+
 /* The interrupts' entry and exit: a part of irq, said with its count and the
  * cost measured at start; null where nothing was measured, and said so. */
 static void test_irq_entry(void **state)
@@ -603,10 +654,11 @@ static void test_not_attached_why(void **state)
 	lw_render_set_skip(o.r, "irq_handler_entry,cpu_frequency");
 	lw_render_summary(o.r, &sum, NULL);
 	s = out_close(&o);
-	assert_json(s, "d['not_attached'] == ['khugepaged', 'cpu_frequency', 'sk_data_ready', "
-		       "'netif_rx'] and d['not_attached_why'] == {'khugepaged': 'not in this kernel', "
-		       "'cpu_frequency': 'skipped', 'sk_data_ready': 'not in this kernel', "
-		       "'netif_rx': 'needs sk_data_ready'}");
+	assert_json(s,
+		    "d['not_attached'] == ['khugepaged', 'cpu_frequency', 'sk_data_ready', "
+		    "'netif_rx'] and d['not_attached_why'] == {'khugepaged': 'not in this kernel', "
+		    "'cpu_frequency': 'skipped', 'sk_data_ready': 'not in this kernel', "
+		    "'netif_rx': 'needs sk_data_ready'}");
 	out_free(&o);
 
 	sum.req_mode = LW_REQ_SYSCALL;
@@ -810,6 +862,7 @@ int main(void)
 		cmocka_unit_test(test_summary_text_no_freq),
 		cmocka_unit_test(test_summary_text_idle_wait),
 		cmocka_unit_test(test_summary_text_freq),
+		cmocka_unit_test(test_summary_tiers),
 		cmocka_unit_test(test_tracer_named),
 		cmocka_unit_test(test_summary_no_arrival),
 		cmocka_unit_test(test_backlog_evidence),

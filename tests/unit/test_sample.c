@@ -262,6 +262,55 @@ static void feed_meta(struct lw_export *x, __u32 flags)
 	assert_int_equal(lw_sink_record(&s, &m, sizeof(m)), 0);
 }
 
+/* The tiers: the always-attached one's time from its records, full
+ * tracing's from the changes, the watch tier's slow requests per series
+ * and, after an escalation, its delay; none of the watch families without
+ * that tier. */
+static void test_tier_families(void **state)
+{
+	struct lw_export *x = lw_export_new("srv", FIXTURE);
+	struct lw_sink s = lw_export_sink(x);
+	struct lw_tier_rec r = {.type = LW_REC_TIER, .watch_ns = S, .full_ns = S};
+	char *t;
+
+	feed_meta(x, 0);
+	lw_export_attached(x, true, 10 * S);
+	assert_int_equal(lw_sink_tick(&s, 11 * S), 0);
+	t = render(x);
+	assert_null(strstr(t, "latwhy_watch_slow_requests_total"));
+	assert_true(sample(t, "latwhy_tier_active{tier=\"watch\"}") == 0);
+	assert_true(sample(t, "latwhy_escalations_total") == 0);
+	assert_null(strstr(t, "latwhy_escalation_delay_seconds"));
+	free(t);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(lw_sink_record(&s, &r, sizeof(r)), 0);
+	lw_export_series_watch(x, 0, 7, 70 * MS);
+	lw_export_attached(x, false, 13 * S);
+	t = render(x);
+	assert_true(sample(t, "latwhy_tier_attached_seconds_total{tier=\"watch\"}") == 3);
+	assert_true(sample(t, "latwhy_tier_attached_seconds_total{tier=\"full\"}") == 3);
+	assert_true(sample(t, "latwhy_tier_active{tier=\"watch\"}") == 1);
+	assert_true(sample(t, "latwhy_tier_active{tier=\"full\"}") == 0);
+	assert_true(sample(t, "latwhy_watch_slow_requests_total{target=\"srv\"}") == 7);
+	assert_true(sample(t, "latwhy_watch_slow_request_seconds_total{target=\"srv\"}") == 0.07);
+	free(t);
+	lw_export_attached(x, true, 20 * S);
+	lw_export_escalated(x, 250 * MS);
+	t = render(x);
+	assert_true(sample(t, "latwhy_escalations_total") == 1);
+	assert_true(sample(t, "latwhy_escalation_delay_seconds") == 0.25);
+	assert_true(sample(t, "latwhy_tier_active{tier=\"full\"}") == 1);
+	free(t);
+	/* a restart: the series' watch counts go on from where they were */
+	lw_export_restart(x);
+	lw_export_series_watch(x, 0, 2, 10 * MS);
+	lw_export_publish(x);
+	t = render(x);
+	assert_true(sample(t, "latwhy_watch_slow_requests_total{target=\"srv\"}") == 9);
+	free(t);
+	lw_export_free(x);
+}
+
 /* Attached 10-13 s and 30-31 s of a fake clock: 4 s, counted at the ticks
  * and at each change; active only while attached. */
 static void test_attached_seconds(void **state)
@@ -724,11 +773,12 @@ int main(void)
 		cmocka_unit_test(test_duty_at),		 cmocka_unit_test(test_duty_poller),
 		cmocka_unit_test(test_sample_opts),	 cmocka_unit_test(test_sample_capture),
 		cmocka_unit_test(test_causes_opts),	 cmocka_unit_test(test_usage_exit),
-		cmocka_unit_test(test_attached_seconds), cmocka_unit_test(test_bpf_families),
-		cmocka_unit_test(test_irq_spread),	 cmocka_unit_test(test_entropy),
-		cmocka_unit_test(test_causes_absent),	 cmocka_unit_test(test_cgroup_v2),
-		cmocka_unit_test(test_cgroup_v1),	 cmocka_unit_test(test_cgroup_restart),
-		cmocka_unit_test(test_cgroup_absent),	 cmocka_unit_test(test_promtool),
+		cmocka_unit_test(test_attached_seconds), cmocka_unit_test(test_tier_families),
+		cmocka_unit_test(test_bpf_families),	 cmocka_unit_test(test_irq_spread),
+		cmocka_unit_test(test_entropy),		 cmocka_unit_test(test_causes_absent),
+		cmocka_unit_test(test_cgroup_v2),	 cmocka_unit_test(test_cgroup_v1),
+		cmocka_unit_test(test_cgroup_restart),	 cmocka_unit_test(test_cgroup_absent),
+		cmocka_unit_test(test_promtool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

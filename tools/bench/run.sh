@@ -853,11 +853,13 @@ section2() {
 # always_cycle NAME MODE: one whole cycle (ALWAYS_SECS) of NAME's load
 # without pause, MODE base (no latwhy) or serve (at its defaults, started
 # with the cycle: its first stretch of full tracing is in it, as in every
-# cycle); prints the cycle's mean throughput (requests/s).
+# cycle); the cycle's mean throughput (requests/s) in ALWAYS_RES, "" if
+# none. Not in a $(...): spawn's children must be this shell's (gone()).
 ALWAYS_SECS=${BENCH_ALWAYS_SECS:-90}
 ALWAYS_SAMPLE=${BENCH_ALWAYS_SAMPLE:-}
 always_cycle() {
 	local s=$1 mode=$2 pid="" port t0 end sum=0 n=0 r args=()
+	ALWAYS_RES=
 	[ -n "$ALWAYS_SAMPLE" ] && args=(--sample "$ALWAYS_SAMPLE")
 	if [ "$mode" = serve ]; then
 		port=$(free_port) || return 1
@@ -875,7 +877,8 @@ always_cycle() {
 		done < <("${s}_load" always "$mode" | awk -F'\t' '$5 != "-" { print $5 }')
 	done
 	[ -n "$pid" ] && stop "$pid"
-	[ "$n" -gt 0 ] && awk -v a="$sum" -v n="$n" 'BEGIN { printf "%.1f\n", a / n }'
+	[ "$n" -gt 0 ] && ALWAYS_RES=$(awk -v a="$sum" -v n="$n" 'BEGIN { printf "%.1f", a / n }')
+	return 0
 }
 
 # always_on NAME: ALWAYS_ROUNDS pairs of whole cycles, base and serve, in
@@ -891,12 +894,13 @@ always_on() {
 	: >"$S4/$s.tsv"
 	for ((r = 0; r < ALWAYS_ROUNDS; r++)); do
 		note "section 4: $s, round $((r + 1)) of $ALWAYS_ROUNDS (${ALWAYS_SECS} s cycles)"
+		b= v=
 		if [ $((r % 2)) = 0 ]; then
-			b=$(always_cycle "$s" base)
-			v=$(always_cycle "$s" serve)
+			always_cycle "$s" base && b=$ALWAYS_RES
+			always_cycle "$s" serve && v=$ALWAYS_RES
 		else
-			v=$(always_cycle "$s" serve)
-			b=$(always_cycle "$s" base)
+			always_cycle "$s" serve && v=$ALWAYS_RES
+			always_cycle "$s" base && b=$ALWAYS_RES
 		fi
 		[ -n "$b" ] && [ -n "$v" ] && printf '%s\t%s\n' "$b" "$v" >>"$S4/$s.tsv"
 	done
@@ -969,6 +973,53 @@ print("     total %.0f ns of BPF time per request" % tot)
 EOF
 }
 
+# always_self NAME: serve's own CPU and peak memory over one whole cycle
+# under NAME's load with an escalation in it (lw_hog at nice -10 on the
+# server's CPU for 10 s from a third of the cycle in), scraped every 15 s:
+# against the budget of 0.3% of a core and 64 MiB.
+always_self() {
+	local s=$1 port pid scraper c0 c1 t0 t1 end hwm esc pct mib hog=""
+	command -v "$([ "$s" = redis ] && echo redis-server || echo nginx)" >/dev/null || return 0
+	[ -x "$T/lw_hog" ] || return 0
+	"${s}_start" || { "${s}_stop"; return 0; }
+	"${s}_calibrate"
+	port=$(free_port) || return 0
+	spawn "$S4/self-$s.out" "$LATWHY" serve -p "$SERVER_PID" --listen "127.0.0.1:$port" \
+		${ALWAYS_SAMPLE:+--sample "$ALWAYS_SAMPLE"}
+	pid=$SPAWNED
+	wait_for "$S4/self-$s.out" 'tracing pid' "$pid" 30
+	spawn "$S4/self-scraper.out" taskset -c "$LOAD_CPU" sh -c "while :; do curl -s -o /dev/null --max-time 2 http://127.0.0.1:$port/metrics; sleep 15; done"
+	scraper=$SPAWNED
+	c0=$(cpu_ns "$pid")
+	t0=$(now_ns)
+	end=$((t0 + ALWAYS_SECS * 1000000000))
+	while [ "$(now_ns)" -lt "$end" ]; do
+		if [ -z "$hog" ] && [ "$(now_ns)" -gt $((t0 + ALWAYS_SECS * 1000000000 / 3)) ]; then
+			spawn "$S4/self-hog.out" nice -n -10 "$T/lw_hog" -C "$SRV_CPU" -d 10
+			hog=$SPAWNED
+		fi
+		"${s}_load" self 0 >/dev/null
+	done
+	c1=$(cpu_ns "$pid")
+	t1=$(now_ns)
+	hwm=$(hwm_kb "$pid")
+	esc=$(serve_metric "$port" latwhy_escalations_total)
+	stop "$scraper"
+	stop "$pid"
+	[ -n "$hog" ] && stop "$hog"
+	"${s}_stop"
+	pct=$(awk -v c=$((c1 - c0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", 100 * c / (b - a) }')
+	mib=$(awk -v k="${hwm:-0}" 'BEGIN { printf "%.1f", k / 1024 }')
+	say "   $s: serve's own cost over a ${ALWAYS_SECS} s cycle with a hog from a third in: $pct% of a core, $mib MiB peak, ${esc:-?} escalation(s)"
+	if [ "${esc:-0}" != 0 ] && awk -v p="$pct" -v m="$mib" 'BEGIN { exit !(p <= 0.3 && m <= 64) }'; then
+		printf 'VERDICT serve at most 0.3%% of a core and 64 MiB over a cycle with an escalation (%s)\tmet: %s%%, %s MiB\n' \
+			"$s" "$pct" "$mib" >>"$WORK/verdicts"
+	else
+		printf 'VERDICT serve at most 0.3%% of a core and 64 MiB over a cycle with an escalation (%s)\tMISSED: %s%%, %s MiB, %s escalation(s)\n' \
+			"$s" "$pct" "$mib" "${esc:-?}" >>"$WORK/verdicts"
+	fi
+}
+
 section4() {
 	S4=$WORK/s4
 	S2=${S2:-$WORK/s2} # the servers' directories
@@ -980,6 +1031,8 @@ section4() {
 	grep '^VERDICT' "$S4/lines" >>"$WORK/verdicts"
 	always_progs redis
 	always_progs nginx
+	always_self redis
+	always_self nginx
 	say ""
 }
 
