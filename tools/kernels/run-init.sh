@@ -92,10 +92,12 @@ section REPORT /tmp/report.json
 section "REPORT STDERR" /tmp/report.err
 ran REPORT $rc "$t0"
 
-# 3. serve, always attached (no sampling), and one scrape once it has traced
-# a while (it serves before it has loaded: "tracing" comes after)
+# 3. serve on a duty cycle, its first 3 s attached, with the always-attached
+# tier beside it where the kernel has the socket tracepoints (6.3+), and one
+# scrape once it has traced a while (it serves before it has loaded:
+# "tracing" comes after)
 t0=$(up)
-latwhy serve $V -p "$SRV" --listen 127.0.0.1:9462 --sample off --slow 1ms \
+latwhy serve $V -p "$SRV" --listen 127.0.0.1:9462 --sample 3s/60s --slow 1ms \
 	>/tmp/serve.out 2>&1 &
 SERVE=$!
 i=0

@@ -31,7 +31,7 @@
 #
 # Each boot's serial console goes to tools/kernels/out/<kernel>.log; one
 # line per kernel is printed:
-#   PASS <uname -r>[ (arm64)]: trace N requests, report ok, serve ok
+#   PASS <uname -r>[ (arm64)]: trace N requests, report ok, serve ok (TIER)
 #   FAIL <uname -r>[ (arm64)]: <what failed>
 # (a PASS also means that with /sys/kernel/btf hidden latwhy refused in
 # one line saying so). N is the live trace's requests, slow or not; the
@@ -275,6 +275,16 @@ judge_why() {
 	[ "$rc" = 0 ] || { echo "serve exited $rc: $(why SERVE "$logf")"; return; }
 	slow=$(awk '/^latwhy_slow_requests_total\{/ {n += $NF} END {print n + 0}' <<<"$metrics")
 	[ "$slow" -gt 0 ] || { echo "serve: latwhy_slow_requests_total is 0 in the scrape"; return; }
+	# the always-attached tier where the socket layer delimits requests,
+	# else the duty cycle alone, said on stderr
+	if grep -q '^latwhy_tier_active{tier="watch"} 1$' <<<"$metrics"; then
+		TIER="watch tier"
+	elif section SERVE "$logf" | grep -q 'no always-attached tier'; then
+		TIER="duty cycle only"
+	else
+		echo "serve: neither the always-attached tier nor word of its absence"
+		return
+	fi
 }
 
 fails=0
@@ -314,6 +324,7 @@ for ka in "${KERNELS[@]}"; do
 	label=${guest:-$name}$tag
 	REASON=""
 	REQS=0
+	TIER=""
 	if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
 		REASON="timed out after ${to}s"
 	elif [ -z "$guest" ]; then
@@ -322,7 +333,7 @@ for ka in "${KERNELS[@]}"; do
 		judge "$logf"
 	fi
 	if [ -z "$REASON" ]; then
-		echo "PASS $label: trace $REQS requests, report ok, serve ok"
+		echo "PASS $label: trace $REQS requests, report ok, serve ok ($TIER)"
 	else
 		echo "FAIL $label: $REASON"
 		fails=$((fails + 1))
