@@ -22,26 +22,31 @@ mem_trace() {
 }
 
 # Every 20th request faults in 8 MiB (2048 pages): those are the slow ones,
-# and their extra time is the faults'. The issue asks for memory >= 80% of
-# their time; measured on the development VM: 62.6% (fault 3.16 ms of a
-# 5.07 ms median slow request, run 1.81 ms of which 0.3 ms is the usual
-# work). The rest, ~0.7 us a fault, is each fault's exception entry and exit
-# outside what the tracepoint and the perf event bracket, and latwhy's own
-# two programs a fault: not counted yet (an entry cost per fault, measured as
-# irq_entry's is, would be). The bar is what is measured, with the verdict.
+# and their extra time is the faults'. memory must hold 80% of their time
+# outside sched: the time other tasks took their CPU is sched's, rightly,
+# and how much of it there is depends on what else the machine runs (a
+# build beside the test took 16% once). Each fault's entry and exit outside
+# its traced span is counted as fault_entry (measured at start, ~0.7 us a
+# fault on the development VM): without it memory held 62.6%, the rest in
+# run between the faults.
 test_memory() {
 	start_server "$SRV_CPU" --fresh-every 20 --fresh-kb 8192 || { no_server memory; return; }
 	start_client 12
 	mem_trace memory || { cleanup; return; }
 	check memory '
 c = summ["causes"]["memory"]
+sched = summ["causes"]["sched"]["share"]
+own = c["share"] / (1 - sched) if sched < 1 else 0
 assert summ["dominant"] == "memory", "verdict %s, memory %s" % (summ["dominant"], c)
-assert c["share"] >= 0.55, "memory holds %.1f%% of the slow requests time" % (c["share"] * 100)
+assert own >= 0.80, "memory holds %.1f%% of the slow requests time outside sched (%.1f%% in all)" % (own * 100, c["share"] * 100)
+cost = summ["fault_entry_cost_ns"]
+assert isinstance(cost, int) and 50 <= cost <= 20000, "fault_entry_cost_ns %r" % cost
+assert 0 < summ["ns"]["fault_entry"] <= summ["ns"]["fault"], summ["ns"]
 m = summ["evidence"]["memory"]
 # 2048 faults per slow request at least, minus the odd slow one without
 assert m["slow_faults_minor"] >= 1000 * summ["slow_requests"], m
 assert all(r["ns"]["fault"] is not None for r in reqs)
-print("memory: %.1f%% of %d slow requests, %d minor faults in them" % (c["share"] * 100, summ["slow_requests"], m["slow_faults_minor"]))
+print("memory: %.1f%% of %d slow requests (%.1f%% outside sched %.1f%%), %d minor faults in them, %d ns a fault outside its span" % (c["share"] * 100, summ["slow_requests"], own * 100, sched * 100, m["slow_faults_minor"], cost))
 '
 	cleanup
 }

@@ -415,7 +415,7 @@ def score(d, cache):
     row["buckets"] = {b: sum((r["ns"].get(b) or 0) for r in slow)
                       for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked",
                                 "idle_polled", "irq_entry", "quota", "fault", "reclaim",
-                                "memory_high", "fault_wait")}
+                                "memory_high", "fault_wait", "fault_entry", "steal")}
     row["tot_lat"] = tot_lat
     # How much of the ground truth lies inside latwhy's requests at all: the
     # slow requests' server-side latency above the baseline's server median.
@@ -661,7 +661,7 @@ def client_side(d):
     pre = {}
     for r in slow:
         for k, v in r["ns"].items():
-            if v and k not in ("frequency", "idle_polled", "irq_entry"):
+            if v and k not in ("frequency", "idle_polled", "irq_entry", "fault_entry", "steal"):
                 b[k] = b.get(k, 0) + v
         q = r.get("preempted_by")
         if q:

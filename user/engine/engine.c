@@ -462,6 +462,7 @@ static void summarize_meta(const struct lw_engine *e, struct lw_summary *s)
 	s->req_mode = e->meta.req_mode;
 	s->freq_source = e->meta.freq_source;
 	s->irq_entry_ns = e->meta.irq_entry_ns;
+	s->fault_entry_ns = e->meta.fault_entry_ns;
 	s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
 }
 
@@ -662,6 +663,7 @@ const char *lw_bucket_name(enum lw_bucket b)
 	static const char *const names[LW_B_MAX] = {
 		"run",	"frequency", "irq",	    "softirq",	 "thp",	  "sched",
 		"idle", "blocked",   "idle_polled", "irq_entry", "quota", "fault", "reclaim", "memory_high", "fault_wait",
+		"fault_entry", "steal",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

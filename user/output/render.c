@@ -279,7 +279,9 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 	for (int b = 0; b < LW_B_MAX; b++) {
 		if ((b == LW_B_FREQ && !s->freq_measured) ||
 		    (b == LW_B_IDLE_POLL && (s->flags & LW_META_NO_IDLE_STATE)) ||
-		    (b == LW_B_IRQ_ENTRY && !s->irq_entry_ns))
+		    (b == LW_B_IRQ_ENTRY && !s->irq_entry_ns) ||
+		    (b == LW_B_FAULT_ENTRY && !s->fault_entry_ns) ||
+		    (b == LW_B_STEAL && (s->flags & LW_META_NO_STEAL)))
 			lw_json_knull(j, lw_bucket_name(b)); /* not measured is not 0 */
 		else
 			lw_json_ku64(j, lw_bucket_name(b), s->bucket_ns[b]);
@@ -421,6 +423,10 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 		lw_json_ku64(&j, "irq_entry_cost_ns", s->irq_entry_ns);
 	else
 		lw_json_knull(&j, "irq_entry_cost_ns");
+	if (s->fault_entry_ns)
+		lw_json_ku64(&j, "fault_entry_cost_ns", s->fault_entry_ns);
+	else
+		lw_json_knull(&j, "fault_entry_cost_ns");
 	lw_json_ku64(&j, "dropped", s->dropped);
 	lw_json_ku64(&j, "incomplete", s->incomplete);
 	lw_json_ku64(&j, "untracked", s->untracked);

@@ -216,6 +216,7 @@ void lw_snapshot_meta(struct lw_tracer *t)
 	m.requests = t->hist_count;
 	m.req_mode = t->mode;
 	m.irq_entry_ns = t->skel->rodata->irq_entry_ns;
+	m.fault_entry_ns = t->skel->bss->fault_entry_ns;
 	m.untracked = t->skel->bss->untracked;
 	m.handoffs = t->skel->bss->handoffs;
 	m.tracer_tgid = getpid();

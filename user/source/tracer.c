@@ -21,6 +21,7 @@
 #include "latwhy.skel.h"
 #include "engine/engine.h" /* lw_hist_quantile() */
 #include "source/caps.h"
+#include "source/faultcost.h"
 #include "source/tracer_int.h"
 #include "source/probe.h"
 #include "source/tracer.h"
@@ -135,6 +136,18 @@ int lw_tracer_attach(struct lw_tracer *t)
 	err = lw_memory_attach(t);
 	if (err)
 		return err;
+	if (!t->fault_cost_tried && t->skel->rodata->memory_known) {
+		__u64 cost;
+
+		t->fault_cost_tried = true;
+		err = lw_faultcost_measure(t, &cost);
+		if (err && t->o->verbose)
+			fprintf(stderr, "latwhy: page-fault entry cost not measured: %s\n",
+				strerror(-err));
+		else if (t->o->verbose)
+			fprintf(stderr, "latwhy: a page fault costs %llu ns beyond its traced span\n",
+				(unsigned long long)cost);
+	}
 	t->skel->bss->sock_send_on = bpf_program__autoload(t->skel->progs.lw_sock_send) &&
 				     bpf_program__autoattach(t->skel->progs.lw_sock_send);
 	if (t->mode == LW_REQ_UPROBE) {

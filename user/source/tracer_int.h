@@ -97,6 +97,7 @@ struct lw_tracer {
 	/* lw_fault_min/maj on every CPU's page-fault perf events (memory.c) */
 	struct bpf_link **mem_links;
 	int nmem_links;
+	bool fault_cost_tried; /* faultcost.c ran, once: the duty cycle re-attaches */
 };
 
 /* tracer.c */
