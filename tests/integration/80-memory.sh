@@ -122,3 +122,78 @@ print("reclaim: %d memcg reclaims, %.1f ms in the slow requests; failcnt %d" % (
 '
 	cleanup
 }
+
+# The fresh chunks are a file's pages on the disk, dropped from the page
+# cache after each read (--fresh-file): the slow requests' faults read them
+# back, and the faults' sleep for the read is fault_wait. The truth outside
+# latwhy is the server's own major-fault count (/proc/PID/stat), which
+# latwhy's count of the traced 8 s must not exceed and must mostly reach.
+test_memory_fault_wait() {
+	local before after
+	case $(stat -f -c %T "$OUT") in
+	tmpfs | ramfs) skip memory_fault_wait "$OUT is in memory: no page to read back"; return ;;
+	esac
+	start_server "$SRV_CPU" --fresh-every 20 --fresh-kb 8192 --fresh-file "$OUT/fresh.dat" ||
+		{ no_server memory_fault_wait; return; }
+	start_client 12
+	before=$(awk '{print $12}' "/proc/$SPID/stat")
+	mem_trace memory_fault_wait || { cleanup; return; }
+	after=$(awk '{print $12}' "/proc/$SPID/stat")
+	echo "majflt=$((after - before))" >"$OUT/majflt.txt"
+	check memory_fault_wait '
+m = summ["evidence"]["memory"]
+truth = int(open("'"$OUT"'/majflt.txt").read().split("=")[1])
+assert truth > 0, "the server had no major fault: the file was not read back"
+assert 0.5 * truth <= m["faults_major"] <= truth, "latwhy %d major faults, /proc says %d" % (m["faults_major"], truth)
+ns = summ["ns"]
+assert ns["fault_wait"] > 0 and m["fault_sleeps"] > 0, (ns, m)
+assert ns["fault_wait"] > max(ns["fault"], ns["reclaim"], ns["memory_high"]), ns
+# other tasks time is sched, as in test_memory
+sched = summ["causes"]["sched"]["share"]
+own = summ["causes"]["memory"]["share"] / (1 - sched) if sched < 1 else 0
+assert own >= 0.5, "memory %.1f%% of the slow requests time outside sched" % (own * 100)
+print("fault_wait: %.2f ms in %d slow requests (memory %.1f%% outside sched), %d fault sleeps; %d major faults (/proc: %d)" % (ns["fault_wait"] / 1e6, summ["slow_requests"], own * 100, m["fault_sleeps"], m["faults_major"], truth))
+'
+	cleanup
+}
+
+# memory.high: cgroup v2's memory controller only (v1 has no memory.high).
+# The server in a group whose memory.high is 4 MiB above what it uses
+# idle: a slow request's 8 MiB of fresh memory takes it over, reclaim
+# finds nothing to take (anonymous memory), and each return to user space
+# sleeps the penalty (mem_cgroup_handle_over_high()), which PSI marks as a
+# memory stall: memory_high. Truth outside latwhy: the group's own
+# memory.events "high" count.
+test_memory_high() {
+	local root cg cur high0
+	root=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+	[ -n "$root" ] || { skip memory_high "no cgroup2 mounted"; return; }
+	grep -qw memory "$root/cgroup.controllers" || {
+		skip memory_high "cgroup v2 ($root) has no memory controller here (it is cgroup v1's, which has no memory.high)"
+		return
+	}
+	[ -r /proc/pressure/memory ] || { skip memory_high "no PSI (psi=0): a memory.high sleep is not told apart"; return; }
+	grep -qw memory "$root/cgroup.subtree_control" || echo +memory >"$root/cgroup.subtree_control" ||
+		{ skip memory_high "cannot enable +memory in $root"; return; }
+	cg=$root/latwhy-it-high-$$
+	mkdir "$cg" || { skip memory_high "cannot make $cg"; return; }
+	CGDIRS+=("$cg")
+	start_server "$SRV_CPU" -m 8 --fresh-every 20 --fresh-kb 8192 ||
+		{ no_server memory_high; return; }
+	echo "$SPID" >"$cg/cgroup.procs"
+	start_client 14
+	sleep 1
+	cur=$(cat "$cg/memory.current")
+	echo $((cur + (4 << 20))) >"$cg/memory.high"
+	high0=$(awk '$1 == "high" {print $2}' "$cg/memory.events")
+	mem_trace memory_high || { cleanup; return; }
+	echo "high=$(($(awk '$1 == "high" {print $2}' "$cg/memory.events") - high0))" >"$OUT/events.txt"
+	check memory_high '
+m = summ["evidence"]["memory"]
+truth = int(open("'"$OUT"'/events.txt").read().split("=")[1])
+assert truth > 0, "memory.events high did not grow: the group never went over memory.high"
+assert summ["ns"]["memory_high"] > 0 and m["stalls"] > 0, (summ["ns"], m)
+print("memory_high: %.1f ms in %d slow requests, %d stalls; memory.events high +%d" % (summ["ns"]["memory_high"] / 1e6, summ["slow_requests"], m["stalls"], truth))
+'
+	cleanup
+}
