@@ -54,13 +54,27 @@ print("memory: %.1f%% of %d slow requests (%.1f%% outside sched %.1f%%), %d mino
 # Every 20th request spins 20 times as long: slow for its own code. The
 # verdict says so, and memory holds nearly nothing.
 test_memory_running() {
+	local st0
 	start_server "$SRV_CPU" --spin-every 20 --spin-x 20 || { no_server memory_running; return; }
 	start_client 12
+	st0=$(awk -v c="cpu$SRV_CPU" '$1 == c {print $9}' /proc/stat)
 	mem_trace memory_running || { cleanup; return; }
+	echo "steal=$(($(awk -v c="cpu$SRV_CPU" '$1 == c {print $9}' /proc/stat) - st0))" >"$OUT/steal.txt"
 	check memory_running '
 assert summ["dominant"] == "running", "verdict %s, excess %s" % (summ["dominant"], summ["excess"])
 assert summ["excess"]["running_share"] >= 0.5, summ["excess"]
 assert summ["causes"]["memory"]["share"] < 0.05, summ["causes"]["memory"]
+# Where the guest has a steal clock, steal is a part of each request run,
+# and the slow requests steal no more than the kernel counted for the server
+# CPU over the trace (/proc/stat, in USER_HZ ticks: one more for its
+# granularity).
+if summ["ns"]["steal"] is not None:
+    assert all(num(r, "steal") <= num(r, "run") for r in reqs), "steal beyond run"
+    import os
+    hz = int(os.sysconf("SC_CLK_TCK"))
+    kern = int(open("'"$OUT"'/steal.txt").read().split("=")[1]) * 1e9 / hz
+    assert summ["ns"]["steal"] <= kern + 1e9 / hz, "steal %d ns, the kernel %d" % (summ["ns"]["steal"], kern)
+    print("steal: %.2f ms in the slow requests, the kernel %.0f ms on CPU '"$SRV_CPU"'" % (summ["ns"]["steal"] / 1e6, kern / 1e6))
 print("running: %.0f%% of the excess" % (summ["excess"]["running_share"] * 100))
 '
 	cleanup

@@ -496,17 +496,44 @@ static void summarize_causes(const struct lw_engine *e, struct lw_summary *s)
 	}
 	base = e->slow * typical;
 	s->excess_ns = e->slow_latency > base ? e->slow_latency - base : 0;
-	if (e->bucket_ns[LW_B_RUN] > e->bucket_ns[LW_B_FREQ])
-		own_run = e->bucket_ns[LW_B_RUN] - e->bucket_ns[LW_B_FREQ];
+	/* the host's part of the run is not their own code's: a typical
+	 * request is taken to have none of it, as of a kernel cause */
+	s->steal_ns = (e->meta.flags & LW_META_NO_STEAL) ? 0 : e->bucket_ns[LW_B_STEAL];
+	if (e->bucket_ns[LW_B_RUN] > e->bucket_ns[LW_B_FREQ] + s->steal_ns)
+		own_run = e->bucket_ns[LW_B_RUN] - e->bucket_ns[LW_B_FREQ] - s->steal_ns;
 	s->running_excess_ns = own_run > base ? own_run - base : 0;
 	if (s->running_excess_ns > s->excess_ns)
 		s->running_excess_ns = s->excess_ns;
-	s->running_dominant = e->slow && s->running_excess_ns > top;
+	s->steal_dominant = e->slow && s->steal_ns > top && s->steal_ns > s->running_excess_ns;
+	s->running_dominant = e->slow && !s->steal_dominant && s->running_excess_ns > top;
 }
 
 const char *lw_summary_verdict(const struct lw_summary *s)
 {
+	if (s->steal_dominant)
+		return "steal";
 	return s->running_dominant ? "running" : lw_cause_name(s->dominant);
+}
+
+int lw_summary_verdict_own(const struct lw_summary *s, char *buf, size_t len)
+{
+	double steal = lw_summary_excess_share(s, s->steal_ns);
+
+	if (s->steal_dominant)
+		return snprintf(buf, len,
+				"slow while its host did not run it: the hypervisor took %.0f%% of "
+				"the excess (steal, %.0f%% of the slow requests' time)",
+				steal * 100,
+				s->slow_latency_ns ? 100.0 * s->steal_ns / s->slow_latency_ns : 0);
+	if (!s->running_dominant)
+		return -1;
+	if (s->steal_ns)
+		return snprintf(buf, len,
+				"slow while running its own code: %.0f%% of the excess (the "
+				"hypervisor took %.0f%% more: steal)",
+				lw_summary_excess_share(s, s->running_excess_ns) * 100, steal * 100);
+	return snprintf(buf, len, "slow while running its own code: %.0f%% of the excess",
+			lw_summary_excess_share(s, s->running_excess_ns) * 100);
 }
 
 double lw_summary_excess_share(const struct lw_summary *s, __u64 ns)

@@ -83,6 +83,12 @@ struct lw_summary {
 	__u64 excess_ns;
 	__u64 running_excess_ns;
 	bool running_dominant;
+	/* The part of their running the host took (steal, where the guest's
+	 * steal clock was read): not their own running, so out of
+	 * running_excess_ns; steal_dominant when it beats both it and every
+	 * kernel cause, and the verdict is "steal". */
+	__u64 steal_ns;
+	bool steal_dominant;
 	enum lw_freq_source freq_source;
 	bool freq_measured; /* a clock and a reference were known */
 	__u32 irq_entry_ns; /* one interrupt's entry and exit, measured at start; 0: not */
@@ -156,6 +162,9 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s);
 /* The verdict's name: "running" (running_dominant), else the dominant
  * cause's ("none" too). */
 const char *lw_summary_verdict(const struct lw_summary *s);
+/* The verdict line's text for running or steal (NULL for a kernel cause's
+ * verdict), one sentence without its "Verdict: ". */
+int lw_summary_verdict_own(const struct lw_summary *s, char *buf, size_t len);
 /* ns as a share of the slow requests' excess (excess_ns), at most 1. */
 double lw_summary_excess_share(const struct lw_summary *s, __u64 ns);
 

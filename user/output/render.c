@@ -513,6 +513,14 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_RUN] / s->slow_latency_ns : 0,
 		  true);
 	fprintf(f, "  (running %s", sh);
+	if (!(s->flags & LW_META_NO_STEAL)) {
+		/* a part of running: the host's */
+		fmt_share(sh, sizeof(sh),
+			  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_STEAL] / s->slow_latency_ns
+					     : 0,
+			  true);
+		fprintf(f, ", of it steal %s", sh);
+	}
 	fmt_share(sh, sizeof(sh),
 		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_BLOCKED] / s->slow_latency_ns : 0,
 		  true);
@@ -524,6 +532,9 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 		fprintf(f, ", waiting for a polling idle CPU %s", sh);
 	}
 	fprintf(f, ")\n");
+	if ((s->flags & LW_META_NO_STEAL) && (s->flags & LW_META_GUEST))
+		fprintf(f, "  (a virtual machine without a steal clock latwhy reads: time its "
+			   "host took while it ran is in running, and cannot be seen from here)\n");
 }
 
 /* The slow requests' own running holds the largest part of their excess
@@ -531,13 +542,14 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 static void text_verdict_running(FILE *f, const struct lw_summary *s)
 {
 	enum lw_cause top = LW_CAUSE_NONE;
+	char own[256];
 
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++)
 		if (s->cause[c].measured && s->cause[c].ns &&
 		    (top == LW_CAUSE_NONE || s->cause[c].ns > s->cause[top].ns))
 			top = c;
-	fprintf(f, "Verdict: slow while running its own code: %.0f%% of the excess",
-		lw_summary_excess_share(s, s->running_excess_ns) * 100);
+	lw_summary_verdict_own(s, own, sizeof(own));
+	fprintf(f, "Verdict: %s", own);
 	if (top == LW_CAUSE_NONE)
 		fprintf(f, "; no kernel cause.\n");
 	else
@@ -766,7 +778,7 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 					  "uprobe:BINARY:SYMBOL)");
 	} else {
 		text_causes(f, s);
-		if (s->running_dominant)
+		if (s->running_dominant || s->steal_dominant)
 			text_verdict_running(f, s);
 		else if (s->dominant == LW_CAUSE_NONE)
 			fprintf(f, "Verdict: no kernel cause reaches 10%% of the slow requests' "
