@@ -66,6 +66,9 @@ struct config {
 	 * and their wait for the read) */
 	const char *fresh_file;
 	int fresh_fd;
+	/* --fresh-no-thp: the chunks are plain pages also with --thp (whose
+	 * heap stays huge), so that their faults are memory's, not THP's */
+	int fresh_no_thp;
 	/* --spin-every N: every Nth request spins --spin-x times as long: its
 	 * extra time is its own code */
 	unsigned long spin_every;
@@ -104,6 +107,7 @@ static void usage(void)
 	       "              --fresh-kb KiB of fresh memory (default 4096): page faults\n"
 	       "  --fresh-file PATH  those chunks are PATH's pages (written first, 8 chunks),\n"
 	       "              read and dropped from the page cache after: major faults\n"
+	       "  --fresh-no-thp  those chunks in small pages also with --thp\n"
 	       "  --spin-every N   every Nth request spins --spin-x times longer (default 10)\n"
 	       "  -R RATE     a background thread gives RATE random heap pages/s back to the\n"
 	       "              kernel (MADV_DONTNEED), like an allocator purging: this splits\n"
@@ -137,6 +141,7 @@ static void parse_args(int argc, char **argv)
 		{"fresh-every", required_argument, NULL, 'F'},
 		{"fresh-kb", required_argument, NULL, 'K'},
 		{"fresh-file", required_argument, NULL, 'D'},
+		{"fresh-no-thp", no_argument, NULL, 'N'},
 		{"spin-every", required_argument, NULL, 'S'},
 		{"spin-x", required_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
@@ -181,6 +186,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case 'D':
 			cfg.fresh_file = optarg;
+			break;
+		case 'N':
+			cfg.fresh_no_thp = 1;
 			break;
 		case 'S':
 			if (parse_ulong(optarg, &cfg.spin_every))
@@ -449,7 +457,8 @@ static void fresh_file_init(size_t len)
 
 static void fresh_init(void)
 {
-	size_t len = cfg.fresh_kb << 10, map_len = cfg.thp ? len + HPAGE_SZ : len;
+	int thp = cfg.thp && !cfg.fresh_no_thp;
+	size_t len = cfg.fresh_kb << 10, map_len = thp ? len + HPAGE_SZ : len;
 	pthread_t t;
 
 	if (cfg.fresh_file)
@@ -460,7 +469,10 @@ static void fresh_init(void)
 
 		if (p == MAP_FAILED)
 			die("mmap fresh memory");
-		if (cfg.thp) {
+		/* and khugepaged leaves them small too */
+		if (!thp && cfg.thp)
+			madvise(p, len, MADV_NOHUGEPAGE);
+		if (thp) {
 			p = (char *)(((uintptr_t)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
 			if (madvise(p, len, MADV_HUGEPAGE))
 				die("madvise(MADV_HUGEPAGE)");

@@ -576,11 +576,11 @@ def ms(x):
 
 def table(rows):
     hdr = ("scenario", "injected", "slow> gt/lw", "slow gt/lw", "extra ms", "freq", "irq", "thp",
-           "sched", "idle", "quota", "explained", "wrong", "cause ok", "bar")
+           "sched", "idle", "quota", "memory", "explained", "wrong", "cause ok", "bar")
     lines = []
     for r in rows:
         if "error" in r:
-            lines.append((r["name"], r["inject"], "", "", "", "", "", "", "", "", "", "", "", "",
+            lines.append((r["name"], r["inject"], "", "", "", "", "", "", "", "", "", "", "", "", "",
                           "ERROR: " + r["error"]))
             continue
         sh = r["share"]
@@ -594,7 +594,7 @@ def table(rows):
             "%.0f/%.0fus" % (r["slow_ns"] / 1e3, r.get("lw_slow_ns", r["slow_ns"]) / 1e3)
         lines.append((r["name"], r["inject"], thr, slow, ms(r["extra"]),
                       pct(sh["frequency"]), pct(sh["irq"]), pct(sh["thp"]), pct(sh["sched"]),
-                      pct(sh["idle"]), pct(sh["quota"]), pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
+                      pct(sh["idle"]), pct(sh["quota"]), pct(sh["memory"]), pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
     w = [max(len(str(x[i])) for x in [hdr] + lines) for i in range(len(hdr))]
     out = []
     fmt = lambda t: "  ".join(str(x).ljust(w[i]) for i, x in enumerate(t)).rstrip()
