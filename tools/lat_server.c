@@ -421,8 +421,8 @@ static void *fresh_releaser(void *arg)
 		madvise(c, cfg.fresh_kb << 10, MADV_DONTNEED);
 		/* unmapped now, so the page cache lets its pages go */
 		if (cfg.fresh_fd >= 0)
-			posix_fadvise(cfg.fresh_fd, (off_t)(c - fresh[0]), (off_t)(cfg.fresh_kb << 10),
-				      POSIX_FADV_DONTNEED);
+			posix_fadvise(cfg.fresh_fd, (off_t)(c - fresh[0]),
+				      (off_t)(cfg.fresh_kb << 10), POSIX_FADV_DONTNEED);
 		pthread_mutex_lock(&fresh_mu);
 		fresh_freed++;
 		pthread_cond_broadcast(&fresh_cv);

@@ -201,14 +201,15 @@ static void test_request_json_exact(void **state)
 	lw_request_write(o.f, &r);
 	s = out_close(&o);
 	assert_one_line(s);
-	assert_string_equal(s, "{\"type\":\"request\",\"pid\":4242,\"tid\":4243,\"comm\":\"srv\","
-			       "\"cpu\":3,\"start_ns\":123456789,\"latency_ns\":10000,"
-			       "\"cause\":\"sched\",\"ns\":{\"run\":4000,\"frequency\":null,"
-			       "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
-			       "\"idle\":0,\"blocked\":250,\"idle_polled\":null,"
-			       "\"irq_entry\":null,\"quota\":null,"
-			       "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null,"
-			       "\"fault_entry\":null,\"steal\":null}}\n");
+	assert_string_equal(
+		s, "{\"type\":\"request\",\"pid\":4242,\"tid\":4243,\"comm\":\"srv\","
+		   "\"cpu\":3,\"start_ns\":123456789,\"latency_ns\":10000,"
+		   "\"cause\":\"sched\",\"ns\":{\"run\":4000,\"frequency\":null,"
+		   "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
+		   "\"idle\":0,\"blocked\":250,\"idle_polled\":null,"
+		   "\"irq_entry\":null,\"quota\":null,"
+		   "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null,"
+		   "\"fault_entry\":null,\"steal\":null}}\n");
 	assert_json(s, "d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
 		       "d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
 		       "d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
@@ -305,7 +306,8 @@ static void test_summary_json(void **state)
 		      "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
 		      "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
 		      "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
-		      "\"irq_entry_cost_ns\":null,\"fault_entry_cost_ns\":null,\"dropped\":7,\"incomplete\":0,\"untracked\":3,"
+		      "\"irq_entry_cost_ns\":null,\"fault_entry_cost_ns\":null,\"dropped\":7,"
+		      "\"incomplete\":0,\"untracked\":3,"
 		      "\"handoffs\":0,"
 		      "\"handoff_slow_requests\":0,\"request_mode\":\"socket\","
 		      "\"target_exited\":false,\"dominant\":\"thp\",");

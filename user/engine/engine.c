@@ -531,7 +531,8 @@ int lw_summary_verdict_own(const struct lw_summary *s, char *buf, size_t len)
 		return snprintf(buf, len,
 				"slow while running its own code: %.0f%% of the excess (the "
 				"hypervisor took %.0f%% more: steal)",
-				lw_summary_excess_share(s, s->running_excess_ns) * 100, steal * 100);
+				lw_summary_excess_share(s, s->running_excess_ns) * 100,
+				steal * 100);
 	return snprintf(buf, len, "slow while running its own code: %.0f%% of the excess",
 			lw_summary_excess_share(s, s->running_excess_ns) * 100);
 }
@@ -688,9 +689,9 @@ const char *lw_freq_source_name(enum lw_freq_source s)
 const char *lw_bucket_name(enum lw_bucket b)
 {
 	static const char *const names[LW_B_MAX] = {
-		"run",	"frequency", "irq",	    "softirq",	 "thp",	  "sched",
-		"idle", "blocked",   "idle_polled", "irq_entry", "quota", "fault", "reclaim", "memory_high", "fault_wait",
-		"fault_entry", "steal",
+		"run",	   "frequency",	  "irq",	 "softirq",	"thp",	 "sched",
+		"idle",	   "blocked",	  "idle_polled", "irq_entry",	"quota", "fault",
+		"reclaim", "memory_high", "fault_wait",	 "fault_entry", "steal",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

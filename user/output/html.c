@@ -366,13 +366,11 @@ static void page_header(FILE *f, const struct lw_html_facts *facts, const struct
 	fprintf(f, "</td></tr>\n</table>\n<p class=\"verdict\">");
 	if (!s->slow_requests)
 		fprintf(f, "No slow requests were split into causes.");
-	else if (lw_summary_verdict_own(s, own, sizeof(own)) > 0)
-	{
+	else if (lw_summary_verdict_own(s, own, sizeof(own)) > 0) {
 		fprintf(f, "Verdict: ");
 		lw_html_esc(f, own);
 		fprintf(f, ".");
-	}
-	else if (s->dominant == LW_CAUSE_NONE)
+	} else if (s->dominant == LW_CAUSE_NONE)
 		fprintf(f, "Verdict: no kernel cause reaches 10%% of the slow requests' time.");
 	else
 		fprintf(f, "Verdict: %s (%.0f%% of the slow requests' time).",

@@ -16,9 +16,9 @@
 #include "source/faultcost.h"
 #include "source/tracer_int.h"
 
-#define LW_CALIB_BASE	   256	    /* clock-read pairs around a present page */
-#define LW_FAULT_COST_MAX  20000ULL /* 20 us: no fault's entry and exit */
-#define LW_CALIB_PAGE	   4096
+#define LW_CALIB_BASE	  256	   /* clock-read pairs around a present page */
+#define LW_FAULT_COST_MAX 20000ULL /* 20 us: no fault's entry and exit */
+#define LW_CALIB_PAGE	  4096
 
 static __u64 mono_ns(void)
 {
@@ -111,8 +111,8 @@ int lw_faultcost_measure(struct lw_tracer *t, __u64 *cost_ns)
 	if (__atomic_load_n(&bss->calib_n, __ATOMIC_RELAXED) != LW_FAULT_CALIB)
 		err = -EAGAIN;
 	else
-		*cost_ns = lw_faultcost_median(gap, (const __u64 *)bss->calib_span,
-					       LW_FAULT_CALIB, base);
+		*cost_ns = lw_faultcost_median(gap, (const __u64 *)bss->calib_span, LW_FAULT_CALIB,
+					       base);
 	if (!err && !*cost_ns)
 		err = -EAGAIN;
 	if (*cost_ns > LW_FAULT_COST_MAX) {

@@ -329,7 +329,8 @@ static void probe_steal(struct lw_tracer *t, const struct btf *vmlinux)
 #endif
 	if (!clock)
 		clock = proc_stat_steal() > 0;
-	t->skel->rodata->steal_known = clock && lw_probe_member(vmlinux, "rq", "prev_steal_time_rq") &&
+	t->skel->rodata->steal_known = clock &&
+				       lw_probe_member(vmlinux, "rq", "prev_steal_time_rq") &&
 				       lw_probe_member(vmlinux, "cfs_rq", "rq") &&
 				       lw_probe_member(vmlinux, "sched_entity", "cfs_rq");
 	if (!t->skel->rodata->steal_known)

@@ -145,7 +145,8 @@ int lw_tracer_attach(struct lw_tracer *t)
 			fprintf(stderr, "latwhy: page-fault entry cost not measured: %s\n",
 				strerror(-err));
 		else if (t->o->verbose)
-			fprintf(stderr, "latwhy: a page fault costs %llu ns beyond its traced span\n",
+			fprintf(stderr,
+				"latwhy: a page fault costs %llu ns beyond its traced span\n",
 				(unsigned long long)cost);
 	}
 	t->skel->bss->sock_send_on = bpf_program__autoload(t->skel->progs.lw_sock_send) &&
