@@ -418,10 +418,28 @@ struct lw_mem_stats {
 	__u64 fault_sleep_ns;
 };
 
+/* The node's memory while the targets were traced, read by userspace at
+ * each snapshot (user/node/memory.c), not by BPF. After ABI 3. */
+struct lw_mem_node {
+	__u64 snapshots;  /* snapshots that read /proc/zoneinfo; 0: none */
+	__u64 below_low;  /* of them, free pages below the low watermark */
+	__u64 below_min;  /* and below min: allocations reclaim directly */
+	__u64 free_pages; /* the last snapshot's, summed over the zones */
+	__u64 wmark_min;  /* the zones' watermarks, summed, in pages */
+	__u64 wmark_low;
+	__u64 wmark_high;
+	__u64 free_least; /* the fewest free pages a snapshot saw */
+	/* kswapd threads' CPU time since the trace began (/proc/PID/stat,
+	 * in USER_HZ ticks as ns), and how many there are (0: none found) */
+	__u64 kswapd_ns;
+	__u64 kswapds;
+};
+
 struct lw_mem_rec {
 	__u32 type; /* LW_REC_MEMORY */
 	__u32 pad;
 	struct lw_mem_stats s;
+	struct lw_mem_node node; /* after ABI 3: zero in older records */
 };
 
 struct lw_thp_rec {

@@ -439,7 +439,8 @@ static int next_chunk(struct lw_capture_reader *r)
  *  - ABI 3 as first merged had no LW_B_FAULT_ENTRY and LW_B_STEAL (the
  *    last buckets) and no lw_meta_rec::fault_entry_ns: 0, without their
  *    flags, and META says LW_META_NO_STEAL. Told by the record's length,
- *    which the version number alone does not give until it is bumped.
+ *    which the version number alone does not give until it is bumped;
+ *    and LW_REC_MEMORY had no node part (lw_mem_node): 0, "not read".
  * The other record types did not change (LW_REC_MEMORY is new in 3).
  * Returns the record's length now.
  */
@@ -456,6 +457,7 @@ static size_t lwc_upgrade(struct lw_capture_reader *r, size_t len)
 		V2_LEN = V3_LEN - MEM_LEN - FAULTS_LEN,
 		V1_LEN = V2_LEN - sizeof(__u64),
 		META_V3_LEN = offsetof(struct lw_meta_rec, fault_entry_ns),
+		MEM_V3_LEN = offsetof(struct lw_mem_rec, node),
 	};
 	unsigned char *p = (unsigned char *)r->rec;
 	__u32 abi = r->info.abi_version;
@@ -466,6 +468,8 @@ static size_t lwc_upgrade(struct lw_capture_reader *r, size_t len)
 	_Static_assert(FAULTS_LEN == 2 * sizeof(__u32), "ABI 3 added the fault counts, last");
 	_Static_assert(sizeof(struct lw_meta_rec) == META_V3_LEN + 2 * sizeof(__u32),
 		       "fault_entry_ns and its pad end the META record");
+	_Static_assert(sizeof(struct lw_mem_rec) == MEM_V3_LEN + sizeof(struct lw_mem_node),
+		       "the node part ends the MEMORY record");
 	if (abi < 1 || abi > 3)
 		return len;
 	if (lwc_get32(p) == LW_REC_META &&
@@ -481,6 +485,10 @@ static size_t lwc_upgrade(struct lw_capture_reader *r, size_t len)
 		if (abi <= 2)
 			m->flags |= LW_META_NO_MEMORY; /* nor page faults and reclaim */
 		return sizeof(*m);
+	}
+	if (lwc_get32(p) == LW_REC_MEMORY && abi == 3 && len == MEM_V3_LEN) {
+		memset(p + MEM_V3_LEN, 0, sizeof(struct lw_mem_rec) - MEM_V3_LEN);
+		return sizeof(struct lw_mem_rec);
 	}
 	if (lwc_get32(p) != LW_REC_REQUEST)
 		return len;

@@ -36,6 +36,7 @@ struct lw_engine {
 	size_t nr_waits, cap_waits;
 	struct lw_thp_stats thp;
 	struct lw_mem_stats mem;
+	struct lw_mem_node mem_node;
 	__u64 mem_faults_min, mem_faults_maj, mem_requests; /* over slow requests */
 	struct lw_cpu_rec cpus[LW_MAX_CPUS];
 	__u32 max_cpu_seen;
@@ -299,6 +300,7 @@ static int feed_typed(struct lw_engine *e, __u32 type, const void *rec)
 		return 0;
 	case LW_REC_MEMORY:
 		e->mem = ((const struct lw_mem_rec *)rec)->s;
+		e->mem_node = ((const struct lw_mem_rec *)rec)->node;
 		return 0;
 	case LW_REC_CPU:
 		return feed_cpu(e, rec);
@@ -601,6 +603,7 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 				 cmp_slow_wait, s);
 	s->thp = e->thp;
 	s->mem = e->mem;
+	s->mem_node = e->mem_node;
 	s->mem_faults_min = e->mem_faults_min;
 	s->mem_faults_maj = e->mem_faults_maj;
 	s->mem_requests = e->mem_requests;

@@ -112,6 +112,8 @@ struct lw_summary {
 	 * the slow requests measured for it: their faults, and how many had
 	 * memory time */
 	struct lw_mem_stats mem;
+	/* the node's memory while traced (snapshots 0: not read) */
+	struct lw_mem_node mem_node;
 	__u64 mem_faults_min, mem_faults_maj, mem_requests;
 	/* slow requests that waited out a CFS throttle of their cgroup
 	 * (ns[LW_B_QUOTA] > 0), those waits summed and the longest; 0 when

@@ -289,6 +289,34 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 	lw_json_end_object(j);
 }
 
+/* The node's memory while traced, in pages: null where not read (a
+ * capture older than it, no /proc/zoneinfo). */
+static void json_mem_node(struct lw_json *j, const struct lw_mem_node *n)
+{
+	lw_json_key(j, "node");
+	if (!n->snapshots) {
+		lw_json_null(j);
+		return;
+	}
+	lw_json_begin_object(j);
+	lw_json_ku64(j, "snapshots", n->snapshots);
+	lw_json_ku64(j, "below_low", n->below_low);
+	lw_json_ku64(j, "below_min", n->below_min);
+	lw_json_ku64(j, "free_pages", n->free_pages);
+	lw_json_ku64(j, "free_least", n->free_least);
+	lw_json_ku64(j, "wmark_min", n->wmark_min);
+	lw_json_ku64(j, "wmark_low", n->wmark_low);
+	lw_json_ku64(j, "wmark_high", n->wmark_high);
+	if (n->kswapds) {
+		lw_json_ku64(j, "kswapd_ns", n->kswapd_ns);
+		lw_json_ku64(j, "kswapds", n->kswapds);
+	} else {
+		lw_json_knull(j, "kswapd_ns");
+		lw_json_knull(j, "kswapds");
+	}
+	lw_json_end_object(j);
+}
+
 static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 {
 	lw_json_key(j, "evidence");
@@ -371,6 +399,7 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 		lw_json_ku64(j, "reclaim_reclaimed", s->mem.reclaim_reclaimed);
 		lw_json_ku64(j, "stalls", s->mem.stalls);
 		lw_json_ku64(j, "stall_ns", s->mem.stall_ns);
+		json_mem_node(j, &s->mem_node);
 		lw_json_end_object(j);
 	}
 	lw_json_key(j, "clock");
@@ -559,6 +588,29 @@ static void text_verdict_running(FILE *f, const struct lw_summary *s)
 			s->cause[top].share * 100);
 }
 
+/* The node's free memory against its watermarks, and kswapd's CPU time,
+ * over the trace's snapshots: whether the node itself was short. */
+static void text_mem_node(FILE *f, const struct lw_mem_node *n)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	double mib = (ps > 0 ? (double)ps : 4096.0) / (1 << 20);
+	char k[32];
+
+	if (!n->snapshots)
+		return;
+	fprintf(f,
+		"  memory (node): free %.0f MiB, least %.0f MiB (watermarks min %.0f, low %.0f, "
+		"high "
+		"%.0f MiB); below low in %llu of %llu snapshots, below min in %llu",
+		n->free_pages * mib, n->free_least * mib, n->wmark_min * mib, n->wmark_low * mib,
+		n->wmark_high * mib, (unsigned long long)n->below_low,
+		(unsigned long long)n->snapshots, (unsigned long long)n->below_min);
+	if (n->kswapds)
+		fprintf(f, "; kswapd ran %s (%llu thread%s)", lw_fmt_ns(k, sizeof(k), n->kswapd_ns),
+			(unsigned long long)n->kswapds, n->kswapds == 1 ? "" : "s");
+	fprintf(f, "\n");
+}
+
 /* Memory management in the slow requests: their faults and where their
  * time went, and the targets' reclaim and stalls, cumulative. */
 static void text_memory(FILE *f, const struct lw_summary *s)
@@ -587,6 +639,7 @@ static void text_memory(FILE *f, const struct lw_summary *s)
 		(unsigned long long)s->mem.reclaim_scanned,
 		(unsigned long long)s->mem.reclaim_reclaimed, (unsigned long long)s->mem.stalls,
 		lw_fmt_ns(c, sizeof(c), s->mem.stall_ns));
+	text_mem_node(f, &s->mem_node);
 }
 
 /* The interrupts' cost outside their handlers, a part of irq: a count

@@ -21,6 +21,7 @@
 #include "latwhy.skel.h"
 #include "engine/engine.h" /* lw_hist_quantile() */
 #include "source/caps.h"
+#include "node/memory.h"
 #include "source/faultcost.h"
 #include "source/tracer_int.h"
 #include "source/probe.h"
@@ -138,7 +139,10 @@ int lw_tracer_attach(struct lw_tracer *t)
 		return err;
 	if (!t->fault_cost_tried && t->skel->rodata->memory_known) {
 		__u64 cost;
+		int n;
 
+		/* kswapd's CPU time from here, for the snapshots' evidence */
+		t->kswapd_based = !lw_kswapd_ns("/", &t->kswapd_base, &n);
 		t->fault_cost_tried = true;
 		err = lw_faultcost_measure(t, &cost);
 		if (err && t->o->verbose)
