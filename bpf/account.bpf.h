@@ -14,8 +14,19 @@
 /* Read by userspace: requests with a missed scheduler transition. */
 __u64 incomplete = 0;
 
+/* The guest has a steal clock (arch.bpf.h's lw_steal_ns()), set by
+ * userspace: a running slice's steal is LW_B_STEAL. */
+const volatile bool steal_known = false;
+
+static __always_inline __u64 cpu_steal(void)
+{
+	return steal_known ? lw_steal_ns() : 0;
+}
+
 static __always_inline void snap_cpu(struct thread_state *ts, struct lw_cpu_state *cs, __u64 now)
 {
+	if (steal_known)
+		ts->snap_steal = cpu_steal();
 	ts->snap_irq = cs->irq_ns;
 	ts->snap_softirq = cs->softirq_ns;
 	ts->snap_flost = cpu_flost(cs, now);
@@ -51,6 +62,14 @@ static __always_inline void charge_run(struct thread_state *ts, struct lw_cpu_st
 			ts->cum[mem_run_bucket(ts)] += run; /* THP, memory's */
 		} else {
 			ts->cum[LW_B_RUN] += run;
+			if (steal_known) {
+				/* the host's time in the slice: in the run, since
+				 * nothing of the guest's own was counted for it */
+				__s64 st = (__s64)(cpu_steal() - ts->snap_steal);
+
+				if (st > 0)
+					ts->cum[LW_B_STEAL] += (__u64)st < run ? (__u64)st : run;
+			}
 			/* the clock loss covers the whole slice; keep the run share */
 			fl = run == slice ? fl : mul_div(fl, run, slice);
 			ts->cum[LW_B_FREQ] += fl < run ? fl : run;

@@ -75,6 +75,35 @@ static __always_inline __u64 lw_task_cgroup_id(struct task_struct *t)
 }
 
 /*
+ * The steal clock of a guest (paravirt_steal_clock(): KVM's, Xen's,
+ * VMware's), as the scheduler last read it for this CPU's runqueue:
+ * rq::prev_steal_time_rq, the steal taken off the rq clock, brought up to
+ * date at every update_rq_clock() (each switch, each wake-up onto the CPU,
+ * each tick), so it lags the host by a tick at most. The per-CPU
+ * kvm_steal_time itself cannot be named here: per-CPU data symbols are not
+ * in kallsyms without CONFIG_KALLSYMS_ALL (not on the development VM), and
+ * a typed ksym needs them. The rq is the current task's cfs_rq's (a task
+ * of any class has one). Needs CONFIG_PARAVIRT_TIME_ACCOUNTING and
+ * CONFIG_FAIR_GROUP_SCHED: without them the fields do not exist and
+ * userspace leaves steal_known false.
+ */
+static __always_inline __u64 lw_steal_ns(void)
+{
+	struct task_struct *t;
+	struct cfs_rq *cfs_rq;
+
+	if (!bpf_core_field_exists(struct rq, prev_steal_time_rq) ||
+	    !bpf_core_field_exists(struct cfs_rq, rq) ||
+	    !bpf_core_field_exists(struct sched_entity, cfs_rq))
+		return 0;
+	t = bpf_get_current_task_btf();
+	cfs_rq = t->se.cfs_rq;
+	if (!cfs_rq || !cfs_rq->rq)
+		return 0;
+	return cfs_rq->rq->prev_steal_time_rq;
+}
+
+/*
  * CFS bandwidth control (CONFIG_CFS_BANDWIDTH, cgroup v1 cpu.cfs_quota_us,
  * v2 cpu.max). cfs_rq::throttle_count counts the throttled cfs_rqs among a
  * cfs_rq and its ancestors on that CPU (tg_throttle_down() walks a throttled

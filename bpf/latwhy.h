@@ -50,6 +50,8 @@
 #define LW_REQ_SLOTS	     16	  /* requests a thread can have open at once */
 #define LW_THP_PIDS	     8	  /* khugepaged + kcompactd per NUMA node, tracked */
 #define LW_RINGBUF_BYTES     (1 << 20)
+/* faults whose spans the fault-cost calibration keeps (memory.bpf.h) */
+#define LW_FAULT_CALIB 1024
 /* Targets: up to LW_MAX_TARGETS slots (-p, --comm, --cgroup, --unit, and a
  * slot per container of --pods and --pod), each 0..LW_MAX_TARGETS-1, the
  * value of its entries in targ_tgids (a process) and targ_cgroups (a cgroup
@@ -132,6 +134,17 @@ enum lw_bucket {
 	/* asleep inside a page fault: a major fault's wait for its page (a
 	 * file read, a swap-in), a lock of the page or the mm */
 	LW_B_FAULT_WAIT,
+	/* part of FAULT: each fault's entry and exit outside the span its
+	 * tracepoint and perf event bracket (the exception's entry and
+	 * return, the retried access's TLB refill, latwhy's own programs):
+	 * their count times the cost of one measured at start
+	 * (lw_meta_rec::fault_entry_ns), taken off the run just before each
+	 * fault. Appended after ABI 3 */
+	LW_B_FAULT_ENTRY,
+	/* part of RUN: time the hypervisor took while the thread ran (its
+	 * vCPU preempted by the host), from the guest's paravirtual steal
+	 * clock read at each slice's ends. Appended after ABI 3 */
+	LW_B_STEAL,
 	LW_B_MAX,
 };
 
@@ -146,6 +159,10 @@ static inline int lw_bucket_whole(int b)
 		return LW_B_IDLE;
 	case LW_B_IRQ_ENTRY:
 		return LW_B_IRQ;
+	case LW_B_FAULT_ENTRY:
+		return LW_B_FAULT;
+	case LW_B_STEAL:
+		return LW_B_RUN;
 	}
 	return LW_B_MAX;
 }
@@ -316,6 +333,12 @@ enum lw_req_flags {
 	 * later): FAULT .. FAULT_WAIT and the fault counts are a
 	 * measurement, not "no data" */
 	LW_REQ_MEMORY_KNOWN = 1 << 6,
+	/* a fault's entry cost was measured: FAULT_ENTRY is a measurement,
+	 * not "no data" (after ABI 3) */
+	LW_REQ_FAULT_ENTRY_KNOWN = 1 << 7,
+	/* the guest's steal clock was read: STEAL is a measurement, not "no
+	 * data" (after ABI 3) */
+	LW_REQ_STEAL_KNOWN = 1 << 8,
 };
 
 /* Map key of the per-IRQ evidence map. */
@@ -396,10 +419,28 @@ struct lw_mem_stats {
 	__u64 fault_sleep_ns;
 };
 
+/* The node's memory while the targets were traced, read by userspace at
+ * each snapshot (user/node/memory.c), not by BPF. After ABI 3. */
+struct lw_mem_node {
+	__u64 snapshots;  /* snapshots that read /proc/zoneinfo; 0: none */
+	__u64 below_low;  /* of them, free pages below the low watermark */
+	__u64 below_min;  /* and below min: allocations reclaim directly */
+	__u64 free_pages; /* the last snapshot's, summed over the zones */
+	__u64 wmark_min;  /* the zones' watermarks, summed, in pages */
+	__u64 wmark_low;
+	__u64 wmark_high;
+	__u64 free_least; /* the fewest free pages a snapshot saw */
+	/* kswapd threads' CPU time since the trace began (/proc/PID/stat,
+	 * in USER_HZ ticks as ns), and how many there are (0: none found) */
+	__u64 kswapd_ns;
+	__u64 kswapds;
+};
+
 struct lw_mem_rec {
 	__u32 type; /* LW_REC_MEMORY */
 	__u32 pad;
 	struct lw_mem_stats s;
+	struct lw_mem_node node; /* after ABI 3: zero in older records */
 };
 
 struct lw_thp_rec {
@@ -484,6 +525,14 @@ enum lw_meta_flags {
 	 * no perf software events, skipped), or a capture of ABI 1 or 2:
 	 * memory "no data", its time in run and blocked */
 	LW_META_NO_MEMORY = 1 << 10,
+	/* no paravirtual steal clock (bare metal, a hypervisor latwhy cannot
+	 * read, a capture of ABI 3 or before): time the host took while the
+	 * thread ran is in RUN, unseen (after ABI 3) */
+	LW_META_NO_STEAL = 1 << 11,
+	/* traced in a virtual machine (CPUID's hypervisor bit): with
+	 * LW_META_NO_STEAL, a host took time that cannot be seen from here
+	 * (after ABI 3) */
+	LW_META_GUEST = 1 << 12,
 };
 
 /* What a request is (lw_meta_rec::req_mode, --request). */
@@ -514,6 +563,10 @@ struct lw_meta_rec {
 	__u32 irq_entry_ns;
 	__u64 untracked; /* requests given up: a thread had LW_REQ_SLOTS open */
 	__u64 handoffs;	 /* requests answered by another thread (LW_REQ_HANDOFF) */
+	/* one page fault's cost outside its traced span, measured after
+	 * attaching (see LW_B_FAULT_ENTRY); 0: not measured. After ABI 3 */
+	__u32 fault_entry_ns;
+	__u32 pad2;
 };
 
 /*

@@ -33,6 +33,45 @@
 /* Read by userspace. */
 struct lw_mem_stats mem = {};
 
+/*
+ * A fault costs more than the span from its tracepoint to its perf event:
+ * the exception's entry before the tracepoint, its return and the
+ * instruction's retry after the event (a TLB refill, a two-level page walk
+ * in a VM), and latwhy's own two programs. Userspace measures that once,
+ * after attaching (faultcost.h): one of its threads, calib_tid, touches
+ * fresh pages timed from user space while these programs keep each of its
+ * faults' spans in calib_span[]. The difference is fault_entry_ns (0: not
+ * measured), charged to each fault of a target from the run just before it
+ * (fault_begin()).
+ */
+__u32 calib_tid = 0;
+__u32 calib_n = 0;
+__u64 calib_start = 0;
+__u64 calib_span[LW_FAULT_CALIB];
+__u32 fault_entry_ns = 0;
+
+/* The calibrating thread's fault begins (end false) or ends: true if it
+ * is that thread's. One load of a zero for every other fault. */
+static __always_inline bool fault_calib(bool end)
+{
+	__u64 now;
+	__u32 n;
+
+	if (!calib_tid || calib_tid != (__u32)bpf_get_current_pid_tgid())
+		return false;
+	now = bpf_ktime_get_ns();
+	if (!end) {
+		calib_start = now;
+		return true;
+	}
+	n = calib_n;
+	if (n < LW_FAULT_CALIB && calib_start && now > calib_start)
+		calib_span[n] = now - calib_start;
+	calib_start = 0;
+	calib_n = n + 1;
+	return true;
+}
+
 /* The current thread, a target's, inside a stretch of memory work: its
  * mem_state under mask is want. It, running, its run charged up to *now;
  * NULL otherwise. A thread never seen has no stretch: not made here. */
@@ -59,11 +98,33 @@ static __always_inline int fault_begin(void)
 {
 	struct lw_cpu_state *cs;
 	struct thread_state *ts;
-	__u64 now;
+	__u64 now, ent, run;
 
-	ts = charge_current(&cs, &now);
+	if (fault_calib(false) || !is_target_cur(bpf_get_current_task_btf()))
+		return 0;
+	now = bpf_ktime_get_ns();
+	ts = current_running(&cs, now);
 	if (!ts)
 		return 0;
+	/* The fault's entry and exit outside its span: the run just before
+	 * it held them (this fault's entry, the last one's exit, for faults
+	 * in a row), so they are taken from there and charged as the
+	 * fault's, never more than that run. Not from THP's or memory's own
+	 * time: only a plain running slice. */
+	ent = fault_entry_ns;
+	if (!ts->busy || ts->in_compact || ts->mem_state || now < ts->last_ts) {
+		ent = 0;
+	} else {
+		/* that run: the slice less its interrupts (charge_run()) */
+		__u64 slice = now - ts->last_ts;
+		__u64 intr = (cs->irq_ns - ts->snap_irq) + (cs->softirq_ns - ts->snap_softirq);
+
+		run = intr < slice ? slice - intr : 0;
+		if (run < ent)
+			ent = run;
+	}
+	charge_run(ts, cs, now - ent);
+	ts->cum[LW_B_FAULT_ENTRY] += ent;
 	/* an earlier fault without an end (not accounted) is over */
 	ts->mem_state = (ts->mem_state & ~LW_MEM_HUGE) | LW_MEM_FAULT;
 	ts->fault_start = now;
@@ -77,6 +138,8 @@ static __always_inline int fault_end(bool major)
 	struct thread_state *ts;
 	__u64 now;
 
+	if (fault_calib(true))
+		return 0;
 	ts = charge_in(LW_MEM_FAULT, LW_MEM_FAULT, &cs, &now);
 	if (!ts)
 		return 0;

@@ -533,7 +533,9 @@ static __always_inline void request_emit(struct thread_state *ts, int i, __u64 l
 		   (idle_state_known ? LW_REQ_IDLE_KNOWN : 0) |
 		   (irq_entry_ns ? LW_REQ_IRQ_ENTRY_KNOWN : 0) |
 		   (quota_known ? LW_REQ_QUOTA_KNOWN : 0) |
-		   (memory_known ? LW_REQ_MEMORY_KNOWN : 0);
+		   (memory_known ? LW_REQ_MEMORY_KNOWN : 0) |
+		   (fault_entry_ns ? LW_REQ_FAULT_ENTRY_KNOWN : 0) |
+		   (steal_known ? LW_REQ_STEAL_KNOWN : 0);
 	r->faults_min = (__u32)ts->nfaults - (__u32)s->nfaults;
 	r->faults_maj = (__u32)(ts->nfaults >> 32) - (__u32)(s->nfaults >> 32);
 	top_pid = ts->slot_top_pid[i];

@@ -60,6 +60,15 @@ struct config {
 	 * 2 MiB-aligned MADV_HUGEPAGE mapping: huge-page faults) */
 	unsigned long fresh_every;
 	unsigned long fresh_kb;
+	/* --fresh-file PATH: the chunks are a file's pages, mapped shared and
+	 * read a byte a page, dropped from the page cache once read: the
+	 * next touch of a chunk reads it back from the disk (major faults
+	 * and their wait for the read) */
+	const char *fresh_file;
+	int fresh_fd;
+	/* --fresh-no-thp: the chunks are plain pages also with --thp (whose
+	 * heap stays huge), so that their faults are memory's, not THP's */
+	int fresh_no_thp;
 	/* --spin-every N: every Nth request spins --spin-x times as long: its
 	 * extra time is its own code */
 	unsigned long spin_every;
@@ -72,6 +81,7 @@ static struct config cfg = {
 	.heap_mb = 64,
 	.pages = 64,
 	.fresh_kb = 4096,
+	.fresh_fd = -1,
 	.spin_x = 10,
 };
 
@@ -95,6 +105,9 @@ static void usage(void)
 	       "  --thp       2 MiB-aligned heap with madvise(MADV_HUGEPAGE)\n"
 	       "  --fresh-every N  every Nth request also maps, touches and unmaps\n"
 	       "              --fresh-kb KiB of fresh memory (default 4096): page faults\n"
+	       "  --fresh-file PATH  those chunks are PATH's pages (written first, 8 chunks),\n"
+	       "              read and dropped from the page cache after: major faults\n"
+	       "  --fresh-no-thp  those chunks in small pages also with --thp\n"
 	       "  --spin-every N   every Nth request spins --spin-x times longer (default 10)\n"
 	       "  -R RATE     a background thread gives RATE random heap pages/s back to the\n"
 	       "              kernel (MADV_DONTNEED), like an allocator purging: this splits\n"
@@ -127,6 +140,8 @@ static void parse_args(int argc, char **argv)
 		{"thp", no_argument, NULL, 'T'},
 		{"fresh-every", required_argument, NULL, 'F'},
 		{"fresh-kb", required_argument, NULL, 'K'},
+		{"fresh-file", required_argument, NULL, 'D'},
+		{"fresh-no-thp", no_argument, NULL, 'N'},
 		{"spin-every", required_argument, NULL, 'S'},
 		{"spin-x", required_argument, NULL, 'X'},
 		{"help", no_argument, NULL, 'h'},
@@ -168,6 +183,12 @@ static void parse_args(int argc, char **argv)
 		case 'K':
 			if (parse_ulong(optarg, &cfg.fresh_kb) || !cfg.fresh_kb || cfg.fresh_kb >> 30)
 				bad_opt("bad size", optarg);
+			break;
+		case 'D':
+			cfg.fresh_file = optarg;
+			break;
+		case 'N':
+			cfg.fresh_no_thp = 1;
 			break;
 		case 'S':
 			if (parse_ulong(optarg, &cfg.spin_every))
@@ -398,6 +419,10 @@ static void *fresh_releaser(void *arg)
 
 		pthread_mutex_unlock(&fresh_mu);
 		madvise(c, cfg.fresh_kb << 10, MADV_DONTNEED);
+		/* unmapped now, so the page cache lets its pages go */
+		if (cfg.fresh_fd >= 0)
+			posix_fadvise(cfg.fresh_fd, (off_t)(c - fresh[0]),
+				      (off_t)(cfg.fresh_kb << 10), POSIX_FADV_DONTNEED);
 		pthread_mutex_lock(&fresh_mu);
 		fresh_freed++;
 		pthread_cond_broadcast(&fresh_cv);
@@ -405,18 +430,49 @@ static void *fresh_releaser(void *arg)
 	return NULL;
 }
 
+/* The file of --fresh-file: FRESH_CHUNKS chunks of data (not holes, whose
+ * faults read nothing), on the disk and out of the page cache, mapped
+ * shared in one piece: chunk i at fresh[0] + i * len. */
+static void fresh_file_init(size_t len)
+{
+	char buf[PAGE_SZ];
+	char *p;
+	int fd = open(cfg.fresh_file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		die("open --fresh-file");
+	memset(buf, 0x5a, sizeof(buf));
+	for (size_t off = 0; off < FRESH_CHUNKS * len; off += sizeof(buf))
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			die("write --fresh-file");
+	if (fsync(fd) || posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED))
+		die("fsync --fresh-file");
+	p = mmap(NULL, FRESH_CHUNKS * len, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap --fresh-file");
+	for (int i = 0; i < FRESH_CHUNKS; i++)
+		fresh[i] = p + i * len;
+	cfg.fresh_fd = fd;
+}
+
 static void fresh_init(void)
 {
-	size_t len = cfg.fresh_kb << 10, map_len = cfg.thp ? len + HPAGE_SZ : len;
+	int thp = cfg.thp && !cfg.fresh_no_thp;
+	size_t len = cfg.fresh_kb << 10, map_len = thp ? len + HPAGE_SZ : len;
 	pthread_t t;
 
-	for (int i = 0; i < FRESH_CHUNKS; i++) {
+	if (cfg.fresh_file)
+		fresh_file_init(len);
+	for (int i = 0; i < FRESH_CHUNKS && !cfg.fresh_file; i++) {
 		char *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 		if (p == MAP_FAILED)
 			die("mmap fresh memory");
-		if (cfg.thp) {
+		/* and khugepaged leaves them small too */
+		if (!thp && cfg.thp)
+			madvise(p, len, MADV_NOHUGEPAGE);
+		if (thp) {
 			p = (char *)(((uintptr_t)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
 			if (madvise(p, len, MADV_HUGEPAGE))
 				die("madvise(MADV_HUGEPAGE)");
@@ -439,8 +495,12 @@ static void touch_fresh(void)
 		pthread_cond_wait(&fresh_cv, &fresh_mu);
 	a = fresh[fresh_next % FRESH_CHUNKS];
 	pthread_mutex_unlock(&fresh_mu);
-	for (size_t off = 0; off < len; off += PAGE_SZ)
-		((volatile char *)a)[off] = 1;
+	for (size_t off = 0; off < len; off += PAGE_SZ) {
+		if (cfg.fresh_file) /* mapped read-only: a read fault */
+			(void)((volatile char *)a)[off];
+		else
+			((volatile char *)a)[off] = 1;
+	}
 	pthread_mutex_lock(&fresh_mu);
 	fresh_next++;
 	pthread_cond_signal(&fresh_cv);

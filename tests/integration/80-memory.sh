@@ -22,26 +22,38 @@ mem_trace() {
 }
 
 # Every 20th request faults in 8 MiB (2048 pages): those are the slow ones,
-# and their extra time is the faults'. The issue asks for memory >= 80% of
-# their time; measured on the development VM: 62.6% (fault 3.16 ms of a
-# 5.07 ms median slow request, run 1.81 ms of which 0.3 ms is the usual
-# work). The rest, ~0.7 us a fault, is each fault's exception entry and exit
-# outside what the tracepoint and the perf event bracket, and latwhy's own
-# two programs a fault: not counted yet (an entry cost per fault, measured as
-# irq_entry's is, would be). The bar is what is measured, with the verdict.
+# and their extra time is the faults'. memory must hold 80% of their time
+# outside sched: the time other tasks took their CPU is sched's, rightly,
+# and how much of it there is depends on what else the machine runs (a
+# build beside the test took 16% once). Each fault's entry and exit outside
+# its traced span is counted as fault_entry (measured at start, ~0.7 us a
+# fault on the development VM): without it memory held 62.6%, the rest in
+# run between the faults; with it 92.4% of all their time on a quiet
+# machine (AMD guest).
 test_memory() {
 	start_server "$SRV_CPU" --fresh-every 20 --fresh-kb 8192 || { no_server memory; return; }
 	start_client 12
 	mem_trace memory || { cleanup; return; }
 	check memory '
 c = summ["causes"]["memory"]
+sched = summ["causes"]["sched"]["share"]
+own = c["share"] / (1 - sched) if sched < 1 else 0
 assert summ["dominant"] == "memory", "verdict %s, memory %s" % (summ["dominant"], c)
-assert c["share"] >= 0.55, "memory holds %.1f%% of the slow requests time" % (c["share"] * 100)
+assert own >= 0.80, "memory holds %.1f%% of the slow requests time outside sched (%.1f%% in all)" % (own * 100, c["share"] * 100)
+cost = summ["fault_entry_cost_ns"]
+assert isinstance(cost, int) and 50 <= cost <= 20000, "fault_entry_cost_ns %r" % cost
+assert 0 < summ["ns"]["fault_entry"] <= summ["ns"]["fault"], summ["ns"]
 m = summ["evidence"]["memory"]
-# 2048 faults per slow request at least, minus the odd slow one without
-assert m["slow_faults_minor"] >= 1000 * summ["slow_requests"], m
+# 2048 faults in each slow request with memory time (others are slow for
+# the other work of the machine), and most slow requests have it
+assert m["slow_faults_minor"] >= 1000 * m["slow_requests_with_memory"], m
+assert m["slow_requests_with_memory"] >= 0.5 * summ["slow_requests"], m
+# the node at each snapshot: its free memory against its watermarks, kswapd
+node = m["node"]
+assert node is not None and node["snapshots"] >= 5 and node["wmark_low"] > node["wmark_min"] > 0, node
+assert node["kswapds"] is None or node["kswapds"] >= 1, node
 assert all(r["ns"]["fault"] is not None for r in reqs)
-print("memory: %.1f%% of %d slow requests, %d minor faults in them" % (c["share"] * 100, summ["slow_requests"], m["slow_faults_minor"]))
+print("memory: %.1f%% of %d slow requests (%.1f%% outside sched %.1f%%), %d minor faults in them, %d ns a fault outside its span" % (c["share"] * 100, summ["slow_requests"], own * 100, sched * 100, m["slow_faults_minor"], cost))
 '
 	cleanup
 }
@@ -49,13 +61,27 @@ print("memory: %.1f%% of %d slow requests, %d minor faults in them" % (c["share"
 # Every 20th request spins 20 times as long: slow for its own code. The
 # verdict says so, and memory holds nearly nothing.
 test_memory_running() {
+	local st0
 	start_server "$SRV_CPU" --spin-every 20 --spin-x 20 || { no_server memory_running; return; }
 	start_client 12
+	st0=$(awk -v c="cpu$SRV_CPU" '$1 == c {print $9}' /proc/stat)
 	mem_trace memory_running || { cleanup; return; }
+	echo "steal=$(($(awk -v c="cpu$SRV_CPU" '$1 == c {print $9}' /proc/stat) - st0))" >"$OUT/steal.txt"
 	check memory_running '
 assert summ["dominant"] == "running", "verdict %s, excess %s" % (summ["dominant"], summ["excess"])
 assert summ["excess"]["running_share"] >= 0.5, summ["excess"]
 assert summ["causes"]["memory"]["share"] < 0.05, summ["causes"]["memory"]
+# Where the guest has a steal clock, steal is a part of each request run,
+# and the slow requests steal no more than the kernel counted for the server
+# CPU over the trace (/proc/stat, in USER_HZ ticks: one more for its
+# granularity).
+if summ["ns"]["steal"] is not None:
+    assert all(num(r, "steal") <= num(r, "run") for r in reqs), "steal beyond run"
+    import os
+    hz = int(os.sysconf("SC_CLK_TCK"))
+    kern = int(open("'"$OUT"'/steal.txt").read().split("=")[1]) * 1e9 / hz
+    assert summ["ns"]["steal"] <= kern + 1e9 / hz, "steal %d ns, the kernel %d" % (summ["ns"]["steal"], kern)
+    print("steal: %.2f ms in the slow requests, the kernel %.0f ms on CPU '"$SRV_CPU"'" % (summ["ns"]["steal"] / 1e6, kern / 1e6))
 print("running: %.0f%% of the excess" % (summ["excess"]["running_share"] * 100))
 '
 	cleanup
@@ -114,6 +140,81 @@ assert summ["ns"]["reclaim"] > 0, "no reclaim in the slow requests: %s" % summ["
 fail = int(open("'"$OUT"'/memcg.txt").read().split("=")[1])
 assert fail > 0, "memory.failcnt is 0: the group never reached its limit"
 print("reclaim: %d memcg reclaims, %.1f ms in the slow requests; failcnt %d" % (m["reclaims_memcg"], summ["ns"]["reclaim"] / 1e6, fail))
+'
+	cleanup
+}
+
+# The fresh chunks are a file's pages on the disk, dropped from the page
+# cache after each read (--fresh-file): the slow requests' faults read them
+# back, and the faults' sleep for the read is fault_wait. The truth outside
+# latwhy is the server's own major-fault count (/proc/PID/stat), which
+# latwhy's count of the traced 8 s must not exceed and must mostly reach.
+test_memory_fault_wait() {
+	local before after
+	case $(stat -f -c %T "$OUT") in
+	tmpfs | ramfs) skip memory_fault_wait "$OUT is in memory: no page to read back"; return ;;
+	esac
+	start_server "$SRV_CPU" --fresh-every 20 --fresh-kb 8192 --fresh-file "$OUT/fresh.dat" ||
+		{ no_server memory_fault_wait; return; }
+	start_client 12
+	before=$(awk '{print $12}' "/proc/$SPID/stat")
+	mem_trace memory_fault_wait || { cleanup; return; }
+	after=$(awk '{print $12}' "/proc/$SPID/stat")
+	echo "majflt=$((after - before))" >"$OUT/majflt.txt"
+	check memory_fault_wait '
+m = summ["evidence"]["memory"]
+truth = int(open("'"$OUT"'/majflt.txt").read().split("=")[1])
+assert truth > 0, "the server had no major fault: the file was not read back"
+assert 0.5 * truth <= m["faults_major"] <= truth, "latwhy %d major faults, /proc says %d" % (m["faults_major"], truth)
+ns = summ["ns"]
+assert ns["fault_wait"] > 0 and m["fault_sleeps"] > 0, (ns, m)
+assert ns["fault_wait"] > max(ns["fault"], ns["reclaim"], ns["memory_high"]), ns
+# other tasks time is sched, as in test_memory
+sched = summ["causes"]["sched"]["share"]
+own = summ["causes"]["memory"]["share"] / (1 - sched) if sched < 1 else 0
+assert own >= 0.5, "memory %.1f%% of the slow requests time outside sched" % (own * 100)
+print("fault_wait: %.2f ms in %d slow requests (memory %.1f%% outside sched), %d fault sleeps; %d major faults (/proc: %d)" % (ns["fault_wait"] / 1e6, summ["slow_requests"], own * 100, m["fault_sleeps"], m["faults_major"], truth))
+'
+	cleanup
+}
+
+# memory.high: cgroup v2's memory controller only (v1 has no memory.high).
+# The server in a group whose memory.high is 4 MiB above what it uses
+# idle: a slow request's 8 MiB of fresh memory takes it over, reclaim
+# finds nothing to take (anonymous memory), and each return to user space
+# sleeps the penalty (mem_cgroup_handle_over_high()), which PSI marks as a
+# memory stall: memory_high. Truth outside latwhy: the group's own
+# memory.events "high" count.
+test_memory_high() {
+	local root cg cur high0
+	root=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+	[ -n "$root" ] || { skip memory_high "no cgroup2 mounted"; return; }
+	grep -qw memory "$root/cgroup.controllers" || {
+		skip memory_high "cgroup v2 ($root) has no memory controller here (it is cgroup v1's, which has no memory.high)"
+		return
+	}
+	[ -r /proc/pressure/memory ] || { skip memory_high "no PSI (psi=0): a memory.high sleep is not told apart"; return; }
+	grep -qw memory "$root/cgroup.subtree_control" || echo +memory >"$root/cgroup.subtree_control" ||
+		{ skip memory_high "cannot enable +memory in $root"; return; }
+	cg=$root/latwhy-it-high-$$
+	mkdir "$cg" || { skip memory_high "cannot make $cg"; return; }
+	CGDIRS+=("$cg")
+	start_server "$SRV_CPU" -m 8 --fresh-every 20 --fresh-kb 8192 ||
+		{ no_server memory_high; return; }
+	echo "$SPID" >"$cg/cgroup.procs"
+	start_client 14
+	sleep 1
+	cur=$(cat "$cg/memory.current")
+	echo $((cur + (4 << 20))) >"$cg/memory.high"
+	high0=$(awk '$1 == "high" {print $2}' "$cg/memory.events")
+	mem_trace memory_high || { cleanup; return; }
+	echo "high=$(($(awk '$1 == "high" {print $2}' "$cg/memory.events") - high0))" >"$OUT/events.txt"
+	check memory_high '
+m = summ["evidence"]["memory"]
+truth = int(open("'"$OUT"'/events.txt").read().split("=")[1])
+assert truth > 0, "memory.events high did not grow: the group never went over memory.high"
+assert summ["ns"]["memory_high"] > 0 and m["stalls"] > 0, (summ["ns"], m)
+print("memory_high: %.1f ms in %d slow requests, %d stalls; memory.events high +%d" % (summ["ns"]["memory_high"] / 1e6, summ["slow_requests"], m["stalls"], truth))
 '
 	cleanup
 }

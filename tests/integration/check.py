@@ -39,8 +39,9 @@ def num(r, k):
 
 
 # The buckets that are a part of another (frequency of run, idle_polled of
-# idle, irq_entry of irq): not added to the breakdown.
-PARTS = ("frequency", "idle_polled", "irq_entry")
+# idle, irq_entry of irq, fault_entry of fault, steal of run): not added to
+# the breakdown.
+PARTS = ("frequency", "idle_polled", "irq_entry", "fault_entry", "steal")
 # The addends a request may have null, not measured: quota, where throttling
 # was not read (LW_REQ_QUOTA_KNOWN unset; abi 2 has the bucket, and the BPF
 # side does not fill it yet); and memory's four, where faults are not

@@ -586,6 +586,54 @@ static void test_verdict_running(void **state)
 	assert_true(lw_summary_excess_share(&s, s.cause[LW_CAUSE_IDLE].ns) < 0.15);
 }
 
+/* The host took most of their running (steal, a part of run): the verdict
+ * is steal, not their own code; with a little steal, running still is, and
+ * its sentence names the host's part. */
+static void test_verdict_steal(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+	struct lw_request r;
+	char buf[256];
+
+	feed_tick(e, 1000000000ULL, 1000, 300000, 3000000, LW_THRESH_UNKNOWN);
+	r = mem_req(3000000, 2800000, 100000, 100000);
+	r.ns[LW_B_STEAL] = 2200000;
+	r.flags |= LW_REQ_STEAL_KNOWN;
+	for (int i = 0; i < 10; i++)
+		feed_req(e, r);
+	lw_engine_summarize(e, &s);
+	assert_true(s.steal_dominant);
+	assert_false(s.running_dominant);
+	assert_int_equal(s.steal_ns, 22000000);
+	/* run less steal, less a typical request's 300 us: 300 us each */
+	assert_int_equal(s.running_excess_ns, 3000000);
+	assert_string_equal(lw_summary_verdict(&s), "steal");
+	assert_true(lw_summary_verdict_own(&s, buf, sizeof(buf)) > 0);
+	assert_non_null(strstr(buf, "the hypervisor took 81% of the excess"));
+}
+
+static void test_verdict_steal_small(void **state)
+{
+	struct lw_engine *e = *state;
+	struct lw_summary s;
+	struct lw_request r;
+	char buf[256];
+
+	feed_tick(e, 1000000000ULL, 1000, 300000, 3000000, LW_THRESH_UNKNOWN);
+	r = mem_req(3000000, 2800000, 100000, 100000);
+	r.ns[LW_B_STEAL] = 200000;
+	r.flags |= LW_REQ_STEAL_KNOWN;
+	for (int i = 0; i < 10; i++)
+		feed_req(e, r);
+	lw_engine_summarize(e, &s);
+	assert_false(s.steal_dominant);
+	assert_true(s.running_dominant);
+	assert_string_equal(lw_summary_verdict(&s), "running");
+	lw_summary_verdict_own(&s, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "(the hypervisor took 7% more: steal)"));
+}
+
 /* No p50 known (a capture cut before its first tick): the excess is the
  * whole latency, and a kernel cause larger than the run still wins. */
 static void test_verdict_no_typical(void **state)
@@ -1427,6 +1475,8 @@ int main(void)
 		cmocka_unit_test(test_names),
 		T(test_verdict_memory),
 		T(test_verdict_running),
+		T(test_verdict_steal),
+		T(test_verdict_steal_small),
 		T(test_verdict_no_typical),
 		cmocka_unit_test(test_memory_precedence),
 	};

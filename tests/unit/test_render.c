@@ -208,13 +208,14 @@ static void test_request_json_exact(void **state)
 		   "\"irq\":500,\"softirq\":250,\"thp\":0,\"sched\":5000,"
 		   "\"idle\":0,\"blocked\":250,\"idle_polled\":null,"
 		   "\"irq_entry\":null,\"quota\":null,"
-		   "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null}}\n");
+		   "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null,"
+		   "\"fault_entry\":null,\"steal\":null}}\n");
 	assert_json(s, "d['type'] == 'request' and d['pid'] == 4242 and d['tid'] == 4243 and "
 		       "d['comm'] == 'srv' and d['cpu'] == 3 and d['start_ns'] == 123456789 and "
 		       "d['latency_ns'] == 10000 and d['cause'] == 'sched' and "
 		       "list(d['ns']) == ['run','frequency','irq','softirq','thp','sched',"
 		       "'idle','blocked','idle_polled','irq_entry','quota','fault','reclaim',"
-		       "'memory_high','fault_wait'] and "
+		       "'memory_high','fault_wait','fault_entry','steal'] and "
 		       "d['ns']['frequency'] is None and d['ns']['idle_polled'] is None and "
 		       "d['ns']['irq_entry'] is None and d['ns']['sched'] == 5000 "
 		       "and 'preempted_by' not in d");
@@ -239,7 +240,8 @@ static void test_request_json_freq_known(void **state)
 	assert_has(s, "\"ns\":{\"run\":6000,\"frequency\":1000,\"irq\":300,\"softirq\":300,"
 		      "\"thp\":0,\"sched\":500,\"idle\":0,\"blocked\":2900,\"idle_polled\":null,"
 		      "\"irq_entry\":null,\"quota\":null,"
-		      "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null}");
+		      "\"fault\":null,\"reclaim\":null,\"memory_high\":null,\"fault_wait\":null,"
+		      "\"fault_entry\":null,\"steal\":null}");
 	assert_has(s, "\"preempted_by\":{\"pid\":777,\"comm\":\"hog\",\"ns\":400}");
 	assert_json(s, "d['ns']['frequency'] == 1000 and isinstance(d['ns']['frequency'], int) "
 		       "and d['preempted_by'] == {'pid': 777, 'comm': 'hog', 'ns': 400}");
@@ -304,7 +306,8 @@ static void test_summary_json(void **state)
 		      "\"duration_ns\":30000000000,\"requests\":5000,\"slow_requests\":2,"
 		      "\"threshold_ns\":2000000,\"threshold_kind\":\"fixed\",\"p50_ns\":50000,"
 		      "\"p99_ns\":900000,\"freq_source\":\"cpu_frequency tracepoint\","
-		      "\"irq_entry_cost_ns\":null,\"dropped\":7,\"incomplete\":0,\"untracked\":3,"
+		      "\"irq_entry_cost_ns\":null,\"fault_entry_cost_ns\":null,\"dropped\":7,"
+		      "\"incomplete\":0,\"untracked\":3,"
 		      "\"handoffs\":0,"
 		      "\"handoff_slow_requests\":0,\"request_mode\":\"socket\","
 		      "\"target_exited\":false,\"dominant\":\"thp\",");
@@ -318,7 +321,7 @@ static void test_summary_json(void **state)
 	assert_has(s, "\"ns\":{\"run\":1400,\"frequency\":100,\"irq\":100,\"softirq\":50,"
 		      "\"thp\":1500,\"sched\":800,\"idle\":0,\"blocked\":150,\"idle_polled\":0,"
 		      "\"irq_entry\":null,\"quota\":0,\"fault\":0,\"reclaim\":0,"
-		      "\"memory_high\":0,\"fault_wait\":0}");
+		      "\"memory_high\":0,\"fault_wait\":0,\"fault_entry\":null,\"steal\":0}");
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
 	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\","
 		      "\"tracer\":false,\"ns\":800,\"count\":2}],\"slow_waits\":[{\"pid\":777,"

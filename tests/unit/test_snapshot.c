@@ -136,6 +136,35 @@ static void test_fixtures(void **state)
 	}
 }
 
+/* The target's memory cgroup is in the snapshot: read from it, the group,
+ * its limit and its failcnt are the node's, and its directory is the
+ * node's path, not the snapshot's (the fix writes there). */
+static void test_memcg(void **state)
+{
+	const char *root = "tests/fixtures/memory-v1";
+	char dir[] = "/tmp/lw-snapshot-XXXXXX", cmd[64];
+	struct lw_snapshot s;
+	struct lw_node a, b;
+
+	assert_non_null(mkdtemp(dir));
+	lw_snapshot_begin(&s);
+	assert_int_equal(lw_node_read(&a, root, 4242), 0);
+	assert_int_equal(lw_snapshot_end(&s, root), 0);
+	assert_int_equal(lw_snapshot_write(&s, dir), 0);
+	assert_int_equal(lw_node_read(&b, dir, 4242), 0);
+	assert_int_equal(a.memcg.v, 1);
+	assert_int_equal(b.memcg.v, 1);
+	assert_string_equal(b.memcg.path, "/app");
+	assert_string_equal(b.memcg.dir, "/sys/fs/cgroup/memory/app");
+	assert_true(b.memcg.max == a.memcg.max && b.memcg.max > 0);
+	assert_true(b.memcg.ev_max == a.memcg.ev_max);
+	lw_node_free(&a);
+	lw_node_free(&b);
+	lw_snapshot_free(&s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* This machine, with this process as the target. */
 static void test_live(void **state)
 {
@@ -199,9 +228,8 @@ static void test_other_thread(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fixtures),
-		cmocka_unit_test(test_live),
-		cmocka_unit_test(test_entries),
+		cmocka_unit_test(test_fixtures),     cmocka_unit_test(test_memcg),
+		cmocka_unit_test(test_live),	     cmocka_unit_test(test_entries),
 		cmocka_unit_test(test_other_thread),
 	};
 

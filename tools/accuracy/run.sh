@@ -182,10 +182,12 @@ wait_quiet() {
 # ---- servers -------------------------------------------------------------------
 
 # mem_args INJECT: the lab server's own injector for memory, every 50th
-# request faulting in 4 MiB of fresh memory (lat_server --fresh-every):
-# the truth is the client's latencies, as for the others.
+# request faulting in 4 MiB of fresh memory (lat_server --fresh-every),
+# in small pages: the lab's --thp would make them huge-page faults, which
+# are thp's by precedence (the first scored run: thp 57%, memory 0%). The
+# truth is the client's latencies, as for the others.
 mem_args() {
-	[[ ,$1, == *,memory,* ]] && echo --fresh-every 50 --fresh-kb 4096
+	[[ ,$1, == *,memory,* ]] && echo --fresh-every 50 --fresh-kb 4096 --fresh-no-thp
 }
 
 # start_lab_server DIR [lat_server args]: sets SPID and PORT.

@@ -415,7 +415,7 @@ def score(d, cache):
     row["buckets"] = {b: sum((r["ns"].get(b) or 0) for r in slow)
                       for b in ("run", "frequency", "irq", "softirq", "thp", "sched", "idle", "blocked",
                                 "idle_polled", "irq_entry", "quota", "fault", "reclaim",
-                                "memory_high", "fault_wait")}
+                                "memory_high", "fault_wait", "fault_entry", "steal")}
     row["tot_lat"] = tot_lat
     # How much of the ground truth lies inside latwhy's requests at all: the
     # slow requests' server-side latency above the baseline's server median.
@@ -576,11 +576,11 @@ def ms(x):
 
 def table(rows):
     hdr = ("scenario", "injected", "slow> gt/lw", "slow gt/lw", "extra ms", "freq", "irq", "thp",
-           "sched", "idle", "quota", "explained", "wrong", "cause ok", "bar")
+           "sched", "idle", "quota", "memory", "explained", "wrong", "cause ok", "bar")
     lines = []
     for r in rows:
         if "error" in r:
-            lines.append((r["name"], r["inject"], "", "", "", "", "", "", "", "", "", "", "", "",
+            lines.append((r["name"], r["inject"], "", "", "", "", "", "", "", "", "", "", "", "", "",
                           "ERROR: " + r["error"]))
             continue
         sh = r["share"]
@@ -594,7 +594,7 @@ def table(rows):
             "%.0f/%.0fus" % (r["slow_ns"] / 1e3, r.get("lw_slow_ns", r["slow_ns"]) / 1e3)
         lines.append((r["name"], r["inject"], thr, slow, ms(r["extra"]),
                       pct(sh["frequency"]), pct(sh["irq"]), pct(sh["thp"]), pct(sh["sched"]),
-                      pct(sh["idle"]), pct(sh["quota"]), pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
+                      pct(sh["idle"]), pct(sh["quota"]), pct(sh["memory"]), pct(r.get("explained")), pct(r.get("wrong")), pct(r.get("cause_ok")), bar))
     w = [max(len(str(x[i])) for x in [hdr] + lines) for i in range(len(hdr))]
     out = []
     fmt = lambda t: "  ".join(str(x).ljust(w[i]) for i, x in enumerate(t)).rstrip()
@@ -661,7 +661,7 @@ def client_side(d):
     pre = {}
     for r in slow:
         for k, v in r["ns"].items():
-            if v and k not in ("frequency", "idle_polled", "irq_entry"):
+            if v and k not in ("frequency", "idle_polled", "irq_entry", "fault_entry", "steal"):
                 b[k] = b.get(k, 0) + v
         q = r.get("preempted_by")
         if q:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # per_request.sh - latwhy's BPF time per server request, program by program.
 #
-#   [SERVER=nginx|redis] tools/bench/per_request.sh [SECONDS] [LATWHY ARGS...]
+#   [SERVER=nginx|redis|fresh] tools/bench/per_request.sh [SECONDS] [LATWHY ARGS...]
 #
 # A throughput ratio on a small VM moves by a few % from run to run; the BPF
 # time each request costs does not. This starts a private server on CPU 1,
@@ -13,6 +13,11 @@
 #   redis: redis-server (its background threads make latwhy watch for
 #          requests answered by another thread), under `redis-benchmark -c 50
 #          -t get`, requests counted by INFO's total_commands_processed.
+#   fresh: the lab's lat_server whose every 20th request faults in 8 MiB of
+#          fresh memory (--fresh-every 20 --fresh-kb 8192: 102 faults a
+#          request on average), under one lat_client connection, requests
+#          counted by the client: the page-fault programs' cost (lw_fault_*,
+#          lw_page_alloc), per request and per fault.
 # The runs include the load generator's own socket calls and softirqs: every
 # program on a tracepoint runs for every task, and here the client shares the
 # host. Needs root and the server's packages (make bench installs them).
@@ -42,7 +47,8 @@ SERVER=${SERVER:-nginx}
 case $SERVER in
 nginx) NEED="nginx wrk bpftool" ;;
 redis) NEED="redis-server redis-cli redis-benchmark bpftool" ;;
-*) echo "per_request.sh: SERVER must be nginx or redis, not '$SERVER'" >&2 && exit 2 ;;
+fresh) NEED="bpftool" ;;
+*) echo "per_request.sh: SERVER must be nginx, redis or fresh, not '$SERVER'" >&2 && exit 2 ;;
 esac
 for t in $NEED; do
 	command -v "$t" >/dev/null || { echo "per_request.sh: $t is not installed" >&2; exit 1; }
@@ -78,6 +84,14 @@ start_redis() {
 	echo "per_request.sh: redis-server did not start: $(tail -1 "$WORK/redis.log")" >&2
 	return 1
 }
+start_fresh() {
+	build/tools/lat_server -p "$PORT" -c 1 --fresh-every 20 --fresh-kb 8192 >"$WORK/server.out" 2>&1 &
+	NG=$!
+	TARGET=$NG
+	wait_for "$WORK/server.out" 'port=' "$NG" 5 && return 0
+	echo "per_request.sh: lat_server did not start: $(tail -1 "$WORK/server.out")" >&2
+	return 1
+}
 redis_commands() {
 	redis-cli -p "$PORT" info stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'
 }
@@ -93,6 +107,12 @@ if [ "$SERVER" = nginx ]; then
 	bpftool -j prog show >"$WORK/b.json"
 	N=$(sed -n 's/^ *\([0-9]*\) requests in.*/\1/p' "$WORK/wrk.out")
 	LOAD="wrk -t1 -c50, loopback"
+elif [ "$SERVER" = fresh ]; then
+	bpftool -j prog show >"$WORK/a.json"
+	build/tools/lat_client -p "$PORT" -c 1 -C 0 -d "$SECS" -q >"$WORK/client.out" 2>&1
+	bpftool -j prog show >"$WORK/b.json"
+	N=$(sed -n 's/.*requests=\([0-9]*\).*/\1/p' "$WORK/client.out")
+	LOAD="lat_client -c 1, loopback, every 20th request 2048 faults"
 else
 	# redis-benchmark counts requests, not seconds: about SECONDS' worth at
 	# the rate of a short first run
@@ -125,4 +145,13 @@ for i, p in sorted(b.items()):
         print("%-20s %10.2f %10.1f %10.1f" % (p["name"], dc / n, dt / dc, dt / n))
 print("%-20s %32.0f ns of BPF time per request (bpf_stats' own clock reads included)"
       % ("total", total / n))
+# a fault runs an entry program and an end program, on every task of the
+# host: their time over the faults that ended
+fp = {p["name"]: (p.get("run_time_ns", 0) - a[i].get("run_time_ns", 0),
+                  p.get("run_cnt", 0) - a[i].get("run_cnt", 0))
+      for i, p in b.items() if p.get("name", "").startswith("lw_fault_") and i in a}
+ends = sum(fp.get(k, (0, 0))[1] for k in ("lw_fault_min", "lw_fault_maj"))
+if ends:
+    print("%-20s %32.0f ns of BPF time per page fault (%d faults ended, all tasks)"
+          % ("per fault", sum(v[0] for v in fp.values()) / ends, ends))
 PY

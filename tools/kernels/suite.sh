@@ -24,6 +24,8 @@
 #                    guest's init enables +cpu in the root's
 #                    cgroup.subtree_control and fails if it cannot (default:
 #                    cgroup2 mounted, no controller enabled)
+#   --append ARGS    more kernel command line (e.g. psi=1: Debian's kernels
+#                    boot with PSI off, which memory_high needs)
 #   --keep           keep the clean copy and the tests' work folders (KEEP=1;
 #                    copied to tools/kernels/out/suite-<kernel>.d)
 #   --run CMD        run the bash command CMD in the copy instead of the
@@ -80,6 +82,8 @@ while [ $# -gt 0 ]; do
 		TIMEOUT=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--cgroup2) CGROUP2=1; shift ;;
+	--append) [ $# -ge 2 ] || die "--append needs kernel parameters"
+		APPEND="$APPEND $2"; shift 2 ;;
 	--run) [ $# -ge 2 ] || die "--run needs a command"
 		RUN=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;

@@ -92,6 +92,9 @@ struct lw_trace_facts {
 	unsigned long long mem_fault_ns, mem_fault_wait_ns, mem_reclaim_ns, mem_high_ns;
 	unsigned long long mem_reclaims, mem_reclaims_memcg, mem_stalls;
 	unsigned long long mem_scanned, mem_reclaimed;
+	/* the node's free memory against its watermarks while traced, and
+	 * kswapd's CPU time (snapshots 0: not read) */
+	unsigned long long mem_snapshots, mem_below_low, mem_kswapd_ns, mem_kswapds;
 };
 
 /* Findings about the node's switches alone (latwhy check). 0 or -ENOMEM. */

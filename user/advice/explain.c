@@ -94,6 +94,10 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 	f->mem_faults_maj = s->mem_faults_maj;
 	f->mem_fault_ns = s->bucket_ns[LW_B_FAULT];
 	f->mem_fault_wait_ns = s->bucket_ns[LW_B_FAULT_WAIT];
+	f->mem_snapshots = s->mem_node.snapshots;
+	f->mem_below_low = s->mem_node.below_low;
+	f->mem_kswapd_ns = s->mem_node.kswapd_ns;
+	f->mem_kswapds = s->mem_node.kswapds;
 	f->mem_reclaim_ns = s->bucket_ns[LW_B_RECLAIM];
 	f->mem_high_ns = s->bucket_ns[LW_B_MEMORY_HIGH];
 	f->mem_reclaims = s->mem.reclaims;

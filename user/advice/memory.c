@@ -148,20 +148,30 @@ static void habit_fix(struct adv *a, const struct lw_trace_facts *t)
 static void memory_trace(struct adv *a, const struct lw_trace_facts *t, const struct lw_cpuset *on)
 {
 	unsigned long long limit_ns = t->mem_reclaim_ns + t->mem_high_ns;
-	struct lw_memcg m;
-	bool cg = !lw_memcg_read(a->n->root && *a->n->root ? a->n->root : "/", t->pid, &m);
+	struct lw_memcg m = a->n->memcg;
+	/* the node reader's, else (another pid than the node's target) now */
+	bool cg = m.v || !lw_memcg_read(a->n->root && *a->n->root ? a->n->root : "/", t->pid, &m);
 	char b1[32], b2[32], b3[32], b4[32], lim[32] = "none", high[32] = "none";
+	char node[160] = "", k[32];
 
 	(void)on;
+	/* the node short of memory while traced, and kswapd at work (or not) */
+	if (t->mem_snapshots)
+		snprintf(node, sizeof(node),
+			 "; the node's free memory below its low watermark in %llu of %llu "
+			 "snapshots, kswapd ran %s",
+			 t->mem_below_low, t->mem_snapshots,
+			 t->mem_kswapds ? lw_fmt_ns(k, sizeof(k), t->mem_kswapd_ns)
+					: "(not found)");
 	adv_put(a, &a->f->evidence,
 		"%llu minor and %llu major page faults in the slow requests: faults %s, their "
 		"waits %s, reclaim %s, memory.high/stalls %s; %llu direct reclaims (%llu of a "
-		"memory cgroup), %llu pages scanned, %llu reclaimed",
+		"memory cgroup), %llu pages scanned, %llu reclaimed%s",
 		t->mem_faults_min, t->mem_faults_maj, lw_fmt_ns(b1, sizeof(b1), t->mem_fault_ns),
 		lw_fmt_ns(b2, sizeof(b2), t->mem_fault_wait_ns),
 		lw_fmt_ns(b3, sizeof(b3), t->mem_reclaim_ns),
 		lw_fmt_ns(b4, sizeof(b4), t->mem_high_ns), t->mem_reclaims, t->mem_reclaims_memcg,
-		t->mem_scanned, t->mem_reclaimed);
+		t->mem_scanned, t->mem_reclaimed, node);
 	if (cg && m.max >= 0)
 		snprintf(lim, sizeof(lim), "%lld", m.max);
 	if (cg && m.high >= 0)

@@ -440,9 +440,19 @@ static bool rec_since_base(__u32 type, void *rec, const void *base)
 				  &((const struct lw_thp_rec *)base)->s);
 		return true;
 	case LW_REC_MEMORY:
-		if (base)
+		if (base) {
+			struct lw_mem_node *n = &((struct lw_mem_rec *)rec)->node;
+			const struct lw_mem_node *m = &((const struct lw_mem_rec *)base)->node;
+
 			delta_mem(&((struct lw_mem_rec *)rec)->s,
 				  &((const struct lw_mem_rec *)base)->s);
+			/* the counts and kswapd's time; free pages and the
+			 * watermarks are states, the least free the run's */
+			n->snapshots = sub(n->snapshots, m->snapshots);
+			n->below_low = sub(n->below_low, m->below_low);
+			n->below_min = sub(n->below_min, m->below_min);
+			n->kswapd_ns = sub(n->kswapd_ns, m->kswapd_ns);
+		}
 		return true;
 	case LW_REC_CPU: /* the clock is a state; its events count */
 		if (base)

@@ -435,7 +435,12 @@ static int next_chunk(struct lw_capture_reader *r)
  *    (LW_META_NO_QUOTA);
  *  - ABI 1 and 2 had no memory buckets (LW_B_FAULT .. LW_B_FAULT_WAIT,
  *    after quota) and no fault counts at the record's end: 0, without
- *    LW_REQ_MEMORY_KNOWN, and META says LW_META_NO_MEMORY.
+ *    LW_REQ_MEMORY_KNOWN, and META says LW_META_NO_MEMORY;
+ *  - ABI 3 had no LW_B_FAULT_ENTRY and LW_B_STEAL (the last buckets) and
+ *    no lw_meta_rec::fault_entry_ns: 0, without their flags, and META
+ *    says LW_META_NO_STEAL; LW_REC_MEMORY had no node part (lw_mem_node):
+ *    0, "not read". Told by the record's length (4 added them, and
+ *    LW_REC_TIER).
  * The other record types did not change (LW_REC_MEMORY is new in 3,
  * LW_REC_TIER in 4: a capture without it says nothing of tiers).
  * Returns the record's length now.
@@ -445,37 +450,66 @@ static size_t lwc_upgrade(struct lw_capture_reader *r, size_t len)
 	enum {
 		QUOTA_OFF = offsetof(struct lw_request, ns[LW_B_QUOTA]),
 		MEM_OFF = offsetof(struct lw_request, ns[LW_B_FAULT]),
-		MEM_LEN = (LW_B_MAX - LW_B_FAULT) * sizeof(__u64),
+		MEM_LEN = (LW_B_FAULT_ENTRY - LW_B_FAULT) * sizeof(__u64),
+		NEW_OFF = offsetof(struct lw_request, ns[LW_B_FAULT_ENTRY]),
+		NEW_LEN = (LW_B_MAX - LW_B_FAULT_ENTRY) * sizeof(__u64),
 		FAULTS_LEN = sizeof(struct lw_request) - offsetof(struct lw_request, faults_min),
-		V2_LEN = sizeof(struct lw_request) - MEM_LEN - FAULTS_LEN,
+		V3_LEN = sizeof(struct lw_request) - NEW_LEN,
+		V2_LEN = V3_LEN - MEM_LEN - FAULTS_LEN,
 		V1_LEN = V2_LEN - sizeof(__u64),
+		META_V3_LEN = offsetof(struct lw_meta_rec, fault_entry_ns),
+		MEM_V3_LEN = offsetof(struct lw_mem_rec, node),
 	};
 	unsigned char *p = (unsigned char *)r->rec;
 	__u32 abi = r->info.abi_version;
 
-	_Static_assert(LW_B_QUOTA + 1 == LW_B_FAULT && LW_B_FAULT_WAIT == LW_B_MAX - 1,
-		       "ABI 2 added quota, ABI 3 four buckets after it, the last");
+	_Static_assert(LW_B_QUOTA + 1 == LW_B_FAULT && LW_B_FAULT_WAIT + 1 == LW_B_FAULT_ENTRY,
+		       "ABI 2 added quota, ABI 3 four buckets after it");
+	_Static_assert(LW_B_STEAL == LW_B_MAX - 1, "fault_entry and steal came after, the last");
 	_Static_assert(FAULTS_LEN == 2 * sizeof(__u32), "ABI 3 added the fault counts, last");
-	if (abi != 1 && abi != 2)
+	_Static_assert(sizeof(struct lw_meta_rec) == META_V3_LEN + 2 * sizeof(__u32),
+		       "fault_entry_ns and its pad end the META record");
+	_Static_assert(sizeof(struct lw_mem_rec) == MEM_V3_LEN + sizeof(struct lw_mem_node),
+		       "the node part ends the MEMORY record");
+	if (abi < 1 || abi > 3)
 		return len;
-	if (len == sizeof(struct lw_meta_rec) && lwc_get32(p) == LW_REC_META) {
+	if (lwc_get32(p) == LW_REC_META &&
+	    (len == META_V3_LEN || len == sizeof(struct lw_meta_rec))) {
 		struct lw_meta_rec *m = (struct lw_meta_rec *)r->rec;
 
+		if (len == META_V3_LEN) {
+			memset(p + META_V3_LEN, 0, sizeof(*m) - META_V3_LEN);
+			m->flags |= LW_META_NO_STEAL; /* no steal clock was read */
+		}
 		if (abi == 1)
 			m->flags |= LW_META_NO_QUOTA; /* nothing told throttling apart */
-		m->flags |= LW_META_NO_MEMORY;	      /* nor page faults and reclaim */
-		return len;
+		if (abi <= 2)
+			m->flags |= LW_META_NO_MEMORY; /* nor page faults and reclaim */
+		return sizeof(*m);
 	}
-	if (lwc_get32(p) != LW_REC_REQUEST || len != (abi == 1 ? V1_LEN : V2_LEN))
+	if (lwc_get32(p) == LW_REC_MEMORY && abi == 3 && len == MEM_V3_LEN) {
+		memset(p + MEM_V3_LEN, 0, sizeof(struct lw_mem_rec) - MEM_V3_LEN);
+		return sizeof(struct lw_mem_rec);
+	}
+	if (lwc_get32(p) != LW_REC_REQUEST)
 		return len;
-	if (abi == 1) {
+	if (abi == 1 && len == V1_LEN) {
 		memmove(p + QUOTA_OFF + sizeof(__u64), p + QUOTA_OFF, V1_LEN - QUOTA_OFF);
 		memset(p + QUOTA_OFF, 0, sizeof(__u64));
+		len = V2_LEN;
 	}
-	memmove(p + MEM_OFF + MEM_LEN, p + MEM_OFF, V2_LEN - MEM_OFF);
-	memset(p + MEM_OFF, 0, MEM_LEN);
-	memset(p + V2_LEN + MEM_LEN, 0, FAULTS_LEN);
-	return sizeof(struct lw_request);
+	if (abi <= 2 && len == V2_LEN) {
+		memmove(p + MEM_OFF + MEM_LEN, p + MEM_OFF, V2_LEN - MEM_OFF);
+		memset(p + MEM_OFF, 0, MEM_LEN);
+		memset(p + V2_LEN + MEM_LEN, 0, FAULTS_LEN);
+		len = V3_LEN;
+	}
+	if (len == V3_LEN) {
+		memmove(p + NEW_OFF + NEW_LEN, p + NEW_OFF, V3_LEN - NEW_OFF);
+		memset(p + NEW_OFF, 0, NEW_LEN);
+		len = sizeof(struct lw_request);
+	}
+	return len;
 }
 
 int lw_capture_reader_next_record(struct lw_capture_reader *r, const void **rec, size_t *len)

@@ -36,6 +36,7 @@ struct lw_engine {
 	size_t nr_waits, cap_waits;
 	struct lw_thp_stats thp;
 	struct lw_mem_stats mem;
+	struct lw_mem_node mem_node;
 	__u64 mem_faults_min, mem_faults_maj, mem_requests; /* over slow requests */
 	struct lw_cpu_rec cpus[LW_MAX_CPUS];
 	__u32 max_cpu_seen;
@@ -313,6 +314,7 @@ static int feed_typed(struct lw_engine *e, __u32 type, const void *rec)
 		return 0;
 	case LW_REC_MEMORY:
 		e->mem = ((const struct lw_mem_rec *)rec)->s;
+		e->mem_node = ((const struct lw_mem_rec *)rec)->node;
 		return 0;
 	case LW_REC_CPU:
 		return feed_cpu(e, rec);
@@ -479,6 +481,7 @@ static void summarize_meta(const struct lw_engine *e, struct lw_summary *s)
 	s->req_mode = e->meta.req_mode;
 	s->freq_source = e->meta.freq_source;
 	s->irq_entry_ns = e->meta.irq_entry_ns;
+	s->fault_entry_ns = e->meta.fault_entry_ns;
 	s->threshold_fixed = e->meta.threshold_ns != LW_THRESH_UNKNOWN;
 }
 
@@ -512,12 +515,16 @@ static void summarize_causes(const struct lw_engine *e, struct lw_summary *s)
 	}
 	base = e->slow * typical;
 	s->excess_ns = e->slow_latency > base ? e->slow_latency - base : 0;
-	if (e->bucket_ns[LW_B_RUN] > e->bucket_ns[LW_B_FREQ])
-		own_run = e->bucket_ns[LW_B_RUN] - e->bucket_ns[LW_B_FREQ];
+	/* the host's part of the run is not their own code's: a typical
+	 * request is taken to have none of it, as of a kernel cause */
+	s->steal_ns = (e->meta.flags & LW_META_NO_STEAL) ? 0 : e->bucket_ns[LW_B_STEAL];
+	if (e->bucket_ns[LW_B_RUN] > e->bucket_ns[LW_B_FREQ] + s->steal_ns)
+		own_run = e->bucket_ns[LW_B_RUN] - e->bucket_ns[LW_B_FREQ] - s->steal_ns;
 	s->running_excess_ns = own_run > base ? own_run - base : 0;
 	if (s->running_excess_ns > s->excess_ns)
 		s->running_excess_ns = s->excess_ns;
-	s->running_dominant = e->slow && s->running_excess_ns > top;
+	s->steal_dominant = e->slow && s->steal_ns > top && s->steal_ns > s->running_excess_ns;
+	s->running_dominant = e->slow && !s->steal_dominant && s->running_excess_ns > top;
 }
 
 __u64 lw_summary_counted_ns(const struct lw_summary *s)
@@ -536,7 +543,31 @@ bool lw_summary_part_time(const struct lw_summary *s)
 
 const char *lw_summary_verdict(const struct lw_summary *s)
 {
+	if (s->steal_dominant)
+		return "steal";
 	return s->running_dominant ? "running" : lw_cause_name(s->dominant);
+}
+
+int lw_summary_verdict_own(const struct lw_summary *s, char *buf, size_t len)
+{
+	double steal = lw_summary_excess_share(s, s->steal_ns);
+
+	if (s->steal_dominant)
+		return snprintf(buf, len,
+				"slow while its host did not run it: the hypervisor took %.0f%% of "
+				"the excess (steal, %.0f%% of the slow requests' time)",
+				steal * 100,
+				s->slow_latency_ns ? 100.0 * s->steal_ns / s->slow_latency_ns : 0);
+	if (!s->running_dominant)
+		return -1;
+	if (s->steal_ns)
+		return snprintf(buf, len,
+				"slow while running its own code: %.0f%% of the excess (the "
+				"hypervisor took %.0f%% more: steal)",
+				lw_summary_excess_share(s, s->running_excess_ns) * 100,
+				steal * 100);
+	return snprintf(buf, len, "slow while running its own code: %.0f%% of the excess",
+			lw_summary_excess_share(s, s->running_excess_ns) * 100);
 }
 
 double lw_summary_excess_share(const struct lw_summary *s, __u64 ns)
@@ -608,6 +639,7 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 				 cmp_slow_wait, s);
 	s->thp = e->thp;
 	s->mem = e->mem;
+	s->mem_node = e->mem_node;
 	s->mem_faults_min = e->mem_faults_min;
 	s->mem_faults_maj = e->mem_faults_maj;
 	s->mem_requests = e->mem_requests;
@@ -696,9 +728,9 @@ const char *lw_freq_source_name(enum lw_freq_source s)
 const char *lw_bucket_name(enum lw_bucket b)
 {
 	static const char *const names[LW_B_MAX] = {
-		"run",	 "frequency", "irq",	 "softirq",	"thp",
-		"sched", "idle",      "blocked", "idle_polled", "irq_entry",
-		"quota", "fault",     "reclaim", "memory_high", "fault_wait",
+		"run",	   "frequency",	  "irq",	 "softirq",	"thp",	 "sched",
+		"idle",	   "blocked",	  "idle_polled", "irq_entry",	"quota", "fault",
+		"reclaim", "memory_high", "fault_wait",	 "fault_entry", "steal",
 	};
 
 	return (unsigned)b < LW_B_MAX ? names[b] : "unknown";

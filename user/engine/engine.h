@@ -90,9 +90,16 @@ struct lw_summary {
 	__u64 excess_ns;
 	__u64 running_excess_ns;
 	bool running_dominant;
+	/* The part of their running the host took (steal, where the guest's
+	 * steal clock was read): not their own running, so out of
+	 * running_excess_ns; steal_dominant when it beats both it and every
+	 * kernel cause, and the verdict is "steal". */
+	__u64 steal_ns;
+	bool steal_dominant;
 	enum lw_freq_source freq_source;
 	bool freq_measured; /* a clock and a reference were known */
 	__u32 irq_entry_ns; /* one interrupt's entry and exit, measured at start; 0: not */
+	__u32 fault_entry_ns; /* one page fault's cost outside its span, the same */
 	__u32 freq_min_khz, freq_max_khz, ref_khz; /* over CPUs the target used */
 	/* each CPU's last clock, where a clock and a reference were known (all
 	 * CPUs, not only the target's); 0: no clock; nr_cpu_khz: CPUs seen */
@@ -112,6 +119,8 @@ struct lw_summary {
 	 * the slow requests measured for it: their faults, and how many had
 	 * memory time */
 	struct lw_mem_stats mem;
+	/* the node's memory while traced (snapshots 0: not read) */
+	struct lw_mem_node mem_node;
 	__u64 mem_faults_min, mem_faults_maj, mem_requests;
 	/* slow requests that waited out a CFS throttle of their cgroup
 	 * (ns[LW_B_QUOTA] > 0), those waits summed and the longest; 0 when
@@ -170,6 +179,9 @@ bool lw_summary_part_time(const struct lw_summary *s);
 /* The verdict's name: "running" (running_dominant), else the dominant
  * cause's ("none" too). */
 const char *lw_summary_verdict(const struct lw_summary *s);
+/* The verdict line's text for running or steal (NULL for a kernel cause's
+ * verdict), one sentence without its "Verdict: ". */
+int lw_summary_verdict_own(const struct lw_summary *s, char *buf, size_t len);
 /* ns as a share of the slow requests' excess (excess_ns), at most 1. */
 double lw_summary_excess_share(const struct lw_summary *s, __u64 ns);
 

@@ -5,30 +5,45 @@
  * memory.high, v1 memory.limit_in_bytes), usage and events (v2
  * memory.events, v1 memory.failcnt), read below root like every reader
  * here; and which allocator its mappings show (jemalloc, tcmalloc, else
- * glibc's malloc). Not in a capture's snapshot yet: `report` reads none and
- * the advisor says what to check instead.
+ * glibc's malloc). Every path is built by lw_sysfs_path(), so a capture's
+ * node snapshot holds what was read (lw_node_read() reads the group), and
+ * `report` elsewhere finds the same group. And the node's free memory
+ * against its watermarks (/proc/zoneinfo) and kswapd's CPU time, which the
+ * tracer samples at each snapshot (LW_REC_MEMORY's node part).
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "node/cgroup.h"
 #include "node/memory.h"
+#include "node/sysfs.h"
 
-static void path_join(char *buf, size_t len, const char *root, const char *p)
+static const char *root_of(const char *root)
 {
-	if (snprintf(buf, len, "%s%s", root && strcmp(root, "/") ? root : "", p) >= (int)len)
-		buf[0] = 0; /* too long: no such file */
+	return root && strcmp(root, "/") ? root : "";
 }
 
-/* The first line of file dir/name, newline cut; false when unreadable. */
-static bool read_line(const char *dir, const char *name, char *buf, size_t len)
+/* root + p, recorded for a snapshot; "" when too long (no such file) */
+static void path_join(char *buf, size_t len, const char *root, const char *p)
+{
+	if (lw_sysfs_path(buf, len, root_of(root), "%s", p))
+		buf[0] = 0;
+}
+
+/* The first line of file dir/name below root, newline cut; false when
+ * unreadable. */
+static bool read_line(const char *root, const char *dir, const char *name, char *buf, size_t len)
 {
 	char p[1024];
 	FILE *f;
 	bool ok;
 
-	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (lw_sysfs_path(p, sizeof(p), root_of(root), "%s/%s", dir, name))
+		return false;
 	f = fopen(p, "r");
 	if (!f)
 		return false;
@@ -50,18 +65,19 @@ static long long bytes_of(const char *s)
 	return v >= (1ULL << 62) ? -1 : (long long)v;
 }
 
-static void read_v2(struct lw_memcg *m)
+static void read_v2(const char *root, struct lw_memcg *m)
 {
 	char line[128], p[1024];
 	FILE *f;
 
-	if (read_line(m->dir, "memory.max", line, sizeof(line)))
+	if (read_line(root, m->dir, "memory.max", line, sizeof(line)))
 		m->max = bytes_of(line);
-	if (read_line(m->dir, "memory.high", line, sizeof(line)))
+	if (read_line(root, m->dir, "memory.high", line, sizeof(line)))
 		m->high = bytes_of(line);
-	if (read_line(m->dir, "memory.current", line, sizeof(line)))
+	if (read_line(root, m->dir, "memory.current", line, sizeof(line)))
 		m->usage = strtoull(line, NULL, 10);
-	snprintf(p, sizeof(p), "%s/memory.events", m->dir);
+	if (lw_sysfs_path(p, sizeof(p), root_of(root), "%s/memory.events", m->dir))
+		return;
 	f = fopen(p, "r");
 	if (!f)
 		return;
@@ -81,15 +97,15 @@ static void read_v2(struct lw_memcg *m)
 	fclose(f);
 }
 
-static void read_v1(struct lw_memcg *m)
+static void read_v1(const char *root, struct lw_memcg *m)
 {
 	char line[128];
 
-	if (read_line(m->dir, "memory.limit_in_bytes", line, sizeof(line)))
+	if (read_line(root, m->dir, "memory.limit_in_bytes", line, sizeof(line)))
 		m->max = bytes_of(line);
-	if (read_line(m->dir, "memory.usage_in_bytes", line, sizeof(line)))
+	if (read_line(root, m->dir, "memory.usage_in_bytes", line, sizeof(line)))
 		m->usage = strtoull(line, NULL, 10);
-	if (read_line(m->dir, "memory.failcnt", line, sizeof(line)))
+	if (read_line(root, m->dir, "memory.failcnt", line, sizeof(line)))
 		m->ev_max = strtoull(line, NULL, 10);
 }
 
@@ -123,18 +139,16 @@ int lw_memcg_read(const char *root, int pid, struct lw_memcg *m)
 	fclose(f);
 	if (v1) {
 		m->v = 1;
-		snprintf(line, sizeof(line), "/sys/fs/cgroup/memory%s", m->path);
-		path_join(m->dir, sizeof(m->dir), root, line);
-		read_v1(m);
+		snprintf(m->dir, sizeof(m->dir), "/sys/fs/cgroup/memory%s", m->path);
+		read_v1(root, m);
 		return 0;
 	}
 	if (!*v2path || lw_cgroup2_mount(root, mnt, sizeof(mnt)))
 		return -1;
 	m->v = 2;
 	snprintf(m->path, sizeof(m->path), "%s", v2path);
-	snprintf(line, sizeof(line), "%s%s", mnt, v2path);
-	path_join(m->dir, sizeof(m->dir), root, line);
-	read_v2(m);
+	snprintf(m->dir, sizeof(m->dir), "%s%s", mnt, v2path);
+	read_v2(root, m);
 	return 0;
 }
 
@@ -178,4 +192,94 @@ long long lw_vm_sysctl(const char *root, const char *name)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+int lw_zoneinfo_read(const char *root, struct lw_zones *z)
+{
+	char p[1024], line[256];
+	FILE *f;
+
+	memset(z, 0, sizeof(*z));
+	path_join(p, sizeof(p), root, "/proc/zoneinfo");
+	f = *p ? fopen(p, "r") : NULL;
+	if (!f)
+		return -1;
+	/* per zone: "  pages free N", then "        min N", "low", "high" */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+		char k[32];
+
+		if (sscanf(line, " pages free %llu", &v) == 1) {
+			z->free += v;
+			z->zones++;
+		} else if (sscanf(line, " %31s %llu", k, &v) == 2) {
+			if (!strcmp(k, "min"))
+				z->min += v;
+			else if (!strcmp(k, "low"))
+				z->low += v;
+			else if (!strcmp(k, "high"))
+				z->high += v;
+		}
+	}
+	fclose(f);
+	return z->zones ? 0 : -1;
+}
+
+/* The "(comm)" of a /proc/PID/stat line and the utime + stime after it. */
+static bool stat_comm_ticks(const char *line, char *comm, size_t len, unsigned long long *ticks)
+{
+	const char *o = strchr(line, '('), *c = strrchr(line, ')');
+	unsigned long long ut, st;
+
+	if (!o || !c || c < o || (size_t)(c - o - 1) >= len)
+		return false;
+	memcpy(comm, o + 1, c - o - 1);
+	comm[c - o - 1] = 0;
+	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt
+	 * majflt cmajflt utime stime */
+	if (sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return false;
+	*ticks = ut + st;
+	return true;
+}
+
+int lw_kswapd_ns(const char *root, unsigned long long *ns, int *count)
+{
+	char p[1024], line[512], comm[64];
+	long hz = sysconf(_SC_CLK_TCK);
+	unsigned long long sum = 0;
+	struct dirent *d;
+	DIR *dir;
+
+	*ns = 0;
+	*count = 0;
+	/* the listing is not recorded: only the kswapd threads' stat files
+	 * are (below), so a snapshot's /proc holds them and the target's */
+	snprintf(p, sizeof(p), "%s/proc", root_of(root));
+	dir = opendir(p);
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		unsigned long long t;
+		FILE *f;
+
+		if (!lw_is_number(d->d_name))
+			continue;
+		snprintf(p, sizeof(p), "%s/proc/%s/stat", root_of(root), d->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+		if (!stat_comm_ticks(line, comm, sizeof(comm), &t) || strncmp(comm, "kswapd", 6))
+			continue;
+		if (lw_sysfs_path(p, sizeof(p), root_of(root), "/proc/%s/stat", d->d_name))
+			continue;
+		sum += t;
+		(*count)++;
+	}
+	closedir(dir);
+	*ns = hz > 0 ? sum * (1000000000ULL / (unsigned long long)hz) : 0;
+	return *count ? 0 : -1;
 }

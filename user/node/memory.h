@@ -8,7 +8,7 @@
 struct lw_memcg {
 	int v;		/* 1 (v1's memory hierarchy), 2; 0 not found */
 	char path[256]; /* cgroup path, "/system.slice/x.service" */
-	char dir[512];	/* its directory below root */
+	char dir[512];	/* its directory on the node (read below root) */
 	long long max;	/* v2 memory.max, v1 limit_in_bytes; -1 none */
 	long long high; /* v2 memory.high; -1 none (v1: none) */
 	unsigned long long usage;
@@ -31,5 +31,17 @@ enum lw_allocator lw_allocator_of(const char *root, int pid);
 
 /* /proc/sys/vm/NAME below root as a number; -1 unreadable. */
 long long lw_vm_sysctl(const char *root, const char *name);
+
+/* The node's zones from /proc/zoneinfo below root, summed: free pages and
+ * the min, low, high watermarks (pages). 0, -1 when unreadable. */
+struct lw_zones {
+	unsigned long long free, min, low, high;
+	int zones;
+};
+int lw_zoneinfo_read(const char *root, struct lw_zones *z);
+
+/* The kswapd threads' CPU time so far (utime + stime of each /proc/PID/stat
+ * whose comm is kswapdN), in ns, and how many: 0, -1 when none found. */
+int lw_kswapd_ns(const char *root, unsigned long long *ns, int *count);
 
 #endif /* LW_NODE_MEMORY_H */

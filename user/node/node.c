@@ -58,8 +58,12 @@ int lw_node_read_with(struct lw_node *n, const char *root, int pid, const struct
 	err = lw_node_read_net_rx(n, false);
 	if (err)
 		goto cleanup;
-	if (pid)
+	lw_zoneinfo_read(n->root, &n->zones);
+	if (pid) {
 		err = lw_node_read_target(n, pid);
+		if (!err)
+			lw_memcg_read(n->root, pid, &n->memcg);
+	}
 cleanup:
 	return err;
 }

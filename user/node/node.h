@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "node/ethtool.h"
+#include "node/memory.h"
 
 /* A CPU set, one bit per CPU, the same width as lw_trace_facts.cpus_mask. */
 #define LW_CPUSET_WORDS	 8
@@ -356,6 +357,11 @@ struct lw_node {
 	bool vm; /* /proc/cpuinfo's "hypervisor" flag: a guest */
 	bool has_target;
 	struct lw_target target;
+	/* the node's zones (zones 0: unreadable), and the target's memory
+	 * cgroup (v 0: none found), read with the target so that a capture's
+	 * snapshot holds the group's files for the memory advisor */
+	struct lw_zones zones;
+	struct lw_memcg memcg;
 };
 
 /*

@@ -332,7 +332,7 @@ static void page_head(FILE *f, const struct lw_html_facts *facts, const struct l
 
 static void page_header(FILE *f, const struct lw_html_facts *facts, const struct lw_summary *s)
 {
-	char d[32], p50[32], p99[32], th[32];
+	char d[32], p50[32], p99[32], th[32], own[256];
 
 	fprintf(f, "<header>\n<h1>latwhy: ");
 	lw_html_escf(f, "pid %d (%s)", s->pid, s->comm);
@@ -366,10 +366,11 @@ static void page_header(FILE *f, const struct lw_html_facts *facts, const struct
 	fprintf(f, "</td></tr>\n</table>\n<p class=\"verdict\">");
 	if (!s->slow_requests)
 		fprintf(f, "No slow requests were split into causes.");
-	else if (s->running_dominant)
-		fprintf(f, "Verdict: slow while running its own code: %.0f%% of the excess.",
-			lw_summary_excess_share(s, s->running_excess_ns) * 100);
-	else if (s->dominant == LW_CAUSE_NONE)
+	else if (lw_summary_verdict_own(s, own, sizeof(own)) > 0) {
+		fprintf(f, "Verdict: ");
+		lw_html_esc(f, own);
+		fprintf(f, ".");
+	} else if (s->dominant == LW_CAUSE_NONE)
 		fprintf(f, "Verdict: no kernel cause reaches 10%% of the slow requests' time.");
 	else
 		fprintf(f, "Verdict: %s (%.0f%% of the slow requests' time).",

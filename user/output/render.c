@@ -279,10 +279,40 @@ static void json_causes(struct lw_json *j, const struct lw_summary *s)
 	for (int b = 0; b < LW_B_MAX; b++) {
 		if ((b == LW_B_FREQ && !s->freq_measured) ||
 		    (b == LW_B_IDLE_POLL && (s->flags & LW_META_NO_IDLE_STATE)) ||
-		    (b == LW_B_IRQ_ENTRY && !s->irq_entry_ns))
+		    (b == LW_B_IRQ_ENTRY && !s->irq_entry_ns) ||
+		    (b == LW_B_FAULT_ENTRY && !s->fault_entry_ns) ||
+		    (b == LW_B_STEAL && (s->flags & LW_META_NO_STEAL)))
 			lw_json_knull(j, lw_bucket_name(b)); /* not measured is not 0 */
 		else
 			lw_json_ku64(j, lw_bucket_name(b), s->bucket_ns[b]);
+	}
+	lw_json_end_object(j);
+}
+
+/* The node's memory while traced, in pages: null where not read (a
+ * capture older than it, no /proc/zoneinfo). */
+static void json_mem_node(struct lw_json *j, const struct lw_mem_node *n)
+{
+	lw_json_key(j, "node");
+	if (!n->snapshots) {
+		lw_json_null(j);
+		return;
+	}
+	lw_json_begin_object(j);
+	lw_json_ku64(j, "snapshots", n->snapshots);
+	lw_json_ku64(j, "below_low", n->below_low);
+	lw_json_ku64(j, "below_min", n->below_min);
+	lw_json_ku64(j, "free_pages", n->free_pages);
+	lw_json_ku64(j, "free_least", n->free_least);
+	lw_json_ku64(j, "wmark_min", n->wmark_min);
+	lw_json_ku64(j, "wmark_low", n->wmark_low);
+	lw_json_ku64(j, "wmark_high", n->wmark_high);
+	if (n->kswapds) {
+		lw_json_ku64(j, "kswapd_ns", n->kswapd_ns);
+		lw_json_ku64(j, "kswapds", n->kswapds);
+	} else {
+		lw_json_knull(j, "kswapd_ns");
+		lw_json_knull(j, "kswapds");
 	}
 	lw_json_end_object(j);
 }
@@ -369,6 +399,7 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 		lw_json_ku64(j, "reclaim_reclaimed", s->mem.reclaim_reclaimed);
 		lw_json_ku64(j, "stalls", s->mem.stalls);
 		lw_json_ku64(j, "stall_ns", s->mem.stall_ns);
+		json_mem_node(j, &s->mem_node);
 		lw_json_end_object(j);
 	}
 	lw_json_key(j, "clock");
@@ -443,6 +474,10 @@ static void summary_json(struct lw_render *r, const struct lw_summary *s,
 		lw_json_ku64(&j, "irq_entry_cost_ns", s->irq_entry_ns);
 	else
 		lw_json_knull(&j, "irq_entry_cost_ns");
+	if (s->fault_entry_ns)
+		lw_json_ku64(&j, "fault_entry_cost_ns", s->fault_entry_ns);
+	else
+		lw_json_knull(&j, "fault_entry_cost_ns");
 	lw_json_ku64(&j, "dropped", s->dropped);
 	lw_json_ku64(&j, "incomplete", s->incomplete);
 	lw_json_ku64(&j, "untracked", s->untracked);
@@ -534,6 +569,14 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_RUN] / s->slow_latency_ns : 0,
 		  true);
 	fprintf(f, "  (running %s", sh);
+	if (!(s->flags & LW_META_NO_STEAL)) {
+		/* a part of running: the host's */
+		fmt_share(sh, sizeof(sh),
+			  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_STEAL] / s->slow_latency_ns
+					     : 0,
+			  true);
+		fprintf(f, ", of it steal %s", sh);
+	}
 	fmt_share(sh, sizeof(sh),
 		  s->slow_latency_ns ? (double)s->bucket_ns[LW_B_BLOCKED] / s->slow_latency_ns : 0,
 		  true);
@@ -545,6 +588,9 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 		fprintf(f, ", waiting for a polling idle CPU %s", sh);
 	}
 	fprintf(f, ")\n");
+	if ((s->flags & LW_META_NO_STEAL) && (s->flags & LW_META_GUEST))
+		fprintf(f, "  (a virtual machine without a steal clock latwhy reads: time its "
+			   "host took while it ran is in running, and cannot be seen from here)\n");
 }
 
 /* The slow requests' own running holds the largest part of their excess
@@ -552,13 +598,14 @@ static void text_causes(FILE *f, const struct lw_summary *s)
 static void text_verdict_running(FILE *f, const struct lw_summary *s)
 {
 	enum lw_cause top = LW_CAUSE_NONE;
+	char own[256];
 
 	for (int c = LW_CAUSE_FREQ; c <= LW_CAUSE_TRACED_LAST; c++)
 		if (s->cause[c].measured && s->cause[c].ns &&
 		    (top == LW_CAUSE_NONE || s->cause[c].ns > s->cause[top].ns))
 			top = c;
-	fprintf(f, "Verdict: slow while running its own code: %.0f%% of the excess",
-		lw_summary_excess_share(s, s->running_excess_ns) * 100);
+	lw_summary_verdict_own(s, own, sizeof(own));
+	fprintf(f, "Verdict: %s", own);
 	if (top == LW_CAUSE_NONE)
 		fprintf(f, "; no kernel cause.\n");
 	else
@@ -567,6 +614,29 @@ static void text_verdict_running(FILE *f, const struct lw_summary *s)
 			"requests' time).\n",
 			lw_cause_name(top), lw_summary_excess_share(s, s->cause[top].ns) * 100,
 			s->cause[top].share * 100);
+}
+
+/* The node's free memory against its watermarks, and kswapd's CPU time,
+ * over the trace's snapshots: whether the node itself was short. */
+static void text_mem_node(FILE *f, const struct lw_mem_node *n)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	double mib = (ps > 0 ? (double)ps : 4096.0) / (1 << 20);
+	char k[32];
+
+	if (!n->snapshots)
+		return;
+	fprintf(f,
+		"  memory (node): free %.0f MiB, least %.0f MiB (watermarks min %.0f, low %.0f, "
+		"high "
+		"%.0f MiB); below low in %llu of %llu snapshots, below min in %llu",
+		n->free_pages * mib, n->free_least * mib, n->wmark_min * mib, n->wmark_low * mib,
+		n->wmark_high * mib, (unsigned long long)n->below_low,
+		(unsigned long long)n->snapshots, (unsigned long long)n->below_min);
+	if (n->kswapds)
+		fprintf(f, "; kswapd ran %s (%llu thread%s)", lw_fmt_ns(k, sizeof(k), n->kswapd_ns),
+			(unsigned long long)n->kswapds, n->kswapds == 1 ? "" : "s");
+	fprintf(f, "\n");
 }
 
 /* Memory management in the slow requests: their faults and where their
@@ -598,6 +668,7 @@ static void text_memory(FILE *f, const struct lw_summary *s)
 		(unsigned long long)s->mem.reclaim_scanned,
 		(unsigned long long)s->mem.reclaim_reclaimed, (unsigned long long)s->mem.stalls,
 		lw_fmt_ns(c, sizeof(c), s->mem.stall_ns));
+	text_mem_node(f, &s->mem_node);
 }
 
 /* The interrupts' cost outside their handlers, a part of irq: a count
@@ -815,7 +886,7 @@ static void summary_text(struct lw_render *r, const struct lw_summary *s,
 					  "uprobe:BINARY:SYMBOL)");
 	} else {
 		text_causes(f, s);
-		if (s->running_dominant)
+		if (s->running_dominant || s->steal_dominant)
 			text_verdict_running(f, s);
 		else if (s->dominant == LW_CAUSE_NONE)
 			fprintf(f, "Verdict: no kernel cause reaches 10%% of the slow requests' "

@@ -25,6 +25,10 @@ static void request_buckets(struct lw_json *j, const struct lw_request *req)
 		else if (b >= LW_B_FAULT && b <= LW_B_FAULT_WAIT &&
 			 !(req->flags & LW_REQ_MEMORY_KNOWN))
 			lw_json_knull(j, lw_bucket_name(b)); /* no faults traced */
+		else if (b == LW_B_FAULT_ENTRY && !(req->flags & LW_REQ_FAULT_ENTRY_KNOWN))
+			lw_json_knull(j, lw_bucket_name(b)); /* no fault cost */
+		else if (b == LW_B_STEAL && !(req->flags & LW_REQ_STEAL_KNOWN))
+			lw_json_knull(j, lw_bucket_name(b)); /* no steal clock */
 		else
 			lw_json_ku64(j, lw_bucket_name(b), req->ns[b]);
 	}

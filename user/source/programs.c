@@ -10,6 +10,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
@@ -312,6 +315,58 @@ static void probe_watch(struct lw_tracer *t, const struct btf *vmlinux)
 			t->mode == LW_REQ_UPROBE ? "a uprobe" : "raw_syscalls");
 }
 
+/* The steal time the kernel accounted so far over all CPUs: /proc/stat's
+ * eighth column, in USER_HZ ticks; -1 when unreadable. */
+static long long proc_stat_steal(void)
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "r");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	return n == 8 ? (long long)v[7] : -1;
+}
+
+/*
+ * Steal time is read where the guest has a steal clock the scheduler takes
+ * off its runqueues' clocks (compat.bpf.h's lw_steal_ns()): the fields are
+ * in BTF, and either the host offers KVM's steal clock (CPUID 0x40000001's
+ * KVM_FEATURE_STEAL_TIME, bit 5, behind the "KVMKVMKVM" signature) or the
+ * kernel has accounted steal already (/proc/stat). Elsewhere in a VM the
+ * host's time stays in run, unseen, and META says so.
+ */
+static void probe_steal(struct lw_tracer *t, const struct btf *vmlinux)
+{
+	bool guest = false, clock = false;
+#if defined(__x86_64__)
+	unsigned int a, b, c, d;
+
+	if (__get_cpuid(1, &a, &b, &c, &d))
+		guest = c & (1u << 31);
+	if (guest) {
+		__cpuid(0x40000000, a, b, c, d);
+		if (b == 0x4b4d564b && c == 0x564b4d56 && d == 0x4d && a >= 0x40000001) {
+			__cpuid(0x40000001, a, b, c, d);
+			clock = a & (1u << 5);
+		}
+	}
+#endif
+	if (!clock)
+		clock = proc_stat_steal() > 0;
+	t->skel->rodata->steal_known = clock &&
+				       lw_probe_member(vmlinux, "rq", "prev_steal_time_rq") &&
+				       lw_probe_member(vmlinux, "cfs_rq", "rq") &&
+				       lw_probe_member(vmlinux, "sched_entity", "cfs_rq");
+	if (!t->skel->rodata->steal_known)
+		t->flags |= LW_META_NO_STEAL;
+	if (guest)
+		t->flags |= LW_META_GUEST;
+}
+
 int lw_tracer_probe(struct lw_tracer *t)
 {
 	struct btf *vmlinux;
@@ -333,6 +388,7 @@ int lw_tracer_probe(struct lw_tracer *t)
 	if (!err) {
 		probe_quota(t, vmlinux);
 		probe_watch(t, vmlinux);
+		probe_steal(t, vmlinux);
 	}
 	btf__free(vmlinux);
 	if (err)

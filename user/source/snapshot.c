@@ -14,6 +14,7 @@
 
 #include "latwhy.h"
 #include "latwhy.skel.h"
+#include "node/memory.h"
 #include "source/tracer_int.h"
 #include "source/probe.h"
 
@@ -172,6 +173,37 @@ static void snapshot_cpus(struct lw_tracer *t)
 	}
 }
 
+/* The node's free memory against its watermarks now, and kswapd's CPU time
+ * since the first snapshot: whether the node was short of memory while
+ * the targets were traced, and kswapd was running to make some. */
+static void snapshot_mem_node(struct lw_tracer *t)
+{
+	struct lw_mem_node *m = &t->mem_node;
+	unsigned long long ks;
+	struct lw_zones z;
+	int n;
+
+	if (!lw_zoneinfo_read("/", &z)) {
+		m->snapshots++;
+		m->below_low += z.free < z.low;
+		m->below_min += z.free < z.min;
+		m->free_pages = z.free;
+		m->wmark_min = z.min;
+		m->wmark_low = z.low;
+		m->wmark_high = z.high;
+		if (m->snapshots == 1 || z.free < m->free_least)
+			m->free_least = z.free;
+	}
+	if (!lw_kswapd_ns("/", &ks, &n)) {
+		if (!t->kswapd_based) {
+			t->kswapd_base = ks;
+			t->kswapd_based = true;
+		}
+		m->kswapd_ns = ks > t->kswapd_base ? ks - t->kswapd_base : 0;
+		m->kswapds = (__u64)n;
+	}
+}
+
 void lw_snapshot_evidence(struct lw_tracer *t)
 {
 	struct lw_thp_rec thp = {.type = LW_REC_THP};
@@ -186,6 +218,8 @@ void lw_snapshot_evidence(struct lw_tracer *t)
 		struct lw_mem_rec mr = {.type = LW_REC_MEMORY};
 
 		mr.s = t->skel->bss->mem;
+		snapshot_mem_node(t);
+		mr.node = t->mem_node;
 		lw_tracer_emit(t, &mr, sizeof(mr));
 	}
 }
@@ -227,6 +261,7 @@ void lw_snapshot_meta(struct lw_tracer *t)
 	m.requests = t->hist_count;
 	m.req_mode = t->mode;
 	m.irq_entry_ns = t->skel->rodata->irq_entry_ns;
+	m.fault_entry_ns = t->skel->bss->fault_entry_ns;
 	m.untracked = t->skel->bss->untracked;
 	m.handoffs = t->skel->bss->handoffs;
 	m.tracer_tgid = getpid();

@@ -21,6 +21,8 @@
 #include "latwhy.skel.h"
 #include "engine/engine.h" /* lw_hist_quantile() */
 #include "source/caps.h"
+#include "node/memory.h"
+#include "source/faultcost.h"
 #include "source/tracer_int.h"
 #include "source/probe.h"
 #include "source/tracer.h"
@@ -135,6 +137,22 @@ int lw_tracer_attach(struct lw_tracer *t)
 	err = lw_memory_attach(t);
 	if (err)
 		return err;
+	if (!t->fault_cost_tried && t->skel->rodata->memory_known) {
+		__u64 cost;
+		int n;
+
+		/* kswapd's CPU time from here, for the snapshots' evidence */
+		t->kswapd_based = !lw_kswapd_ns("/", &t->kswapd_base, &n);
+		t->fault_cost_tried = true;
+		err = lw_faultcost_measure(t, &cost);
+		if (err && t->o->verbose)
+			fprintf(stderr, "latwhy: page-fault entry cost not measured: %s\n",
+				strerror(-err));
+		else if (t->o->verbose)
+			fprintf(stderr,
+				"latwhy: a page fault costs %llu ns beyond its traced span\n",
+				(unsigned long long)cost);
+	}
 	t->skel->bss->sock_send_on = bpf_program__autoload(t->skel->progs.lw_sock_send) &&
 				     bpf_program__autoattach(t->skel->progs.lw_sock_send);
 	if (t->mode == LW_REQ_UPROBE) {

@@ -105,6 +105,12 @@ struct lw_tracer {
 	/* lw_fault_min/maj on every CPU's page-fault perf events (memory.c) */
 	struct bpf_link **mem_links;
 	int nmem_links;
+	bool fault_cost_tried; /* faultcost.c ran, once: the duty cycle re-attaches */
+	/* the node's memory at each snapshot (LW_REC_MEMORY's node part), and
+	 * kswapd's CPU time when the first one was taken */
+	struct lw_mem_node mem_node;
+	unsigned long long kswapd_base;
+	bool kswapd_based;
 };
 
 /* tracer.c */
