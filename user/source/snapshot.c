@@ -55,6 +55,13 @@ int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_count
 			  sizeof(*c) / sizeof(__u64));
 }
 
+int lw_tracer_target_preempted(struct lw_tracer *t, int slot, struct lw_preempt_by *b)
+{
+	if (slot < 0 || slot >= t->ntg)
+		return -EINVAL;
+	return percpu_sum(t, t->skel->maps.preempt_by, slot, b->ns, LW_BY_MAX);
+}
+
 __u64 lw_snapshot_hist(struct lw_tracer *t)
 {
 	__u64 *b = t->hist->b, count = 0;
@@ -125,6 +132,7 @@ static void snapshot_preempt(struct lw_tracer *t)
 	int fd = bpf_map__fd(t->skel->maps.preempt_ev);
 	__u32 key, *prev = NULL;
 	struct lw_preempt_val v;
+	struct lw_pod_rec pod;
 
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
 		struct lw_preempt_rec r = {.type = LW_REC_PREEMPT, .pid = key};
@@ -138,6 +146,14 @@ static void snapshot_preempt(struct lw_tracer *t)
 		r.count = v.count;
 		r.tgid = v.tgid;
 		lw_tracer_emit(t, &r, sizeof(r));
+		/* and its pod, where its cgroup is a pod's (podnames.c); an
+		 * idle CPU's entries have none */
+		if (v.cgid && key != LW_PID_IDLE_POLL &&
+		    !lw_podnames_of_cgid(t, v.cgid, v.tgid, &pod)) {
+			pod.type = LW_REC_POD;
+			pod.pid = key;
+			lw_tracer_emit(t, &pod, sizeof(pod));
+		}
 	}
 }
 
@@ -190,6 +206,7 @@ static enum lw_freq_source freq_source(struct lw_tracer *t)
 
 void lw_snapshot_meta(struct lw_tracer *t)
 {
+	struct lw_pod_rec pod;
 	struct lw_meta_rec m;
 
 	memset(&m, 0, sizeof(m));
@@ -219,5 +236,11 @@ void lw_snapshot_meta(struct lw_tracer *t)
 	m.untracked = t->skel->bss->untracked;
 	m.handoffs = t->skel->bss->handoffs;
 	m.tracer_tgid = getpid();
+	/* the run's process's pod, before its META: the findings name it */
+	if (m.pid && !lw_podnames_of_pid(t, m.pid, &pod)) {
+		pod.type = LW_REC_POD;
+		pod.pid = m.pid;
+		lw_tracer_emit(t, &pod, sizeof(pod));
+	}
 	lw_tracer_emit(t, &m, sizeof(m));
 }

@@ -67,6 +67,9 @@ int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b);
 /* A slot's slow requests by cause since the start, counted in the kernel
  * (with or without records, opts' counts_only): 0 or -errno. */
 int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_counts *c);
+/* A slot's waits for the CPU by whose task ran instead (enum lw_by),
+ * counted in the kernel since the start: 0 or -errno. */
+int lw_tracer_target_preempted(struct lw_tracer *t, int slot, struct lw_preempt_by *b);
 
 /* A container of a --pods or --pod target, as its slot holds it: names
  * from the kubelet's log tree (node/pods.h), "" unknown. */
