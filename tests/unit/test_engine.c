@@ -969,7 +969,7 @@ static void test_engine_errors(void **state)
 	struct lw_request r = req(0, 1000, 1000, 0, 0, 0, 0, 0, 0);
 	struct lw_cpu_rec c = {.type = LW_REC_CPU, .cpu = LW_MAX_CPUS, .khz = 1, .ref_khz = 1};
 	__u8 big[64] = {0};
-	__u32 t = LW_REC_MEMORY + 1; /* the first type after the last */
+	__u32 t = LW_REC_POD + 1; /* the first type after the last */
 	struct lw_summary s;
 
 	lw_engine_summarize(e, &s);
