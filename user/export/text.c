@@ -225,6 +225,7 @@ static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counte
 		if (!c->s[i].lab.dead)
 			write_histogram(f, &c->s[i].lab, &c->s[i]);
 	write_pods(f, x, c);
+	lw_export_preempt_write(x, f, c);
 	lw_export_cgroup_write(x, f, c);
 	write_dropped(f, c);
 	lw_export_bpf_write(x, f, c);
