@@ -243,6 +243,19 @@ assert any('cpu_manager_state' in v for v in f['verify']), f['verify']
 	else
 		fail pods_preemptor_text "$(grep -m2 'ran instead' "$OUT/trace.txt" | tr '\n' ' ')"
 	fi
+	# a capture carries the names: report, as nobody, needs no /proc of
+	# the node (LW_PODS_CAPTURE=FILE keeps it: tests/captures/pods.lwy)
+	start_client 10
+	./latwhy record --pod shop/web-1 -d 3s -o "$OUT/pods.lwy" >/dev/null 2>"$OUT/record.err"
+	chmod 644 "$OUT/pods.lwy"
+	as_nobody ./latwhy report --json "$OUT/pods.lwy" >"$OUT/trace.json" 2>"$OUT/report.err"
+	check pods_preemptor_capture "
+p = [x for x in summ['preempted_by'] if x['pid'] == $hog][0]
+assert p['pod'] and p['pod']['namespace'] == 'batch' and p['pod']['name'] == 'hog-1', p
+f = [x for x in summ['findings'] if x['cause'] == 'sched'][0]
+assert 'cpu-manager-policy=static' in '\n'.join(f['fix']), f['fix']
+"
+	[ -z "${LW_PODS_CAPTURE:-}" ] || cp "$OUT/pods.lwy" "$LW_PODS_CAPTURE"
 }
 
 # --cgroup of a pod's slice: its containers' processes, in the cgroups

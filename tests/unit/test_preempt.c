@@ -54,6 +54,18 @@ static char *joined(const struct lw_strv *v)
 	return s;
 }
 
+/* Some line of v holds needle, or none does. */
+static void assert_v(const struct lw_strv *v, const char *needle, bool want)
+{
+	char *s = joined(v);
+
+	if (want)
+		assert_contains(s, needle);
+	else
+		assert_lacks(s, needle);
+	free(s);
+}
+
 /* ---- the kernel's decision ---------------------------------------------- */
 
 static void test_class(void **state)
@@ -316,7 +328,7 @@ static void test_sched_pod_target(void **state)
 	assert_lacks(fix, "taskset -apc 0-1 4300");
 	assert_contains(verify, "cat /var/lib/kubelet/cpu_manager_state");
 	assert_contains(verify, "latwhy --pod shop/web-1 -d 30s");
-	assert_contains(joined(&f->persist), "cpuManagerPolicy in the kubelet's config file");
+	assert_v(&f->persist, "cpuManagerPolicy in the kubelet's config file", true);
 	assert_contains(f->cost, "the node's shared pool");
 	assert_contains(f->cost, "; the moved tasks share CPUs 0-1 only");
 	free(fix);
@@ -339,7 +351,7 @@ static void test_sched_guaranteed(void **state)
 	assert_contains(fix, "it is Guaranteed already; with a whole number of CPUs");
 	assert_lacks(fix, "taskset -apc");
 	/* nothing moved: no taskset plan's persist or rollback */
-	assert_lacks(joined(&f->persist), "AllowedCPUs");
+	assert_v(&f->persist, "AllowedCPUs", false);
 	free(fix);
 	ctx_free(&c);
 }
@@ -378,7 +390,7 @@ static void test_sched_no_pods(void **state)
 	fix = joined(&f->fix);
 	assert_contains(fix, "taskset -apc 0-1 5530");
 	assert_lacks(fix, "cpu-manager-policy");
-	assert_contains(joined(&f->persist), "AllowedCPUs");
+	assert_v(&f->persist, "AllowedCPUs", true);
 	free(fix);
 	ctx_free(&c);
 }
@@ -416,7 +428,7 @@ static void test_quota_names_pod(void **state)
 	assert_contains(fix, "kubectl get pod gateway-7d9f -n shop");
 	assert_contains(fix, "kubectl set resources deployment/NAME -n shop -c gateway "
 			     "--limits=cpu=3");
-	assert_contains(joined(&f->rollback), "-n shop -c gateway --limits=cpu=2");
+	assert_v(&f->rollback, "-n shop -c gateway --limits=cpu=2", true);
 	free(fix);
 	ctx_free(&c);
 }
