@@ -103,7 +103,7 @@ test_pods_serve() {
 	hog=$!
 	PIDS+=("$hog")
 	pod_ctr batch hog-1 $u2 hog "$id2" "$hog" || { fail pods_serve "cannot move the hog"; pods_cleanup; return; }
-	start_client 120
+	start_client 300
 	mport=$(free_port)
 	./latwhy serve --pods --sample off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
 	lpid=$!
@@ -150,6 +150,7 @@ assert not [x for x in m if "target=" in x or "pid=" in x or "uid" in x or "0000
 	hog=$!
 	PIDS+=("$hog")
 	pods_preempted "$mport" host 'namespace="shop",pod="web-1",container="server"'
+	[ -z "${LW_PODS_KEEP:-}" ] || cp "$OUT"/pre-host-*.txt "$LW_PODS_KEEP"
 	kill "$hog"
 	wait "$hog" 2>/dev/null
 	# a pod added: served within a second or two (one refresh, one scrape)
@@ -179,7 +180,9 @@ assert not [x for x in m if "target=" in x or "pid=" in x or "uid" in x or "0000
 # of KEY grows by="BY" and BY holds most of what grew; the other classes
 # grow little. Over 5 s of wall time, one server thread: BY grows by 0.5 s
 # at least (it waited half of its busy time behind the hog, README's demo:
-# 4.9 s in 10 s) and never by more than the wall time.
+# 4.9 s in 10 s) and never by more than the wall time; it holds two thirds
+# of what grew and three times any other class (kworkers and the node's
+# other processes run there too: kernel held 14% in one run).
 # shellcheck disable=SC2015 # A && B || fail: fail is the else branch
 pods_preempted() {
 	local port=$1 by=$2 key=$3 t0 t1 msg
@@ -204,7 +207,8 @@ g = dict((c, m[n % (k, c)] - p[n % (k, c)]) for c in ('own', 'pod', 'host', 'ker
 print('     by="%s" grew %.3f s in %.2f s; the others: %s' % (by, g[by], wall,
       ', '.join('%s %.3f' % (c, g[c]) for c in g if c != by)))
 assert 0.5 <= g[by] <= wall + 0.5, (g, wall)
-assert g[by] >= 0.8 * sum(g.values()), g
+assert g[by] >= 2.0 / 3 * sum(g.values()), g
+assert g[by] >= 3 * max(g[c] for c in g if c != by), g
 EOF
 	); then
 		pass "pods_preempted_$by"
@@ -221,22 +225,22 @@ EOF
 # taskset of the hog's container's process.
 pods_trace_preemptor() {
 	local hog=$1
-	start_client 10
+	# the test's one client: a second one would be served by a second
+	# worker thread of the server's, which then waits behind its sibling
 	./latwhy --pod shop/web-1 -d 3s -q -j >"$OUT/trace.json" 2>"$OUT/trace.err"
 	check pods_preemptor_json "
-p = summ['preempted_by'][0]
+p = summ['evidence']['preempted_by'][0]
 assert p['comm'] == 'lw_hog' and p['pid'] == $hog, p
 assert p['pod'] == {'namespace': 'batch', 'name': 'hog-1', 'container': 'hog',
                     'qos': 'BestEffort', 'named': True}, p['pod']
-w = summ['slow_waits'][0]
+w = summ['evidence']['slow_waits'][0]
 assert w['pid'] == $hog and w['pod']['name'] == 'hog-1', w
 f = [x for x in summ['findings'] if x['cause'] == 'sched'][0]
 fix = '\n'.join(f['fix'])
 assert 'cpu-manager-policy=static' in fix and 'pod batch/hog-1' in fix, fix
-assert 'taskset' not in fix, fix
+assert 'taskset -apc' not in fix, fix
 assert any('cpu_manager_state' in v for v in f['verify']), f['verify']
 "
-	start_client 10
 	./latwhy --pod shop/web-1 -d 3s >"$OUT/trace.txt" 2>&1
 	if grep -q "ran instead of it: lw_hog (pod batch/hog-1, container hog; pid $hog)" "$OUT/trace.txt"; then
 		pass pods_preemptor_text
@@ -244,18 +248,20 @@ assert any('cpu_manager_state' in v for v in f['verify']), f['verify']
 		fail pods_preemptor_text "$(grep -m2 'ran instead' "$OUT/trace.txt" | tr '\n' ' ')"
 	fi
 	# a capture carries the names: report, as nobody, needs no /proc of
-	# the node (LW_PODS_CAPTURE=FILE keeps it: tests/captures/pods.lwy)
-	start_client 10
-	./latwhy record --pod shop/web-1 -d 3s -o "$OUT/pods.lwy" >/dev/null 2>"$OUT/record.err"
-	chmod 644 "$OUT/pods.lwy"
-	as_nobody ./latwhy report --json "$OUT/pods.lwy" >"$OUT/trace.json" 2>"$OUT/report.err"
+	# the node (LW_PODS_KEEP=DIR keeps it, tests/captures/pods.lwy's origin,
+	# with the scrapes and the text trace, for docs/kubernetes.md)
+	local pub=$OUT/pub
+	mkdir -p "$pub" && chmod 711 "$OUT" && chmod 755 "$pub" && cp latwhy "$pub/"
+	./latwhy record --pod shop/web-1 -d 3s -o "$pub/pods.lwy" >/dev/null 2>"$OUT/record.err"
+	chmod 644 "$pub/pods.lwy"
+	as_nobody "$pub/latwhy" report --json "$pub/pods.lwy" >"$OUT/trace.json" 2>"$OUT/report.err"
 	check pods_preemptor_capture "
-p = [x for x in summ['preempted_by'] if x['pid'] == $hog][0]
+p = [x for x in summ['evidence']['preempted_by'] if x['pid'] == $hog][0]
 assert p['pod'] and p['pod']['namespace'] == 'batch' and p['pod']['name'] == 'hog-1', p
 f = [x for x in summ['findings'] if x['cause'] == 'sched'][0]
 assert 'cpu-manager-policy=static' in '\n'.join(f['fix']), f['fix']
 "
-	[ -z "${LW_PODS_CAPTURE:-}" ] || cp "$OUT/pods.lwy" "$LW_PODS_CAPTURE"
+	[ -z "${LW_PODS_KEEP:-}" ] || cp "$pub/pods.lwy" "$OUT/trace.txt" "$OUT"/pre-pod-*.txt "$LW_PODS_KEEP"
 }
 
 # --cgroup of a pod's slice: its containers' processes, in the cgroups
