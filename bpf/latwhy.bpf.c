@@ -23,6 +23,7 @@
  *   account  a thread's buckets: slices, gaps, busy span, checkpoints
  *   thp      khugepaged/kcompactd time, collapses, direct compaction
  *   memory   page faults, direct reclaim, memory stalls (memory.high)
+ *   preempt  whose CPU time a wait was: own, pod, host, kernel (issue 31)
  *   sched    thread accounting at switch, waking, wake-up (sched_*)
  *   backlog  a segment's wait in a receive backlog (netif_*)
  *   request  a request's slots, start, end and record

@@ -89,6 +89,7 @@ enum lw_rec_type {
 	LW_REC_META,	    /* run configuration and end state */
 	LW_REC_HIST,	    /* latency histogram of all requests so far */
 	LW_REC_MEMORY,	    /* cumulative memory management of the targets (ABI 3) */
+	LW_REC_POD,	    /* a preemptor's or the target's Kubernetes pod (ABI 4) */
 	LW_REC_TIER,	    /* one interval's attached time by tier (ABI 4) */
 };
 
@@ -378,6 +379,9 @@ struct lw_preempt_val {
 	__u64 count;
 	__u32 tgid; /* its process: the target's own threads compete too */
 	__u32 pad;
+	/* its cgroup v2 id when it last ran instead (issue 31): userspace
+	 * names its pod from it (LW_REC_POD), also once it has exited */
+	__u64 cgid;
 };
 
 struct lw_preempt_rec {
@@ -388,6 +392,75 @@ struct lw_preempt_rec {
 	__u64 count;
 	__u32 tgid;
 	__u32 pad;
+};
+
+/*
+ * Whose CPU time a target thread's wait for the CPU was (issue 31): the
+ * class of the task that ran instead, as the kernel decides it at the wait
+ * (preempt.bpf.h's lw_by_of()), against the target's slot. Order is part
+ * of the ABI (the index of lw_preempt_by::ns).
+ */
+enum lw_by {
+	/* a thread of the target's own pod (a pod target's container), else
+	 * of its own process or target; and a wait out of its own cgroup's
+	 * CPU quota (LW_B_QUOTA), which its own threads spent */
+	LW_BY_OWN,
+	LW_BY_POD,    /* a thread of another Kubernetes pod (below kubepods) */
+	LW_BY_HOST,   /* a process in no pod */
+	LW_BY_KERNEL, /* a kernel thread (PF_KTHREAD): kworkers, ksoftirqd, khugepaged */
+	LW_BY_MAX,
+};
+
+/* A value of preempt_by (per CPU, by the target's slot), cumulative since
+ * load: the time of its threads' waits for the CPU while busy that a task
+ * ran instead (what the preemptor evidence sums, wait_credit()) and that
+ * its quota held them (LW_B_QUOTA), by lw_by. A wait for an idle CPU's
+ * wake-up (LW_B_IDLE) and the interrupts within a wait are no task's. */
+struct lw_preempt_by {
+	__u64 ns[LW_BY_MAX];
+};
+
+/* The class of a task that ran instead of a target thread: a kernel thread
+ * (kthread: PF_KTHREAD in its flags); else the target's own (own: for a
+ * pod target, the task's cgroup has the target's pod as an ancestor; for
+ * others, it is of the target's process or slot); else another pod's
+ * (in_pod: its cgroup is below the kubelet's kubepods); else the host's.
+ * Shared by BPF and the unit tests. */
+static inline __u32 lw_by_class(__u32 kthread, __u32 own, __u32 in_pod)
+{
+	if (kthread)
+		return LW_BY_KERNEL;
+	if (own)
+		return LW_BY_OWN;
+	return in_pod ? LW_BY_POD : LW_BY_HOST;
+}
+
+/* Kubernetes names, the bounds of their API (bytes, the NUL included): a
+ * namespace and a container are DNS labels, a pod a DNS subdomain. */
+#define LW_K8S_NS_LEN	64
+#define LW_K8S_NAME_LEN 256
+#define LW_K8S_CTR_LEN	64
+#define LW_K8S_QOS_LEN	16
+
+/*
+ * The Kubernetes pod of a task (issue 31): made by userspace (the kernel
+ * has the task's cgroup id, lw_preempt_val::cgid), with each preemptor
+ * record of a task whose cgroup is a pod container's, keyed by its pid
+ * as LW_REC_PREEMPT is, and for the run's process (lw_meta_rec::pid)
+ * before its META. Names from the kubelet's log tree (user/node/pods.h):
+ * a pod not found there has ns "" and its uid as name (named 0); a
+ * container not named there has "". A capture without them (record ABI 3
+ * and older) names no pod.
+ */
+struct lw_pod_rec {
+	__u32 type; /* LW_REC_POD */
+	__u32 pid;
+	__u32 named; /* its log directory was found: ns and name are its */
+	__u32 pad;
+	char ns[LW_K8S_NS_LEN];
+	char name[LW_K8S_NAME_LEN];
+	char container[LW_K8S_CTR_LEN];
+	char qos[LW_K8S_QOS_LEN]; /* "Guaranteed", "Burstable", "BestEffort" */
 };
 
 /* THP counters for the target's mm, kept in BPF .bss. */

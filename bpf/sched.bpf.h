@@ -12,6 +12,7 @@
 #include "quota.bpf.h"
 #include "thp.bpf.h"
 #include "memory.bpf.h"
+#include "preempt.bpf.h"
 
 /*
  * A runqueue wait starts on cpu: interrupts handled there while we wait
@@ -96,7 +97,7 @@ static __always_inline __u64 wait_split(struct thread_state *ts, struct lw_cpu_s
 }
 
 static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u32 tgid,
-					const char *comm, __u64 delta)
+					const char *comm, __u64 cgid, __u64 delta)
 {
 	struct lw_preempt_val zero = {}, *v;
 
@@ -120,6 +121,7 @@ static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u3
 	if (!v) {
 		__builtin_memcpy(zero.comm, comm, LW_COMM_LEN);
 		zero.tgid = tgid;
+		zero.cgid = cgid;
 		bpf_map_update_elem(&preempt_ev, &pid, &zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&preempt_ev, &pid);
 		if (!v)
@@ -128,6 +130,7 @@ static __always_inline void wait_credit(struct thread_state *ts, __u32 pid, __u3
 		/* named as it runs now: a shell's child that exec'ed lw_hog
 		 * was "bash" when it first ran there */
 		__builtin_memcpy(v->comm, comm, LW_COMM_LEN);
+		v->cgid = cgid; /* and where it is now */
 	}
 	__sync_fetch_and_add(&v->ns, delta);
 	__sync_fetch_and_add(&v->count, 1);
@@ -147,11 +150,11 @@ static __always_inline void idle_credit(struct thread_state *ts, bool polled, __
 	char comm[LW_COMM_LEN] = "idle (polling)";
 
 	if (polled) {
-		wait_credit(ts, LW_PID_IDLE_POLL, 0, comm, ns + thp_ns);
+		wait_credit(ts, LW_PID_IDLE_POLL, 0, comm, 0, ns + thp_ns);
 		ts->cum[LW_B_IDLE_POLL] += ns;
 	} else {
 		__builtin_memcpy(comm, "swapper", sizeof("swapper"));
-		wait_credit(ts, 0, 0, comm, ns + thp_ns);
+		wait_credit(ts, 0, 0, comm, 0, ns + thp_ns);
 	}
 	ts->cum[LW_B_IDLE] += ns;
 }
@@ -183,6 +186,14 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 		ts->waiter_pid = throttled ? 0 : next->pid;
 		ts->waiter_tgid = next->tgid;
 		__builtin_memcpy(ts->waiter_comm, next->comm, LW_COMM_LEN);
+		/* whose it is, while next is at hand: only a busy thread's
+		 * wait is charged (switch_in()), and a runnable one does not
+		 * become busy before it runs */
+		if (ts->busy && ts->waiter_pid) {
+			ts->wait_slot = target_slot_cur();
+			ts->waiter_by = by_of(next, prev, ts->wait_slot);
+			ts->waiter_cgid = lw_task_cgroup_id(next);
+		}
 		if (throttled)
 			ts->wake_idle = 0;
 	} else {
@@ -206,8 +217,9 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		return;
 	delta = now - ts->last_ts;
 	if (ts->busy && ts->state == TS_RUNNABLE) {
-		__u64 thp_ns, quota = 0;
+		__u64 thp_ns, quota = 0, quota_was = ts->cum[LW_B_QUOTA];
 		bool idle, polled;
+		int slot = -1;
 
 		quota = quota_wait_ns(next, ts->wait_quota, ts->wait_cpu, now);
 		delta = wait_split(ts, cs, cpu, delta, now, &thp_ns, quota);
@@ -238,7 +250,9 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 		 * wait the one that ran last before us. */
 		if (ts->waiter_pid) {
 			wait_credit(ts, ts->waiter_pid, ts->waiter_tgid, ts->waiter_comm,
-				    delta + thp_ns);
+				    ts->waiter_cgid, delta + thp_ns);
+			slot = ts->wait_slot;
+			by_charge(slot, ts->waiter_by, delta + thp_ns);
 		} else if (idle) {
 			idle_credit(ts, polled, delta, thp_ns);
 			delta = 0; /* in the idle buckets now */
@@ -246,7 +260,20 @@ static __always_inline void switch_in(struct task_struct *next, struct task_stru
 			char comm[LW_COMM_LEN];
 
 			__builtin_memcpy(comm, prev->comm, LW_COMM_LEN);
-			wait_credit(ts, prev->pid, prev->tgid, comm, delta + thp_ns);
+			wait_credit(ts, prev->pid, prev->tgid, comm, lw_task_cgroup_id(prev),
+				    delta + thp_ns);
+			/* pid 0, the idle task of a CPU that pulled us over, is
+			 * the evidence's "CPU idle": no task's time */
+			if (prev->pid) {
+				slot = target_slot(next);
+				by_charge(slot, by_of(prev, next, slot), delta + thp_ns);
+			}
+		}
+		/* its group spent its quota: its own threads took that time */
+		if (ts->cum[LW_B_QUOTA] != quota_was) {
+			if (slot < 0)
+				slot = target_slot(next);
+			by_charge(slot, LW_BY_OWN, ts->cum[LW_B_QUOTA] - quota_was);
 		}
 		if (arrival_known)
 			ts->last_wait_end = now;

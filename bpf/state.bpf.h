@@ -120,6 +120,12 @@ struct thread_state {
 	__u32 waiter_tgid;
 	__u64 compact_start;
 	char waiter_comm[LW_COMM_LEN];
+	/* and, while busy, its cgroup v2 id and its class (enum lw_by)
+	 * against this thread's target slot (wait_slot), decided when it took
+	 * the CPU: switch_in() no longer has it at hand (preempt.bpf.h) */
+	__u64 waiter_cgid;
+	__u32 waiter_by;
+	__s32 wait_slot;
 	/* runqueue wait: the CPU queued on and its IRQ counters then */
 	__u32 wait_cpu;
 	__u32 waiting; /* counted in that CPU's waiters: LW_WAIT_* */

@@ -324,8 +324,9 @@ static void test_summary_json(void **state)
 		      "\"memory_high\":0,\"fault_wait\":0,\"fault_entry\":null,\"steal\":0}");
 	assert_has(s, "\"irqs\":[{\"irq\":36,\"name\":\"eth0\",\"cpu\":1,\"ns\":250,\"count\":3}]");
 	assert_has(s, "\"preempted_by\":[{\"pid\":777,\"tgid\":0,\"comm\":\"hog\","
-		      "\"tracer\":false,\"ns\":800,\"count\":2}],\"slow_waits\":[{\"pid\":777,"
-		      "\"comm\":\"hog\",\"tracer\":false,\"requests\":1,\"ns\":300}]");
+		      "\"tracer\":false,\"ns\":800,\"count\":2,\"pod\":null}],\"slow_waits\":"
+		      "[{\"pid\":777,\"comm\":\"hog\",\"tracer\":false,\"requests\":1,\"ns\":300,"
+		      "\"pod\":null}]");
 	assert_has(s, "\"clock\":{\"min_khz\":1200000,\"max_khz\":2400000,\"ref_khz\":3000000}");
 	assert_has(s,
 		   "\"findings\":[{\"cause\":\"thp\",\"severity\":\"warn\","

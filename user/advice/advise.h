@@ -33,6 +33,14 @@
 #define LW_FACT_PREEMPT	 8
 #define LW_FACT_CGROUPS	 LW_CG_LEVELS
 
+/* A task's Kubernetes pod, as the trace named it (issue 31): in false when
+ * it is in none, or that is not known (an older capture). */
+struct lw_fact_pod {
+	bool in;
+	bool named; /* from the kubelet's log tree; else name is the pod's uid */
+	char ns[64], name[256], container[64], qos[16];
+};
+
 /* What a trace measured, handed over by the engine for the live summary. */
 struct lw_trace_facts {
 	int pid;
@@ -57,7 +65,9 @@ struct lw_trace_facts {
 		char comm[16];
 		unsigned long long ns, count;
 		int own; /* a thread of the target itself */
+		struct lw_fact_pod pod;
 	} preempt[LW_FACT_PREEMPT];
+	struct lw_fact_pod target_pod; /* the target process's */
 	size_t nr_preempt;
 	unsigned long long idle_wakeups, idle_wake_ns; /* waits for an idle CPU to wake */
 	/* waits for an idle CPU that polled (no C-state): not the exit's */

@@ -18,6 +18,19 @@ static bool slowed_requests(const struct lw_summary *s, __u32 pid)
 	return false;
 }
 
+static void fact_pod(struct lw_fact_pod *f, const struct lw_pod_rec *r)
+{
+	memset(f, 0, sizeof(*f));
+	if (!r->type)
+		return;
+	f->in = true;
+	f->named = r->named;
+	snprintf(f->ns, sizeof(f->ns), "%s", r->ns);
+	snprintf(f->name, sizeof(f->name), "%s", r->name);
+	snprintf(f->container, sizeof(f->container), "%s", r->container);
+	snprintf(f->qos, sizeof(f->qos), "%s", r->qos);
+}
+
 void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -75,7 +88,9 @@ void lw_explain_facts(const struct lw_summary *s, struct lw_trace_facts *f)
 		p->ns = s->preempt[i].ns;
 		p->count = s->preempt[i].count;
 		p->own = s->preempt[i].tgid == (__u32)s->pid;
+		fact_pod(&p->pod, &s->preempt_pod[i]);
 	}
+	fact_pod(&f->target_pod, &s->target_pod);
 	f->irq_entry_cost_ns = s->irq_entry_ns;
 	f->irq_entry_ns = s->bucket_ns[LW_B_IRQ_ENTRY];
 	f->thp_collapses = s->thp.collapses;

@@ -34,6 +34,9 @@ struct qplan {
 	unsigned long long want; /* thousandths of a CPU; 0: remove the limit */
 	char how[320];		 /* how want was chosen, for the evidence */
 	int pid;
+	/* the target's pod as the trace named it (issue 31); NULL: not known
+	 * (latwhy check, an older capture), its uid then */
+	const struct lw_fact_pod *pod;
 };
 
 static bool has_quota(const struct lw_cg_level *l)
@@ -151,17 +154,32 @@ static const char *cpu_word(unsigned long long mcpu)
 	return mcpu == 1000 ? "CPU" : "CPUs";
 }
 
-/* "PATH (unit x.service)": a cgroup and what owns it. */
-static const char *describe(const struct lw_target *tg, const struct lw_cg_level *l, char *buf,
+/* The pod's name for text: "shop/web-1" where the trace named it, else
+ * its uid (l->name). */
+static const char *pod_name(const struct qplan *p, const struct lw_cg_level *l, char *buf,
 			    size_t len)
 {
+	if (p->pod && p->pod->in && p->pod->named)
+		snprintf(buf, len, "%s/%s", p->pod->ns, p->pod->name);
+	else
+		snprintf(buf, len, "%s", l ? l->name : "?");
+	return buf;
+}
+
+/* "PATH (unit x.service)": a cgroup and what owns it. */
+static const char *describe(const struct qplan *p, const struct lw_cg_level *l, char *buf,
+			    size_t len)
+{
+	const struct lw_target *tg = p->tg;
+	char pn[340];
+
 	switch (l->owner) {
 	case LW_CG_UNIT:
 	case LW_CG_USER_UNIT:
 		snprintf(buf, len, "%s (%s %s)", l->path, lw_cg_owner_name(l->owner), l->name);
 		break;
 	case LW_CG_POD:
-		snprintf(buf, len, "%s (pod %s, %s)", l->path, l->name,
+		snprintf(buf, len, "%s (pod %s, %s)", l->path, pod_name(p, l, pn, sizeof(pn)),
 			 tg->pod_qos[0] ? tg->pod_qos : "QoS unknown");
 		break;
 	case LW_CG_DOCKER:
@@ -266,27 +284,46 @@ static void plan_pod(struct adv *a, const struct qplan *p)
 	const struct lw_cg_level *ctr = level_of(p->tg, LW_CG_POD_CTR);
 	unsigned long long lim = pod_limit(p, ctr);
 	bool guaranteed = !strcmp(p->tg->pod_qos, "Guaranteed");
-	char q[32], old[32];
+	/* named by the trace: the pod's namespace and name, its container */
+	bool named = p->pod && p->pod->in && p->pod->named;
+	const char *cn = named && p->pod->container[0] ? p->pod->container : "CONTAINER";
+	char q[32], old[32], pn[340];
 
 	fmt_k8s(lim, q, sizeof(q));
 	if (ctr && has_quota(ctr))
 		fmt_k8s(level_mcpu(ctr), old, sizeof(old));
 	else
 		snprintf(old, sizeof(old), "none");
+	pod_name(p, pod, pn, sizeof(pn));
+	if (named)
+		adv_add(a, &a->f->fix,
+			"# the kubelet owns pod %s's cgroups and rewrites them: raise container "
+			"%s's resources.limits.cpu from %s to \"%s\" in the pod spec",
+			pn, cn, old, q);
+	else
+		adv_add(a, &a->f->fix,
+			"# the kubelet owns pod %s's cgroups and rewrites them: raise the "
+			"container's resources.limits.cpu from %s to \"%s\" in the pod spec",
+			pn, old, q);
+	if (named)
+		adv_add(a, &a->f->fix,
+			"# its owner: kubectl get pod %s -n %s -o "
+			"jsonpath='{.metadata.ownerReferences[0].kind}/"
+			"{.metadata.ownerReferences[0].name}'",
+			p->pod->name, p->pod->ns);
+	else
+		adv_add(a, &a->f->fix,
+			"# find the pod: kubectl get pods -A -o "
+			"custom-columns=NS:.metadata.namespace,POD:.metadata.name,UID:.metadata."
+			"uid "
+			"| grep %s",
+			pn);
 	adv_add(a, &a->f->fix,
-		"# the kubelet owns pod %s's cgroups and rewrites them: raise the container's "
-		"resources.limits.cpu from %s to \"%s\" in the pod spec",
-		pod ? pod->name : "?", old, q);
-	adv_add(a, &a->f->fix,
-		"# find the pod: kubectl get pods -A -o custom-columns=NS:.metadata.namespace,"
-		"POD:.metadata.name,UID:.metadata.uid | grep %s",
-		pod ? pod->name : "?");
-	adv_add(a, &a->f->fix,
-		"# then: kubectl set resources deployment/NAME -n NS -c CONTAINER "
+		"# then: kubectl set resources deployment/NAME -n %s -c %s "
 		"--limits=cpu=%s%s%s "
 		"(container id %.12s; the rollout makes new pods)",
-		q, guaranteed ? " --requests=cpu=" : "", guaranteed ? q : "",
-		ctr ? ctr->name : "?");
+		named ? p->pod->ns : "NS", cn, q, guaranteed ? " --requests=cpu=" : "",
+		guaranteed ? q : "", ctr ? ctr->name : "?");
 	if (guaranteed)
 		adv_add(a, &a->f->fix,
 			"# requests.cpu rises with it: a Guaranteed pod keeps requests equal to "
@@ -297,8 +334,9 @@ static void plan_pod(struct adv *a, const struct qplan *p)
 		"values, kustomize), or the next apply undoes kubectl's change",
 		q);
 	adv_add(a, &a->f->rollback,
-		"# kubectl set resources deployment/NAME -n NS -c CONTAINER --limits=cpu=%s%s%s",
-		old, guaranteed ? " --requests=cpu=" : "", guaranteed ? old : "");
+		"# kubectl set resources deployment/NAME -n %s -c %s --limits=cpu=%s%s%s",
+		named ? p->pod->ns : "NS", cn, old, guaranteed ? " --requests=cpu=" : "",
+		guaranteed ? old : "");
 }
 
 /* cpu.max.burst (5.14+): the quota stays, a burst spends what earlier
@@ -378,6 +416,7 @@ static bool plan_init(struct qplan *p, const struct lw_node *n, const struct lw_
 	if (!p->bind)
 		return false;
 	p->th = throttle_of(p->bind, t);
+	p->pod = t ? &t->target_pod : NULL;
 	suggest(p);
 	return true;
 }
@@ -393,10 +432,10 @@ static void add_other_limits(struct adv_text *x, const struct qplan *p)
 
 		if (l == p->bind || !has_quota(l))
 			continue;
-		adv_text_add(
-			x, "; also limited: %s, quota %s %s, throttled in %llu of %llu periods",
-			describe(p->tg, l, d, sizeof(d)), fmt_cpus(level_mcpu(l), c, sizeof(c)),
-			cpu_word(level_mcpu(l)), l->nr_throttled, l->nr_periods);
+		adv_text_add(x,
+			     "; also limited: %s, quota %s %s, throttled in %llu of %llu periods",
+			     describe(p, l, d, sizeof(d)), fmt_cpus(level_mcpu(l), c, sizeof(c)),
+			     cpu_word(level_mcpu(l)), l->nr_throttled, l->nr_periods);
 	}
 }
 
@@ -407,7 +446,7 @@ static void add_limit(struct adv_text *x, const struct qplan *p)
 	const struct throttle *th = &p->th;
 	char d[400];
 
-	adv_text_add(x, "cgroup %s", describe(p->tg, l, d, sizeof(d)));
+	adv_text_add(x, "cgroup %s", describe(p, l, d, sizeof(d)));
 	if (l != &p->tg->cg[0])
 		adv_text_add(x, ", above the target's %s", p->tg->cg[0].path);
 	adv_text_add(x, ": quota %.2f CPUs (%s)", (double)l->quota_us / l->period_us, l->cpu_max);
@@ -550,7 +589,7 @@ static void runtime_finding(struct adv *a, const struct qplan *p)
 		"on %s%s",
 		tg->pid, tg->runtime ? " (" : "", lw_runtime_name(tg->runtime),
 		tg->runtime ? ")" : "", tg->busy_tasks, tg->nr_tasks, cpus,
-		cpu_word(1000ULL * cpus), describe(tg, p->bind, d, sizeof(d)),
+		cpu_word(1000ULL * cpus), describe(p, p->bind, d, sizeof(d)),
 		tg->gc_threads > cpus ? "; its GC threads (GC Thread#N) are sized for more CPUs"
 				      : "");
 	adv_put(a, &a->f->why,

@@ -357,6 +357,8 @@ static bool same_key(__u32 type, const void *a, const void *b)
 		       ((const struct lw_preempt_rec *)b)->pid;
 	case LW_REC_CPU:
 		return ((const struct lw_cpu_rec *)a)->cpu == ((const struct lw_cpu_rec *)b)->cpu;
+	case LW_REC_POD: /* a state, by pid: as it came (rec_since_base()) */
+		return ((const struct lw_pod_rec *)a)->pid == ((const struct lw_pod_rec *)b)->pid;
 	}
 	return true; /* HIST, THP, MEMORY, META: one of each */
 }

@@ -21,6 +21,7 @@
 #include "cli/cmd.h"
 #include "cli/serve_capture.h"
 #include "cli/serve_opts.h"
+#include "cli/serve_preempt.h"
 #include "export/export.h"
 #include "export/http.h"
 #include "source/caps.h"
@@ -250,6 +251,7 @@ static void pod_slot_leave(struct serve *s, int slot)
 		if (!lw_tracer_target_hist(s->t, slot, s->hist) &&
 		    !lw_tracer_target_causes(s->t, slot, &c))
 			lw_export_series_retire(s->x, series, s->hist, &c);
+		lw_serve_preempted_retire(s->t, s->x, slot, series);
 	} else if (!series_used(s, series, slot)) {
 		lw_export_drop_series(s->x, series);
 	}
@@ -307,6 +309,7 @@ static int serve_tick(void *ctx, __u64 now_ns)
 		if (s->hist)
 			serve_pods_sync(s);
 		serve_causes(s);
+		lw_serve_preempted(s->t, s->x, s->series_of);
 		serve_pids(s);
 		/* the IRQ spread and a capture's facts: of the process now */
 		lw_export_set_pid(s->x, pid);

@@ -34,6 +34,8 @@ struct lw_engine {
 	size_t nr_preempt, cap_preempt;
 	struct lw_slow_wait *waits;
 	size_t nr_waits, cap_waits;
+	struct lw_pod_rec *pods; /* tasks' pods by pid (LW_REC_POD) */
+	size_t nr_pods, cap_pods;
 	struct lw_thp_stats thp;
 	struct lw_mem_stats mem;
 	struct lw_mem_node mem_node;
@@ -86,6 +88,7 @@ void lw_engine_free(struct lw_engine *e)
 	free(e->softirqs);
 	free(e->preempt);
 	free(e->waits);
+	free(e->pods);
 	free(e);
 }
 
@@ -257,6 +260,20 @@ static void feed_tier(struct lw_engine *e, const struct lw_tier_rec *t)
 	e->have_tiers = true;
 }
 
+/* A task's pod, its names cut to their fields (a capture's may hold any
+ * bytes): printed as they are, they must end. */
+static int feed_pod(struct lw_engine *e, const struct lw_pod_rec *rec)
+{
+	struct lw_pod_rec p = *rec;
+
+	p.ns[sizeof(p.ns) - 1] = '\0';
+	p.name[sizeof(p.name) - 1] = '\0';
+	p.container[sizeof(p.container) - 1] = '\0';
+	p.qos[sizeof(p.qos) - 1] = '\0';
+	return upsert((void **)&e->pods, &e->nr_pods, &e->cap_pods, sizeof(*e->pods), &p,
+		      offsetof(struct lw_pod_rec, pid), sizeof(__u32));
+}
+
 /* The size of a record of the type; 0 for a type the engine does not know. */
 static size_t rec_size(__u32 type)
 {
@@ -283,6 +300,8 @@ static size_t rec_size(__u32 type)
 		return sizeof(struct lw_hist_rec);
 	case LW_REC_TIER:
 		return sizeof(struct lw_tier_rec);
+	case LW_REC_POD:
+		return sizeof(struct lw_pod_rec);
 	}
 	return 0;
 }
@@ -331,6 +350,8 @@ static int feed_typed(struct lw_engine *e, __u32 type, const void *rec)
 	case LW_REC_TIER:
 		feed_tier(e, rec);
 		return 0;
+	case LW_REC_POD:
+		return feed_pod(e, rec);
 	}
 	return -EINVAL; /* not reached: rec_size() knows the same types */
 }
@@ -606,6 +627,45 @@ static void summarize_errors(const struct lw_engine *e, struct lw_summary *s)
 	}
 }
 
+const char *lw_pod_words(const struct lw_pod_rec *p, char *buf, size_t len)
+{
+	if (!p->type)
+		snprintf(buf, len, "%s", "");
+	else if (!p->named)
+		snprintf(buf, len, "pod with uid %.*s (no log directory)%s%.*s",
+			 (int)sizeof(p->name), p->name, p->container[0] ? ", container " : "",
+			 (int)sizeof(p->container), p->container);
+	else
+		snprintf(buf, len, "pod %.*s/%.*s%s%.*s", (int)sizeof(p->ns), p->ns,
+			 (int)sizeof(p->name), p->name, p->container[0] ? ", container " : "",
+			 (int)sizeof(p->container), p->container);
+	return buf;
+}
+
+static const struct lw_pod_rec *pod_of(const struct lw_engine *e, __u32 pid)
+{
+	for (size_t i = 0; pid && i < e->nr_pods; i++)
+		if (e->pods[i].pid == pid)
+			return &e->pods[i];
+	return NULL;
+}
+
+/* Each preemptor's pod, the slow requests' longest waits' and the run's
+ * process's, where a LW_REC_POD named one (type 0: none). */
+static void summarize_pods(const struct lw_engine *e, struct lw_summary *s)
+{
+	const struct lw_pod_rec *p;
+
+	for (size_t i = 0; i < s->nr_preempt; i++)
+		if ((p = pod_of(e, s->preempt[i].pid)))
+			s->preempt_pod[i] = *p;
+	for (size_t i = 0; i < s->nr_slow_waits; i++)
+		if ((p = pod_of(e, s->slow_waits[i].pid)))
+			s->slow_wait_pod[i] = *p;
+	if ((p = pod_of(e, (__u32)s->pid)))
+		s->target_pod = *p;
+}
+
 void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -646,6 +706,7 @@ void lw_engine_summarize(const struct lw_engine *e, struct lw_summary *s)
 	s->quota_waits = e->quota_waits;
 	s->quota_wait_ns = e->quota_wait_ns;
 	s->quota_wait_max_ns = e->quota_wait_max_ns;
+	summarize_pods(e, s);
 	summarize_freq(e, s);
 	summarize_measured(s);
 	summarize_errors(e, s);

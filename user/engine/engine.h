@@ -114,6 +114,12 @@ struct lw_summary {
 	size_t nr_preempt;
 	struct lw_slow_wait slow_waits[LW_TOP]; /* over the slow requests only */
 	size_t nr_slow_waits;
+	/* their Kubernetes pods, index for index (LW_REC_POD; type 0: in no
+	 * pod, or not known: a capture of record ABI 3 and older), and the
+	 * run's process's (pid's) */
+	struct lw_pod_rec preempt_pod[LW_TOP];
+	struct lw_pod_rec slow_wait_pod[LW_TOP];
+	struct lw_pod_rec target_pod;
 	struct lw_thp_stats thp;
 	/* the targets' memory management, cumulative (LW_REC_MEMORY); over
 	 * the slow requests measured for it: their faults, and how many had
@@ -140,8 +146,9 @@ void lw_engine_free(struct lw_engine *e);
 void lw_engine_set_target(struct lw_engine *e, __u32 pid, const char *comm);
 
 /*
- * Feed one record. Evidence records (IRQ, SOFTIRQ, PREEMPT, THP, CPU, HIST)
- * are cumulative snapshots and replace the previous value for their key.
+ * Feed one record. Evidence records (IRQ, SOFTIRQ, PREEMPT, POD, THP, CPU,
+ * HIST) are cumulative snapshots and replace the previous value for their
+ * key.
  * Returns 0; -EINVAL for a record that is short, of an unknown type or out of
  * range; -ENOMEM. Every error is also counted by kind in the summary.
  */
@@ -184,6 +191,12 @@ const char *lw_summary_verdict(const struct lw_summary *s);
 int lw_summary_verdict_own(const struct lw_summary *s, char *buf, size_t len);
 /* ns as a share of the slow requests' excess (excess_ns), at most 1. */
 double lw_summary_excess_share(const struct lw_summary *s, __u64 ns);
+
+/* A pod as text: "pod batch/cruncher-5f, container cruncher" ("pod
+ * batch/cruncher-5f" when the container is not named; "pod with uid U (no
+ * log directory)" when the pod is not); "" for type 0 (no pod). Returns
+ * buf. */
+const char *lw_pod_words(const struct lw_pod_rec *p, char *buf, size_t len);
 
 /* The task pid (of tgid, 0 when not known) is latwhy itself. */
 bool lw_summary_is_tracer(const struct lw_summary *s, __u32 pid, __u32 tgid);

@@ -41,6 +41,7 @@ void lw_export_free(struct lw_export *x)
 	if (x->node_read)
 		lw_node_free(&x->node);
 	free(x->irq_prev);
+	lw_export_preempt_free(x);
 	free(x->node_root);
 	pthread_mutex_destroy(&x->lock);
 	pthread_mutex_destroy(&x->node_lock);
@@ -92,6 +93,7 @@ int lw_export_add_pod_series(struct lw_export *x, const char *ns, const char *po
 		s = &x->ser[x->nser++];
 	}
 	memset(s, 0, sizeof(*s));
+	lw_export_preempt_forget(x, (int)(s - x->ser));
 	s->lab.pod = true;
 	snprintf(s->lab.ns, sizeof(s->lab.ns), "%s", ns);
 	snprintf(s->lab.name, sizeof(s->lab.name), "%s", pod);
@@ -407,5 +409,6 @@ void lw_export_restart(struct lw_export *x)
 	memset(x->khz, 0, sizeof(x->khz));
 	/* and so is the cgroup of its process; the counters go on */
 	lw_export_cgroup_forget(x);
+	lw_export_preempt_restart(x);
 	lw_export_publish(x);
 }

@@ -77,6 +77,12 @@ void lw_export_series_causes(struct lw_export *x, int series, const struct lw_ca
  * from the cgroup it is in. Tracing thread.
  */
 void lw_export_series_pid(struct lw_export *x, int series, int pid);
+/* A series' waits for the CPU by whose task ran instead since its tracer
+ * began, as the kernel counted them (lw_tracer_target_preempted()),
+ * before each tick: latwhy_preempted_seconds_total{...,by}. And what a
+ * slot that left the series had counted, kept in it (preempt.c). */
+void lw_export_series_preempted(struct lw_export *x, int series, const struct lw_preempt_by *b);
+void lw_export_preempted_retire(struct lw_export *x, int series, const struct lw_preempt_by *b);
 /* to += from, counter by counter. */
 void lw_cause_counts_add(struct lw_cause_counts *to, const struct lw_cause_counts *from);
 

@@ -155,7 +155,18 @@ struct lw_export {
 	 * sets their dir, a scrape reads them */
 	pthread_mutex_t cg_lock;
 	struct lw_export_cg cg[LW_MAX_TARGETS];
+	/* whose CPU time the waits were (preempt.c); the pointer under lock,
+	 * NULL until the first count */
+	struct lw_export_preempt *preempt;
 };
+
+/* preempt.c: latwhy_preempted_seconds_total; a restart keeps what each
+ * series reached as its base; a series' index taken by another pod starts
+ * from 0; freed with the exporter. */
+void lw_export_preempt_write(struct lw_export *x, FILE *f, const struct lw_export_counters *c);
+void lw_export_preempt_restart(struct lw_export *x);
+void lw_export_preempt_forget(struct lw_export *x, int series);
+void lw_export_preempt_free(struct lw_export *x);
 
 /* latwhy_captures_total, when captures are on (captures.c). */
 void lw_export_captures_write(struct lw_export *x, FILE *f);

@@ -286,6 +286,7 @@ static int render_to(struct lw_export *x, FILE *f, const struct lw_export_counte
 			write_histogram(f, &c->s[i].lab, &c->s[i]);
 	write_watch(f, c);
 	write_pods(f, x, c);
+	lw_export_preempt_write(x, f, c);
 	lw_export_cgroup_write(x, f, c);
 	write_dropped(f, c);
 	write_tiers(f, c);

@@ -317,6 +317,30 @@ static void json_mem_node(struct lw_json *j, const struct lw_mem_node *n)
 	lw_json_end_object(j);
 }
 
+/* A task's pod (issue 31): {"namespace", "name", "container", "qos",
+ * "named"}, or null when it is in no pod or that is not known. */
+static void json_pod(struct lw_json *j, const struct lw_pod_rec *p)
+{
+	if (!p->type) {
+		lw_json_knull(j, "pod");
+		return;
+	}
+	lw_json_key(j, "pod");
+	lw_json_begin_object(j);
+	lw_json_kstr(j, "namespace", p->ns);
+	lw_json_kstr(j, "name", p->name);
+	if (p->container[0])
+		lw_json_kstr(j, "container", p->container);
+	else
+		lw_json_knull(j, "container");
+	if (p->qos[0])
+		lw_json_kstr(j, "qos", p->qos);
+	else
+		lw_json_knull(j, "qos");
+	lw_json_kbool(j, "named", p->named);
+	lw_json_end_object(j);
+}
+
 static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 {
 	lw_json_key(j, "evidence");
@@ -355,6 +379,7 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 			      lw_summary_is_tracer(s, s->preempt[i].pid, s->preempt[i].tgid));
 		lw_json_ku64(j, "ns", s->preempt[i].ns);
 		lw_json_ku64(j, "count", s->preempt[i].count);
+		json_pod(j, &s->preempt_pod[i]);
 		lw_json_end_object(j);
 	}
 	lw_json_end_array(j);
@@ -367,6 +392,7 @@ static void json_evidence(struct lw_json *j, const struct lw_summary *s)
 		lw_json_kbool(j, "tracer", lw_summary_is_tracer(s, s->slow_waits[i].pid, 0));
 		lw_json_ku64(j, "requests", s->slow_waits[i].requests);
 		lw_json_ku64(j, "ns", s->slow_waits[i].ns);
+		json_pod(j, &s->slow_wait_pod[i]);
 		lw_json_end_object(j);
 	}
 	lw_json_end_array(j);
@@ -723,7 +749,7 @@ static void text_cpu_clocks(FILE *f, const struct lw_summary *s)
 
 static void text_evidence(FILE *f, const struct lw_summary *s)
 {
-	char d[32], clock[96];
+	char d[32], clock[96], pod[LW_K8S_NS_LEN + LW_K8S_NAME_LEN + LW_K8S_CTR_LEN + 48];
 
 	fprintf(f, "Evidence:\n");
 	for (size_t i = 0; i < s->nr_preempt && i < 3; i++) {
@@ -750,8 +776,9 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 				(unsigned long long)s->preempt[i].count);
 			continue;
 		}
-		fprintf(f, "  ran instead of it: %s (%s %u) %s over %llu waits\n",
-			s->preempt[i].comm,
+		fprintf(f, "  ran instead of it: %s (%s%s%s %u) %s over %llu waits\n",
+			s->preempt[i].comm, lw_pod_words(&s->preempt_pod[i], pod, sizeof(pod)),
+			s->preempt_pod[i].type ? "; " : "",
 			s->preempt[i].tgid == (__u32)s->pid ? "its own thread" : "pid",
 			s->preempt[i].pid, lw_fmt_ns(d, sizeof(d), s->preempt[i].ns),
 			(unsigned long long)s->preempt[i].count);
@@ -759,7 +786,7 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 	/* over the slow requests alone: which wait made them slow */
 	for (size_t i = 0; i < s->nr_slow_waits && i < 2; i++) {
 		const struct lw_slow_wait *w = &s->slow_waits[i];
-		char who[LW_COMM_LEN + 24];
+		char who[LW_COMM_LEN + sizeof(pod) + 24];
 
 		if (!w->pid)
 			snprintf(who, sizeof(who), "an idle CPU to wake");
@@ -768,7 +795,9 @@ static void text_evidence(FILE *f, const struct lw_summary *s)
 		else if (lw_summary_is_tracer(s, w->pid, 0))
 			snprintf(who, sizeof(who), "latwhy (this tracer)");
 		else
-			snprintf(who, sizeof(who), "%s (pid %u)", w->comm, w->pid);
+			snprintf(who, sizeof(who), "%s (%s%spid %u)", w->comm,
+				 lw_pod_words(&s->slow_wait_pod[i], pod, sizeof(pod)),
+				 s->slow_wait_pod[i].type ? "; " : "", w->pid);
 		fprintf(f, "  slow requests waited longest for %s: in %llu of %llu, %s\n", who,
 			(unsigned long long)w->requests, (unsigned long long)s->slow_requests,
 			lw_fmt_ns(d, sizeof(d), w->ns));

@@ -78,6 +78,13 @@ __u64 lw_snapshot_hist(struct lw_tracer *t)
 	return count;
 }
 
+int lw_tracer_target_preempted(struct lw_tracer *t, int slot, struct lw_preempt_by *b)
+{
+	if (slot < 0 || slot >= t->ntg)
+		return -EINVAL;
+	return percpu_sum(t, t->skel->maps.preempt_by, slot, b->ns, LW_BY_MAX);
+}
+
 static void emit_irq(struct lw_tracer *t, __u32 irq, __u32 cpu, const struct lw_count *c)
 {
 	struct lw_irq_rec r = {.type = LW_REC_IRQ, .irq = irq, .cpu = cpu, .ns = c->ns};
@@ -137,6 +144,7 @@ static void snapshot_preempt(struct lw_tracer *t)
 	int fd = bpf_map__fd(t->skel->maps.preempt_ev);
 	__u32 key, *prev = NULL;
 	struct lw_preempt_val v;
+	struct lw_pod_rec pod;
 
 	while (!bpf_map_get_next_key(fd, prev, &key)) {
 		struct lw_preempt_rec r = {.type = LW_REC_PREEMPT, .pid = key};
@@ -150,6 +158,14 @@ static void snapshot_preempt(struct lw_tracer *t)
 		r.count = v.count;
 		r.tgid = v.tgid;
 		lw_tracer_emit(t, &r, sizeof(r));
+		/* and its pod, where its cgroup is a pod's (podnames.c); an
+		 * idle CPU's entries have none */
+		if (v.cgid && key != LW_PID_IDLE_POLL &&
+		    !lw_podnames_of_cgid(t, v.cgid, v.tgid, &pod)) {
+			pod.type = LW_REC_POD;
+			pod.pid = key;
+			lw_tracer_emit(t, &pod, sizeof(pod));
+		}
 	}
 }
 
@@ -235,6 +251,7 @@ static enum lw_freq_source freq_source(struct lw_tracer *t)
 
 void lw_snapshot_meta(struct lw_tracer *t)
 {
+	struct lw_pod_rec pod;
 	struct lw_meta_rec m;
 
 	memset(&m, 0, sizeof(m));
@@ -265,5 +282,11 @@ void lw_snapshot_meta(struct lw_tracer *t)
 	m.untracked = t->skel->bss->untracked;
 	m.handoffs = t->skel->bss->handoffs;
 	m.tracer_tgid = getpid();
+	/* the run's process's pod, before its META: the findings name it */
+	if (m.pid && !lw_podnames_of_pid(t, m.pid, &pod)) {
+		pod.type = LW_REC_POD;
+		pod.pid = m.pid;
+		lw_tracer_emit(t, &pod, sizeof(pod));
+	}
 	lw_tracer_emit(t, &m, sizeof(m));
 }

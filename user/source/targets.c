@@ -365,8 +365,9 @@ static void cg_levels_apply(struct lw_tracer *t)
 /* A slot's kernel counters back to zero: it takes another container. */
 static void slot_zero(struct lw_tracer *t, __u32 slot)
 {
-	struct bpf_map *maps[] = {t->skel->maps.lat_hist, t->skel->maps.cause_counts};
-	__u32 keys[] = {1 + slot, slot};
+	struct bpf_map *maps[] = {t->skel->maps.lat_hist, t->skel->maps.cause_counts,
+				  t->skel->maps.preempt_by};
+	__u32 keys[] = {1 + slot, slot, slot};
 
 	for (size_t m = 0; m < sizeof(maps) / sizeof(maps[0]); m++) {
 		size_t size = (size_t)t->nr_cpus * ((bpf_map__value_size(maps[m]) + 7) & ~7UL);
@@ -468,6 +469,11 @@ static void pod_ctr_now(struct lw_tracer *t, const struct lw_pod *pod, const str
 			t->ntg = slot + 1;
 	}
 	seen[slot] = true;
+	/* its pod, for the kernel's own-or-other-pod decision (preempt.bpf.h) */
+	if (apply) {
+		t->skel->bss->targ_pod_cg[slot] = g->pod.pod_cgid;
+		t->skel->bss->targ_pod_level[slot] = g->pod.pod_level;
+	}
 	snprintf(path, sizeof(path), "%s%s", t->cg_mount, c->path);
 	if (lw_cgroup_id(path, &id))
 		id = 0;
@@ -521,6 +527,32 @@ static void pods_refresh(struct lw_tracer *t, bool apply)
 		} else if (g->pod_state == LW_SLOT_GONE && now - g->gone_ns >= LW_POD_HOLD_NS) {
 			g->pod_state = LW_SLOT_FREE;
 		}
+	}
+}
+
+/*
+ * The kubelet's kubepods cgroups (systemd and cgroupfs drivers, where
+ * lw_pods_read() looks) into the kernel's kubepods_cg: a task below one is
+ * a pod's, a target or not (preempt.bpf.h). Looked up each refresh, for any
+ * target: a kubelet started after latwhy is seen within a second.
+ */
+static void kubepods_apply(struct lw_tracer *t)
+{
+	static const char *const tops[] = {"/kubepods.slice", "/kubepods"};
+
+	_Static_assert(sizeof(tops) / sizeof(tops[0]) ==
+			       sizeof(t->skel->bss->kubepods_cg) /
+				       sizeof(t->skel->bss->kubepods_cg[0]),
+		       "a kubepods_cg entry for each top");
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+		char path[LW_PATH_MAX + 32];
+		__u64 id = 0;
+
+		snprintf(path, sizeof(path), "%s%s", t->cg_mount, tops[i]);
+		if (!t->cg_known || lw_cgroup_id(path, &id))
+			id = 0;
+		if (t->skel->bss->kubepods_cg[i] != id)
+			t->skel->bss->kubepods_cg[i] = id;
 	}
 }
 
@@ -584,6 +616,7 @@ int lw_targets_refresh(struct lw_tracer *t, bool apply)
 		return 0;
 	tgids_apply(t, slot_of);
 	cg_levels_apply(t);
+	kubepods_apply(t);
 	for (int i = 0; i < t->nstatic; i++)
 		if (t->tg[i].opt->kind == LW_TARGET_CGROUP || t->tg[i].opt->kind == LW_TARGET_UNIT)
 			cgroup_apply(t, &t->tg[i], ids[i]);
@@ -617,9 +650,17 @@ int lw_targets_init(struct lw_tracer *t)
 	t->ntg = t->nstatic;
 	for (int i = t->nstatic; i < LW_MAX_TARGETS; i++)
 		t->tg[i].slot = i;
-	if (!cg && !t->pods)
-		return 0;
 	err = lw_cgroup2_mount("/", t->cg_mount, sizeof(t->cg_mount));
+	t->cg_known = !err;
+	/* any target's preemptors may be pods' (kubepods_apply()); only
+	 * these targets need the mount */
+	if (!cg && !t->pods) {
+		if (err)
+			t->cg_mount[0] = '\0';
+		else if (!strcmp(t->cg_mount, "/"))
+			t->cg_mount[0] = '\0';
+		return 0;
+	}
 	if (err) {
 		fprintf(stderr,
 			err == -ENOENT ? "latwhy: --cgroup, --unit and pods need cgroup v2, and no "

@@ -421,6 +421,8 @@ static int tracer_load(struct lw_tracer *t)
 				 1 + (t->pods ? LW_MAX_TARGETS : (t->ntg > 1 ? t->ntg : 0)));
 	bpf_map__set_max_entries(t->skel->maps.cause_counts,
 				 t->pods ? LW_MAX_TARGETS : (t->ntg ? t->ntg : 1));
+	bpf_map__set_max_entries(t->skel->maps.preempt_by,
+				 t->pods ? LW_MAX_TARGETS : (t->ntg ? t->ntg : 1));
 	err = latwhy_bpf__load(t->skel);
 	if (err) {
 		fprintf(stderr,
@@ -558,5 +560,6 @@ void lw_tracer_close(struct lw_tracer *t)
 	free(t->hist_buf);
 	free(t->count_buf);
 	free(t->hist);
+	lw_podnames_free(t->podnames);
 	free(t);
 }

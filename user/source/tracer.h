@@ -70,6 +70,9 @@ int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_count
 /* A slot's slow requests and their latency since the start, as the
  * always-attached tier counted them: 0, or -ENOENT without that tier. */
 int lw_tracer_target_watch(const struct lw_tracer *t, int slot, __u64 *slow, __u64 *slow_ns);
+/* A slot's waits for the CPU by whose task ran instead (enum lw_by),
+ * counted in the kernel since the start: 0 or -errno. */
+int lw_tracer_target_preempted(struct lw_tracer *t, int slot, struct lw_preempt_by *b);
 
 /* A container of a --pods or --pod target, as its slot holds it: names
  * from the kubelet's log tree (node/pods.h), "" unknown. */

@@ -66,6 +66,7 @@ struct lw_tracer {
 	bool pods;		    /* a --pods or --pod target: slots nstatic.. are containers */
 	int pods_untraced;	    /* containers past the last slot, said once */
 	char cg_mount[LW_PATH_MAX]; /* cgroup v2's mount point, "" for "/" */
+	bool cg_known;		    /* cg_mount was found */
 	int pids[LW_MAX_TGIDS];	    /* every target's processes, first seen first */
 	int pid_slot[LW_MAX_TGIDS]; /* the slot of the target each is of */
 	int npids;
@@ -102,6 +103,7 @@ struct lw_tracer {
 	__u64 tier_ns;	       /* the previous tier record's end */
 	__u64 watch_slow_seen; /* watch_slow summed, at it */
 	__u32 escalations;     /* rises since it */
+	struct lw_podnames *podnames; /* the pods of tasks' cgroups (podnames.c) */
 	/* lw_fault_min/maj on every CPU's page-fault perf events (memory.c) */
 	struct bpf_link **mem_links;
 	int nmem_links;
@@ -165,6 +167,17 @@ void lw_duty_idle_tick(struct lw_tracer *t, __u64 now);
 /* programs.c: switch off what this kernel or --skip and --request leave out,
  * configure .rodata; 0 or a negative errno said on stderr. */
 int lw_tracer_probe(struct lw_tracer *t);
+
+/* podnames.c: the Kubernetes pod of a task, for the preemptor evidence
+ * (LW_REC_POD). By the cgroup v2 id the kernel saw it in (tgid: its
+ * process, read when the id is no container's: a cgroup below one), or
+ * by a process's own cgroup: 0 with out's names set (not its type and
+ * pid), -ENOENT when it is in no pod (or none can be read). The node's
+ * pods are walked again for an id not seen before, once a second at most. */
+struct lw_podnames;
+int lw_podnames_of_cgid(struct lw_tracer *t, __u64 cgid, __u32 tgid, struct lw_pod_rec *out);
+int lw_podnames_of_pid(struct lw_tracer *t, int pid, struct lw_pod_rec *out);
+void lw_podnames_free(struct lw_podnames *p);
 
 /* snapshot.c */
 /* Read lat_hist into t->hist; returns the requests it counts. */
