@@ -13,6 +13,7 @@
 #include "engine/cause.h"
 #include "node/node.h"
 #include "export/export.h"
+#include "export/health.h"
 
 /* A series' labels: target="...", or a pod container's namespace, pod,
  * container (the pod's QoS class for latwhy_pod_info). */
@@ -142,6 +143,7 @@ struct lw_export {
 	 * sets their dir, a scrape reads them */
 	pthread_mutex_t cg_lock;
 	struct lw_export_cg cg[LW_MAX_TARGETS];
+	struct lw_health health; /* stamped at each publish: GET /healthz */
 };
 
 /* latwhy_captures_total, when captures are on (captures.c). */
