@@ -36,6 +36,7 @@ ENUMS = {
     ("io.k8s.api.core.v1.SeccompProfile", "type"): ["Localhost", "RuntimeDefault", "Unconfined"],
     ("io.k8s.api.core.v1.HTTPGetAction", "scheme"): ["HTTP", "HTTPS"],
     ("io.k8s.api.core.v1.Toleration", "operator"): ["Equal", "Exists"],
+    ("io.k8s.api.core.v1.VolumeMount", "recursiveReadOnly"): ["Disabled", "Enabled", "IfPossible"],
     ("io.k8s.api.core.v1.Toleration", "effect"): ["NoExecute", "NoSchedule", "PreferNoSchedule"],
 }
 KEEP = ("type", "format", "properties", "required", "items", "additionalProperties",
