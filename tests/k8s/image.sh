@@ -13,12 +13,12 @@
 # each) for the caller. Not the engine's layers, nor its registry's base
 # image byte for byte: the same packages from the same archive.
 #
-# Cached in LATWHY_K8S_CACHE (default /var/cache/latwhy-k8s), keyed by the
+# Cached in LATWHY_K8S_CACHE (default /tmp/latwhy-k8s), keyed by the
 # Containerfile and the files copied; as root.
 set -euo pipefail
 CF=$(cd "$(dirname "$0")/../.." && pwd)/deploy/kubernetes/Containerfile
 CTX=${1:?usage: image.sh CONTEXT_DIR}
-CACHE=${LATWHY_K8S_CACHE:-/var/cache/latwhy-k8s}
+CACHE=${LATWHY_K8S_CACHE:-/tmp/latwhy-k8s}
 die() { echo "image.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (mmdebstrap, chroot)"
 command -v mmdebstrap >/dev/null || die "no mmdebstrap (tools/deps.sh installs it)"
