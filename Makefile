@@ -139,6 +139,7 @@ unit: $(UNIT_BINS) latwhy $(BUILD)/tests/lw_http_serve
 	@echo "== tests/tools/test_usage.py"; python3 tests/tools/test_usage.py
 	@echo "== tests/install/check.sh"; tests/install/check.sh
 	@echo "== tests/tools/test_http.py"; python3 tests/tools/test_http.py $(BUILD)/tests/lw_http_serve
+	@echo "== tests/k8s/test_manifests.py"; python3 tests/k8s/test_manifests.py
 else
 unit: $(filter $(BUILD)/tests/test_$(UNIT_T),$(UNIT_BINS))
 	@[ -n "$^" ] || { echo "make unit: no unit test '$(T)': T is one of $(patsubst $(BUILD)/tests/test_%,%,$(UNIT_BINS))" >&2; exit 2; }

@@ -18,7 +18,8 @@ zlib1g-dev:arm64 libmicrohttpd-dev:arm64 file binutils"
 else
 PKGS="make clang python3 libbpf-dev bpftool libelf-dev zlib1g-dev libcmocka-dev pkg-config \
 gcc libc6-dev shellcheck procps iproute2 util-linux libclang-rt-14-dev libmicrohttpd-dev \
-prometheus chromium chromium-driver python3-selenium systemd debhelper lintian man-db"
+prometheus chromium chromium-driver python3-selenium systemd debhelper lintian man-db \
+python3-yaml mmdebstrap"
 fi
 missing=""
 for p in $PKGS; do

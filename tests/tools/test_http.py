@@ -4,17 +4,20 @@
     python3 tests/tools/test_http.py build/tests/lw_http_serve
 
 Starts lw_http_serve (the exporter and its endpoint, no tracer) on loopback
-and checks, exactly, what it answers: GET and HEAD of /metrics and /, 404 for
-other paths, 405 for other methods, 400 for a malformed request, 431 for a
+and checks, exactly, what it answers: GET and HEAD of /metrics and /, 503
+for /healthz with no tracer, 404 for other paths, 405 for other methods, 400 for a malformed request, 431 for a
 64 KiB header. Then, from ten other loopback addresses, opens 1000
 connections at once: slowloris clients trickling a header line a second,
 idle ones, garbage and 64 KiB headers. Meanwhile scrapes from 127.0.0.1 must
 each succeed with a whole exposition within a generous 5 s (not blocked),
 every one of them; and afterwards the server is alive and answers. The one
-bound asserted is that timeout: no test here times anything finer.
+bound asserted is that timeout: no test here times anything finer. Last,
+/healthz against a stand-in tracing loop that ticks, then stops ticking,
+then ends (healthz()).
 """
 import os
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -99,9 +102,14 @@ def valid_metrics(status, hdrs, body):
 def refusals(port):
     r = [get(port)[0], get(port, "HEAD")[0], get(port, "GET", "/")[0],
          get(port, "GET", "/other")[0], get(port, "GET", "/metrics/x")[0],
-         get(port, "POST")[0], get(port, "DELETE", "/")[0], get(port, "PUT", "/other")[0]]
-    ok("GET, HEAD /metrics; GET /; /other, /metrics/x; POST, DELETE /, PUT /other",
-       r == [200, 200, 200, 404, 404, 405, 405, 404], str(r))
+         get(port, "POST")[0], get(port, "DELETE", "/")[0], get(port, "PUT", "/other")[0],
+         get(port, "GET", "/healthz")[0], get(port, "POST", "/healthz")[0]]
+    ok("GET, HEAD /metrics; GET /; /other, /metrics/x; POST, DELETE /, PUT /other;"
+       " GET /healthz with no tracer (503), POST /healthz",
+       r == [200, 200, 200, 404, 404, 405, 405, 404, 503, 405], str(r))
+    st, hdrs, body = get(port, "GET", "/healthz")
+    ok("/healthz with no tracer says so", body == b"no tracer: serve has not started one\n",
+       repr(body))
     st, hdrs, body = get(port, "POST")
     ok("405 names what is allowed", hdrs.get("Allow") == "GET, HEAD", str(hdrs))
     st, hdrs, body = get(port, "GET", "/")
@@ -167,6 +175,49 @@ class Flood:
             t.join()
 
 
+def healthz(binary):
+    """/healthz judged on real time: a stand-in tracing loop publishing every
+    100 ms answers 200 "ok"; its ticks stopped (SIGUSR1, a hung loop), 503
+    within 3 intervals and a little, with the reason; the tracer said ended
+    (SIGUSR2), 503 "tracer stopped". /metrics answers throughout."""
+    port = free_port()
+    srv = subprocess.Popen([binary, str(port), "100"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+    try:
+        line = srv.stdout.readline().decode().strip()
+        if line != "serving %d" % port:
+            ok("lw_http_serve PORT 100 started", False, repr(line))
+            return
+        time.sleep(0.3)
+        r = [get(port, "GET", "/healthz") for _ in range(10)]
+        ok("ticking every 100 ms: /healthz 200 \"ok\" (10 of 10)",
+           [(x[0], x[2]) for x in r] == [(200, b"ok\n")] * 10, str(r[:2]))
+        st, hdrs, body = get(port, "HEAD", "/healthz")
+        ok("HEAD /healthz: 200", st == 200, str(st))
+        srv.send_signal(signal.SIGUSR1)
+        t0, st, body = time.time(), 200, b""
+        while st == 200 and time.time() - t0 < 3:
+            st, hdrs, body = get(port, "GET", "/healthz")
+            time.sleep(0.02)
+        took = time.time() - t0
+        # 3 intervals (0.3 s) after the last tick, which came up to 0.1 s
+        # before the signal; the upper bound is generous for a loaded CI
+        ok("ticks stopped: 503 after 0.2 to 1.5 s (%.2f s)" % took,
+           st == 503 and 0.2 <= took <= 1.5, "%s %.2f s" % (st, took))
+        ok("its reason: ticks stale", body.startswith(b"ticks stale: the last one 0.")
+           and body.endswith(b" s ago, the interval 0.1 s\n") and body.count(b"\n") == 1,
+           repr(body))
+        ok("/metrics still answers", valid_metrics(*get(port)) == "")
+        srv.send_signal(signal.SIGUSR2)
+        time.sleep(0.2)
+        st, hdrs, body = get(port, "GET", "/healthz")
+        ok("tracer ended: 503 \"tracer stopped: every target exited\"",
+           (st, body) == (503, b"tracer stopped: every target exited\n"), "%s %r" % (st, body))
+    finally:
+        srv.terminate()
+        srv.wait(10)
+
+
 def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = min(hard, 4096) if hard != resource.RLIM_INFINITY else 4096
@@ -225,6 +276,7 @@ def main():
     ok("stopped by SIGTERM, exit 0", rc == 0, "exit %s" % rc)
     err = srv.stderr.read().decode()
     ok("nothing on stderr", err == "", err[:200])
+    healthz(sys.argv[1])
     if FAILS:
         return 1
     print("test_http.py: all passed")

@@ -23,6 +23,7 @@
 #include "cli/serve_opts.h"
 #include "cli/serve_preempt.h"
 #include "export/export.h"
+#include "export/health.h"
 #include "export/http.h"
 #include "source/caps.h"
 #include "source/duty.h"
@@ -383,6 +384,7 @@ static enum lw_exit serve_targets(struct serve *s)
 	if (split && s->hist && s->sum)
 		serve_tick(s, 0); /* the last histograms, then published */
 	exited = lw_tracer_target_exited(s->t);
+	lw_health_stopped(lw_health_of(s->x), err, exited); /* /healthz: 503 from now */
 	if (lw_tracer_stopped())
 		serve_stop = 1;
 	lw_tracer_close(s->t);
@@ -432,6 +434,8 @@ static int serve_prepare(struct serve *s)
 		fprintf(stderr, "latwhy: out of memory\n");
 		return -ENOMEM;
 	}
+	lw_health_setup(lw_health_of(s->x), o->trace.conf.interval_ns, o->sample.on_ns,
+			o->sample.every_ns);
 	/* the duty cycle attaches uprobes again at each cycle, which
 	 * perf_event_open() checks */
 	if (o->sample.every_ns && o->trace.conf.req_mode == LW_REQ_UPROBE)

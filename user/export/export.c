@@ -315,6 +315,7 @@ static void publish_at(struct lw_export *x, __u64 now_ns)
 	x->pub = *c;
 	pthread_mutex_unlock(&x->lock);
 	free(c);
+	lw_health_beat(&x->health, now_ns, x->detached);
 }
 
 void lw_export_publish(struct lw_export *x)

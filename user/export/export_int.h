@@ -13,6 +13,7 @@
 #include "engine/cause.h"
 #include "node/node.h"
 #include "export/export.h"
+#include "export/health.h"
 
 /* A series' labels: target="...", or a pod container's namespace, pod,
  * container (the pod's QoS class for latwhy_pod_info). */
@@ -158,6 +159,7 @@ struct lw_export {
 	/* whose CPU time the waits were (preempt.c); the pointer under lock,
 	 * NULL until the first count */
 	struct lw_export_preempt *preempt;
+	struct lw_health health; /* stamped at each publish: GET /healthz */
 };
 
 /* preempt.c: latwhy_preempted_seconds_total; a restart keeps what each

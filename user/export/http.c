@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * http.c - /metrics over libmicrohttpd.
+ * http.c - /metrics and /healthz over libmicrohttpd.
  *
  * latwhy binds the socket itself, so a port in use is its errno, said in
  * one line by the caller, not a library log; libmicrohttpd then serves it
@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 
+#include "export/health.h"
 #include "export/http.h"
 
 #define CT_TEXT "text/plain; version=0.0.4; charset=utf-8"
@@ -22,6 +23,7 @@
 static const char page[] = "<html><head><title>latwhy</title></head><body>\n"
 			   "<h1>latwhy serve</h1>\n"
 			   "<p><a href=\"/metrics\">Metrics</a></p>\n"
+			   "<p><a href=\"/healthz\">Health</a></p>\n"
 			   "</body></html>\n";
 
 struct lw_http {
@@ -62,6 +64,20 @@ static enum MHD_Result serve_metrics(struct lw_http *h, struct MHD_Connection *c
 		     MHD_create_response_from_buffer_with_free_callback(len, buf, free), CT_TEXT);
 }
 
+/* 200 "ok" while the tracer ticks, 503 and why not: what a liveness probe
+ * needs, which an answer from this thread alone would not tell. */
+static enum MHD_Result serve_health(struct lw_http *h, struct MHD_Connection *c)
+{
+	char why[160], *body;
+	bool ok = !lw_health_check(lw_health_of(h->x), lw_health_now_ns(), why, sizeof(why));
+
+	if (asprintf(&body, "%s\n", ok ? "ok" : why) < 0)
+		return MHD_NO;
+	return reply(c, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+		     MHD_create_response_from_buffer_with_free_callback(strlen(body), body, free),
+		     "text/plain; charset=utf-8");
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_len, void **con_cls)
@@ -77,13 +93,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		*upload_len = 0;
 		return MHD_YES;
 	}
-	if (strcmp(url, "/metrics") && strcmp(url, "/"))
+	if (strcmp(url, "/metrics") && strcmp(url, "/") && strcmp(url, "/healthz"))
 		return reply(c, MHD_HTTP_NOT_FOUND, text("not found\n"), "text/plain");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, text("method not allowed\n"),
 			     "text/plain");
 	if (!strcmp(url, "/"))
 		return reply(c, MHD_HTTP_OK, text(page), "text/html; charset=utf-8");
+	if (!strcmp(url, "/healthz"))
+		return serve_health(cls, c);
 	return serve_metrics(cls, c);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * http.h - the exporter's HTTP endpoint (libmicrohttpd): GET /metrics and a
- * page at / linking to it; other paths 404, other methods 405.
+ * http.h - the exporter's HTTP endpoint (libmicrohttpd): GET /metrics,
+ * GET /healthz (200 "ok" while the tracer ticks, 503 and why not: health.h)
+ * and a page at / linking to them; other paths 404, other methods 405.
  *
  * One internal polling thread (epoll) serves every connection, none of them
  * able to hold it: a bound on connections in all and from one address, a
