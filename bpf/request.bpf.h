@@ -350,26 +350,29 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
  * counts every request, and the full tier's request ends count none. */
 volatile bool watch_hist = false;
 
-static __always_inline void hist_count(__u64 latency)
+/* A request into the histogram of all and, with several targets, into its
+ * target slot's (slot < 0: none). */
+static __always_inline void hist_count_at(__u64 latency, int slot)
 {
 	__u32 key = 0, b = lw_hist_bucket(latency);
 	struct hist *h = bpf_map_lookup_elem(&lat_hist, &key);
-	int slot;
 
 	if (!h || b >= LW_HIST_BUCKETS)
 		return;
 	h->b[b]++;
-	if (!targ_split)
-		return;
-	/* the request ends on a thread of its target's (its reader's, or
-	 * another of that process's when handed off) */
-	slot = target_slot_cur();
-	if (slot < 0 || slot >= LW_MAX_TARGETS)
+	if (!targ_split || slot < 0 || slot >= LW_MAX_TARGETS)
 		return;
 	key = 1 + slot;
 	h = bpf_map_lookup_elem(&lat_hist, &key);
 	if (h)
 		h->b[b]++;
+}
+
+/* The request ends on a thread of its target's (its reader's, or another
+ * of that process's when handed off): the slot is the current task's. */
+static __always_inline void hist_count(__u64 latency)
+{
+	hist_count_at(latency, targ_split ? target_slot_cur() : -1);
 }
 
 static __always_inline void hist_add(__u64 latency)

@@ -32,7 +32,9 @@ struct watch_sock {
 	__u64 start_ns; /* open: when its request's data arrived */
 	__u64 end_ns;	/* when its last request ended */
 	__u32 open;
-	__u32 pad;
+	/* its reader's target slot + 1, found at its first request (0: not
+	 * yet): a socket stays its process's, so once per connection */
+	__u32 slot1;
 };
 
 struct {
@@ -79,6 +81,11 @@ int BPF_PROG(lw_watch_recv, struct sock *sk, int ret, int flags)
 	ws = bpf_sk_storage_get(&watch_socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!ws || ws->open)
 		return 0; /* more of the same request */
+	if (!ws->slot1) {
+		int slot = target_slot_cur();
+
+		ws->slot1 = slot >= 0 && slot < LW_MAX_TARGETS ? slot + 1 : 0;
+	}
 	now = bpf_ktime_get_ns();
 	ws->start_ns = watch_start(sk, ws, now);
 	ws->open = 1;
@@ -90,7 +97,6 @@ static __always_inline void watch_end(struct sock *sk)
 	struct watch_sock *ws;
 	__u64 now, latency;
 	__u32 i;
-	int slot;
 
 	/* most sockets have no BPF storage at all: no helper call for them */
 	if (!sk->sk_bpf_storage)
@@ -102,13 +108,12 @@ static __always_inline void watch_end(struct sock *sk)
 	ws->open = 0;
 	ws->end_ns = now;
 	latency = now - ws->start_ns;
-	hist_count(latency);
-	slot = target_slot_cur();
-	if (slot < 0)
-		return;
-	/* masked, not compared: a signed compare left the index unbounded
-	 * below for the verifier */
-	i = (__u32)slot & (LW_MAX_TARGETS - 1);
+	if (!ws->slot1)
+		return; /* no target's, after all */
+	/* masked, not compared: a compare clang made on a copy left the index
+	 * unbounded for the verifier */
+	i = (ws->slot1 - 1) & (LW_MAX_TARGETS - 1);
+	hist_count_at(latency, (int)i);
 	__sync_fetch_and_add(&watch_req[i], 1);
 	__sync_fetch_and_add(&watch_lat_ns[i], latency);
 	if (latency <= slow_thresh_ns)

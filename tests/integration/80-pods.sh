@@ -79,6 +79,32 @@ start_pause() {
 	PAUSE=$!
 }
 
+# pods_bound: with two pods serving (web-1, web-2), a second serve bound to
+# one pod of series of its own: the other's container summed under
+# pod="other" and counted in latwhy_pods_over_bound, no series of its name.
+pods_bound() {
+	local bport bpid
+	bport=$(free_port)
+	./latwhy serve --pods --sample off --max-pods 1 --listen "127.0.0.1:$bport" \
+		>"$OUT/bound.out" 2>"$OUT/bound.err" &
+	bpid=$!
+	PIDS+=("$bpid")
+	if ! serve_scrape "$bport" "$OUT/bound.txt" "m.get('latwhy_pods_over_bound') == 1" 40; then
+		fail pods_bound "over bound $(grep '^latwhy_pods_over_bound' "$OUT/bound.txt"): $(tail -1 "$OUT/bound.err")"
+		stop_child "$bpid"
+		return
+	fi
+	serve_check pods_bound "$OUT/bound.txt" '
+req = [x for x in m if x.startswith("latwhy_requests_total{")]
+pods = sorted(x.split("pod=\"")[1].split("\"")[0] for x in req)
+assert pods in (["other", "web-1"], ["other", "web-2"]), pods
+assert "latwhy_requests_total{namespace=\"\",pod=\"other\",container=\"\"}" in m, req
+info = [x for x in m if x.startswith("latwhy_pod_info{")]
+assert len(info) == 1, info
+'
+	stop_child "$bpid"
+}
+
 # serve --pods: a lab server in one pod, a hog on its CPU in another; the
 # series by namespace/pod/container, slow requests by sched, no pid or id
 # label; the hog's pod removed loses its series, a pod added is served
@@ -168,6 +194,7 @@ assert not [x for x in m if "target=" in x or "pid=" in x or "uid" in x or "0000
 	fi
 	grep -q 'latwhy_pod_info{namespace="shop",pod="web-2",qos="Guaranteed"} 1' "$OUT/pods3.txt" ||
 		fail pods_added_qos "$(grep pod_info "$OUT/pods3.txt" | tr '\n' ' ')"
+	pods_bound
 	kill -TERM "$lpid"
 	wait "$lpid"
 	[ $? -eq 0 ] && pass pods_serve_stop || fail pods_serve_stop "serve did not stop on SIGTERM"
