@@ -202,24 +202,34 @@ assert not [x for x in m if "target=" in x or "pid=" in x or "uid" in x or "0000
 	pods_cleanup
 }
 
+# run_delay PID: the ns PID's threads have waited on a run queue
+# (/proc/PID/task/*/schedstat, field 2: the kernel's own count).
+run_delay() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $2 } END { printf "%.0f\n", s }'
+}
+
 # pods_preempted PORT BY KEY: with a hog of BY ("pod": another pod's, "host":
 # a process in no pod) on the server's CPU, latwhy_preempted_seconds_total
-# of KEY grows by="BY" and BY holds most of what grew; the other classes
-# grow little. Over 5 s of wall time, one server thread: BY grows by 0.5 s
-# at least (it waited half of its busy time behind the hog, README's demo:
-# 4.9 s in 10 s) and never by more than the wall time; it holds two thirds
-# of what grew and three times any other class (kworkers and the node's
-# other processes run there too: kernel held 14% in one run).
+# of KEY grows by="BY", BY holds most of what grew and the other classes
+# grow little. The truth is the kernel's: the server's threads' run_delay
+# over the same 5 s. What grew in all is that run_delay to within 20%, plus
+# what one serve tick (1 s: each scrape lags by less) moves it; BY holds two
+# thirds of it and three times any other class (kworkers and the node's
+# other processes run there too: kernel held 14% in one run). How much the
+# hog takes is the scheduler's (0.39 to 1.0 s in 5 s seen here): it must
+# take 0.1 s at least, or the test has shown nothing.
 # shellcheck disable=SC2015 # A && B || fail: fail is the else branch
 pods_preempted() {
-	local port=$1 by=$2 key=$3 t0 t1 msg
+	local port=$1 by=$2 key=$3 t0 t1 d0 d1 msg
 	if ! serve_scrape "$port" "$OUT/pre-$by-1.txt" \
 		"m.get('latwhy_preempted_seconds_total{$key,by=\"$by\"}', 0) > 0.2" 30; then
 		fail "pods_preempted_$by" "by=\"$by\" did not grow: $(grep preempted_seconds "$OUT/pre-$by-1.txt" | tr '\n' ' ')"
 		return
 	fi
 	t0=$(date +%s.%N)
+	d0=$(run_delay "$SPID")
 	sleep 5
+	d1=$(run_delay "$SPID")
 	serve_scrape "$port" "$OUT/pre-$by-2.txt" "True" 5
 	t1=$(date +%s.%N)
 	if msg=$(pycheck "$OUT/pre-$by-2.txt" "$OUT/pre-$by-1.txt" 2>&1 <<EOF
@@ -228,20 +238,22 @@ def samples(path):
     return dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in open(path).read().splitlines()
                                         if l and not l.startswith("#")))
 m, p = samples(sys.argv[1]), samples(sys.argv[2])
-k, by, wall = '$key', '$by', $t1 - $t0
+k, by, wall, rd = '$key', '$by', $t1 - $t0, ($d1 - $d0) / 1e9
 n = 'latwhy_preempted_seconds_total{%s,by="%s"}'
 g = dict((c, m[n % (k, c)] - p[n % (k, c)]) for c in ('own', 'pod', 'host', 'kernel'))
-print('     by="%s" grew %.3f s in %.2f s; the others: %s' % (by, g[by], wall,
-      ', '.join('%s %.3f' % (c, g[c]) for c in g if c != by)))
-assert 0.5 <= g[by] <= wall + 0.5, (g, wall)
-assert g[by] >= 2.0 / 3 * sum(g.values()), g
+tot = sum(g.values())
+print('     by="%s" grew %.3f s in %.2f s (the kernel: %.3f s waited); the others: %s' % (by, g[by],
+      wall, rd, ', '.join('%s %.3f' % (c, g[c]) for c in g if c != by)))
+assert rd >= 0.1, ('the hog took %.3f s from the server in %.2f s' % (rd, wall))
+assert abs(tot - rd) <= 0.2 * rd + rd / wall, ('all classes %.3f s, the kernel %.3f s' % (tot, rd), g)
+assert g[by] >= 2.0 / 3 * tot, g
 assert g[by] >= 3 * max(g[c] for c in g if c != by), g
 EOF
 	); then
 		pass "pods_preempted_$by"
 		echo "$msg"
 	else
-		fail "pods_preempted_$by" "$(echo "$msg" | tail -1)"
+		fail "pods_preempted_$by" "$(echo "$msg" | sed 's/^ *//' | tr '\n' ' ')"
 	fi
 }
 
