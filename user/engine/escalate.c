@@ -9,10 +9,14 @@
 const struct lw_esc_conf lw_esc_defaults = {
 	.min_slow = 5,
 	.min_req = 200,
+	.min_steps = 8,
 	.factor = 3.0,
 	.floor = 0.02,
 	.mean_factor = 1.5,
-	.mean_floor_ns = 50000,
+	.mean_floor_ns = 10000,
+	.spread_k = 6.0,
+	.spread_max = 0.15,
+	.learn_steps = 240,
 	.tau_ns = 60ULL * 1000000000ULL,
 	.hold_ns = 10ULL * 1000000000ULL,
 	.max_ns = 300ULL * 1000000000ULL,
@@ -31,61 +35,118 @@ static void esc_window(const struct lw_esc *e, struct lw_esc_counts *w)
 	}
 }
 
-/* The step into the baseline, weighted by its time: a step holds
- * LW_ESC_STEP_NS of the tau_ns the baseline remembers. */
-static void esc_learn(const struct lw_esc_conf *c, struct lw_esc *e, const struct lw_esc_counts *n)
+/* The window starts again: of tier from now on. */
+static void esc_restart(struct lw_esc *e, enum lw_esc_tier tier)
+{
+	for (int i = 0; i < LW_ESC_WINDOW; i++)
+		e->req[i] = e->slow[i] = e->first[i] = e->lat[i] = 0;
+	e->fill = 0;
+	e->tier = tier;
+}
+
+static bool esc_ready(const struct lw_esc_conf *c, const struct lw_esc_base *b)
+{
+	return b->req >= c->min_req && b->steps >= c->min_steps;
+}
+
+/* x into a mean and variance that remember a of it: exponentially
+ * weighted (West's update). */
+static void esc_avg(double *mean, double *var, double x, double a)
+{
+	double d = x - *mean;
+
+	*mean += a * d;
+	*var = (1.0 - a) * (*var + a * d * d);
+}
+
+/* A full window of step req requests into its tier's baseline, weighted
+ * by time: a step holds LW_ESC_STEP_NS of the tau_ns it remembers. */
+static void esc_learn(const struct lw_esc_conf *c, struct lw_esc_base *b,
+		      const struct lw_esc_counts *w, __u64 req)
 {
 	double a = 1.0 - exp(-(double)LW_ESC_STEP_NS / (double)c->tau_ns);
 
-	if (!n->req)
+	if (!w->req)
 		return;
-	/* the first requests seed it: from 0 it would take a minute to
-	 * learn what a target has always had */
-	if (e->base_req < c->min_req)
-		a = (double)n->req / (double)(e->base_req + n->req);
-	e->base += a * ((double)n->slow / (double)n->req - e->base);
-	e->base_mean += a * ((double)n->lat_ns / (double)n->req - e->base_mean);
-	e->base_req += n->req;
+	/* the first windows seed it, averaged alike: from 0 it would take a
+	 * minute to learn what a target has always had */
+	if (!esc_ready(c, b))
+		a = 1.0 / (double)(b->steps + 1);
+	esc_avg(&b->share, &b->share_var, (double)w->slow / (double)w->req, a);
+	esc_avg(&b->mean, &b->mean_var, (double)w->lat_ns / (double)w->req, a);
+	b->req += req;
+	b->steps++;
+}
+
+/* The bar over base: factor times it, floor and spread above it. */
+static double esc_bar(double base, double factor, double floor, double spread)
+{
+	double bar = base * factor;
+
+	if (bar < base + floor)
+		bar = base + floor;
+	if (bar < base + spread)
+		bar = base + spread;
+	return bar;
 }
 
 static bool esc_high(const struct lw_esc_conf *c, const struct lw_esc *e,
 		     const struct lw_esc_counts *w)
 {
-	double share, bar, mean, mbar;
+	const struct lw_esc_base *b;
+	double share, mean, spread, mspread;
 
-	if (e->base_req < c->min_req || w->slow < c->min_slow || !w->req)
+	if (e->tier == LW_ESC_MIXED || e->fill < LW_ESC_WINDOW || !w->req ||
+	    w->slow < c->min_slow)
+		return false;
+	b = &e->base[e->tier];
+	if (!esc_ready(c, b))
 		return false;
 	share = (double)w->slow / (double)w->req;
-	bar = e->base * c->factor;
-	if (bar < e->base + c->floor)
-		bar = e->base + c->floor;
 	mean = (double)w->lat_ns / (double)w->req;
-	mbar = e->base_mean * c->mean_factor;
-	if (mbar < e->base_mean + c->mean_floor_ns)
-		mbar = e->base_mean + c->mean_floor_ns;
-	return share > bar || mean > mbar;
+	spread = fmin(c->spread_k * sqrt(b->share_var), c->spread_max);
+	mspread = c->spread_k * sqrt(b->mean_var);
+	if (b->steps < c->learn_steps) {
+		spread = c->spread_max;
+		mspread = fmax(mspread, b->mean);
+	}
+	return share > esc_bar(b->share, c->factor, c->floor, spread) ||
+	       mean > esc_bar(b->mean, c->mean_factor, (double)c->mean_floor_ns, mspread);
+}
+
+/* The step into the window: a change of tier starts it again. */
+static void esc_push(struct lw_esc *e, const struct lw_esc_counts *n)
+{
+	__u64 slow = n->slow < n->req ? n->slow : n->req;
+
+	if (n->tier != e->tier)
+		esc_restart(e, n->tier);
+	if (n->tier == LW_ESC_MIXED)
+		return;
+	e->pos = (e->pos + 1) % LW_ESC_WINDOW;
+	e->req[e->pos] = n->req;
+	e->lat[e->pos] = n->lat_ns;
+	e->slow[e->pos] = slow;
+	e->first[e->pos] = slow ? n->first_ns : 0;
+	if (e->fill < LW_ESC_WINDOW)
+		e->fill++;
 }
 
 enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __u64 now,
 			       const struct lw_esc_counts *n, __u64 *since_ns)
 {
-	struct lw_esc_counts step = *n, w;
+	struct lw_esc_counts w;
 	bool high;
 
-	if (step.slow > step.req)
-		step.slow = step.req;
-	e->pos = (e->pos + 1) % LW_ESC_WINDOW;
-	e->req[e->pos] = step.req;
-	e->lat[e->pos] = step.lat_ns;
-	e->slow[e->pos] = step.slow;
-	e->first[e->pos] = step.slow ? step.first_ns : 0;
+	esc_push(e, n);
 	esc_window(e, &w);
 	high = esc_high(c, e, &w);
 	if (high)
 		e->high_ns = now;
 	if (!e->raised) {
 		if (!high) {
-			esc_learn(c, e, &step);
+			if (e->tier != LW_ESC_MIXED && e->fill == LW_ESC_WINDOW)
+				esc_learn(c, &e->base[e->tier], &w, n->req);
 			return LW_ESC_SAME;
 		}
 		e->raised = true;
@@ -96,9 +157,9 @@ enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __
 	}
 	if (now - e->raised_ns >= c->max_ns) {
 		/* the level it stays at is its normal now */
-		if (w.req) {
-			e->base = (double)w.slow / (double)w.req;
-			e->base_mean = (double)w.lat_ns / (double)w.req;
+		if (w.req && e->tier != LW_ESC_MIXED) {
+			e->base[e->tier].share = (double)w.slow / (double)w.req;
+			e->base[e->tier].mean = (double)w.lat_ns / (double)w.req;
 		}
 		e->raised = false;
 		return LW_ESC_FALL;

@@ -4,19 +4,33 @@
  * pure rule over one target's request and slow-request counts, stepped
  * every LW_ESC_STEP_NS.
  *
- * Baseline: the target's own slow share (slow requests over requests) and
- * mean latency, averages over the last tau_ns of steps in which it was not
- * raised. Rise: over the last window (1 s), with at least min_slow slow
- * requests in it and once the baseline has seen min_req requests, the
- * share is factor times the baseline's and floor above it, or the mean is
- * mean_factor times the baseline's and mean_floor_ns above it. The share
- * sees a tail that grows; the mean a whole distribution that shifts (a CPU
- * hog halving a busy server's CPU makes every request slower, few of them
- * past a p99 that was set before). Hold: raised while the rise lasts and
- * hold_ns after its last window. Decay: then it falls; or after max_ns
- * raised in a row, when the level it stays at is the target's new normal,
- * which becomes its baseline (full tracing costs ~10%: it is not left on
- * for a shift that does not end).
+ * Baselines: the target's own slow share (slow requests over requests) and
+ * mean latency over a 1 s window, and how much each wanders (their spread,
+ * a standard deviation), averaged over the last tau_ns of steps in which it
+ * was not raised: one set while the cheap tier alone is attached, one while
+ * full tracing is too. Full tracing slows every request (~10% under load):
+ * judged against the first set, it would hold itself up for as long as it
+ * is attached. A step in which full tracing came or went is neither judged
+ * nor learnt, and the window starts again after it.
+ *
+ * Rise: over a full window, once the baseline has seen min_req requests in
+ * min_steps steps and the window has min_slow slow requests, the share is
+ * factor times the baseline's, floor above it and spread_k spreads above
+ * it; or the mean is mean_factor times, mean_floor_ns and spread_k spreads
+ * above its own. The share sees a tail that grows; the mean a whole
+ * distribution that shifts (a CPU hog halving a busy server's CPU makes
+ * every request slower, few of them past a p99 that follows them up). The
+ * spread keeps a target whose latency always wanders (an event loop's
+ * batches, a benchmark's reconnects) from calling in full tracing on its
+ * own noise; for the share, at most spread_max over it (a trickle of
+ * requests has a share that swings from 0 to 1 and back). Until the
+ * baseline has seen learn_steps windows, its spread is not known: taken as
+ * that much for the share and the mean itself for the mean (a rise of 15
+ * points or a doubling), so that a target's first bursts are not an
+ * incident. Hold: raised while the rise lasts and hold_ns after its last
+ * window. Decay: then it falls; or after max_ns raised in a row, when the
+ * level it stays at is the target's new normal, which becomes its
+ * baseline.
  */
 #ifndef LW_ESCALATE_H
 #define LW_ESCALATE_H
@@ -28,30 +42,50 @@
 #define LW_ESC_WINDOW  4 /* steps: 1 s */
 
 struct lw_esc_conf {
-	__u64 min_slow; /* slow requests in the window */
-	__u64 min_req;	/* requests the baseline has seen before it judges */
-	double factor;	/* the window's share over the baseline's ... */
-	double floor;	/* ... and at least this much above it */
+	__u64 min_slow;	 /* slow requests in the window */
+	__u64 min_req;	 /* requests the baseline has seen before it judges */
+	unsigned int min_steps; /* ... in as many windows at least */
+	double factor;	 /* the window's share over the baseline's ... */
+	double floor;	 /* ... and at least this much above it */
 	double mean_factor;  /* or the window's mean latency over the baseline's ... */
 	__u64 mean_floor_ns; /* ... and at least this much above it */
-	__u64 tau_ns;	/* the baseline's memory */
-	__u64 hold_ns;	/* raised this long after the last rising window */
-	__u64 max_ns;	/* raised at most this long in a row */
+	double spread_k; /* both: and this many of its spreads above it */
+	double spread_max; /* the share's spreads: at most this much */
+	unsigned int learn_steps; /* before as many windows, the spreads are
+				   * taken as spread_max and the mean itself */
+	__u64 tau_ns;	 /* the baseline's memory */
+	__u64 hold_ns;	 /* raised this long after the last rising window */
+	__u64 max_ns;	 /* raised at most this long in a row */
 };
 
-/* serve's: 5 slow in 1 s, and a share 3x and 2 points over the baseline's
- * or a mean 1.5x and 50 us over it; a minute's memory, held 10 s, at most 5
- * minutes in a row. */
+/* serve's: 5 slow in 1 s, and a share 3x, 2 points and 6 spreads (15 points
+ * at most) over the baseline's or a mean 1.5x, 10 us and 6 spreads over it; a minute's
+ * memory, held 10 s, at most 5 minutes in a row. */
 extern const struct lw_esc_conf lw_esc_defaults;
+
+/* What was attached over a step. */
+enum lw_esc_tier {
+	LW_ESC_WATCH = 0, /* the cheap tier alone */
+	LW_ESC_FULL,	  /* full tracing too, all of the step */
+	LW_ESC_MIXED,	  /* full tracing came or went in it */
+};
+
+/* A baseline of one tier: means and variances of the window's share and
+ * mean latency (ns). */
+struct lw_esc_base {
+	double share, share_var;
+	double mean, mean_var;
+	__u64 req;
+	unsigned int steps;
+};
 
 /* One target's state; zeroed (= {}) before its first step. */
 struct lw_esc {
 	__u64 req[LW_ESC_WINDOW], slow[LW_ESC_WINDOW], first[LW_ESC_WINDOW];
 	__u64 lat[LW_ESC_WINDOW];
-	unsigned int pos;
-	double base;	  /* slow share; seeded by the first steps */
-	double base_mean; /* mean latency, ns */
-	__u64 base_req;
+	unsigned int pos, fill;
+	enum lw_esc_tier tier; /* the window's */
+	struct lw_esc_base base[2]; /* by enum lw_esc_tier: watch, full */
 	bool raised;
 	__u64 raised_ns; /* since when */
 	__u64 high_ns;	 /* the last window that rose */
@@ -65,9 +99,10 @@ enum lw_esc_change {
 
 /* One step's counts: req requests ended since the last step, their latency
  * lat_ns in all, slow of them slow, the first of those at first_ns (0: none
- * or not known). */
+ * or not known), and what was attached meanwhile. */
 struct lw_esc_counts {
 	__u64 req, lat_ns, slow, first_ns;
+	enum lw_esc_tier tier;
 };
 
 /* One step at now. */

@@ -48,6 +48,7 @@ struct lw_duty_state {
 	bool escalated;
 	bool rising;	 /* raised since the last attach: its delay not told yet */
 	bool esc_attach; /* attached now for a rise, not the schedule */
+	bool changed;	 /* full tracing came or went since the last step */
 	__u64 rise_since;
 	/* full tracing's attached time not yet taken by a tier record */
 	__u64 full_ns, full_since;
@@ -137,6 +138,7 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 {
 	struct lw_duty_state *s = t->duty;
 	struct latwhy_bpf__bss *b = t->skel->bss;
+	enum lw_esc_tier tier = s->changed ? LW_ESC_MIXED : s->attached ? LW_ESC_FULL : LW_ESC_WATCH;
 	bool any = false;
 
 	for (int i = 0; i < t->ntg && i < LW_MAX_TARGETS; i++) {
@@ -144,7 +146,8 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 		struct lw_esc_counts n = {.req = req - s->prev_req[i],
 					  .lat_ns = lat - s->prev_lat[i],
 					  .slow = slow - s->prev_slow[i],
-					  .first_ns = b->watch_first_ns[i]};
+					  .first_ns = b->watch_first_ns[i],
+					  .tier = tier};
 		__u64 since = 0;
 
 		b->watch_first_ns[i] = 0;
@@ -159,6 +162,7 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 		any |= s->esc[i].raised;
 	}
 	s->escalated = any;
+	s->changed = false;
 	if (!any)
 		s->rising = false;
 }
@@ -274,6 +278,7 @@ int lw_duty_poll(struct lw_tracer *t, __u64 now)
 	}
 	now = lw_now_ns(); /* after the attach: when tracing began */
 	duty_account(s, on, now);
+	s->changed = true;
 	esc = on && s->rising;
 	if (esc) {
 		delay = now > s->rise_since ? now - s->rise_since : 0;
