@@ -15,8 +15,8 @@ const struct lw_esc_conf lw_esc_defaults = {
 	.mean_factor = 1.5,
 	.mean_floor_ns = 10000,
 	.spread_k = 6.0,
-	.spread_max = 0.15,
-	.learn_steps = 240,
+	.spread_max = 0.10,
+	.learn_steps = 40,
 	.tau_ns = 60ULL * 1000000000ULL,
 	.hold_ns = 10ULL * 1000000000ULL,
 	.max_ns = 300ULL * 1000000000ULL,
@@ -69,8 +69,8 @@ static void esc_learn(const struct lw_esc_conf *c, struct lw_esc_base *b,
 	if (!w->req)
 		return;
 	/* the first windows seed it, averaged alike: from 0 it would take a
-	 * minute to learn what a target has always had */
-	if (!esc_ready(c, b))
+	 * minute to learn what a target has always had, and its spread */
+	if (!esc_ready(c, b) || b->steps < c->learn_steps)
 		a = 1.0 / (double)(b->steps + 1);
 	esc_avg(&b->share, &b->share_var, (double)w->slow / (double)w->req, a);
 	esc_avg(&b->mean, &b->mean_var, (double)w->lat_ns / (double)w->req, a);
@@ -90,28 +90,55 @@ static double esc_bar(double base, double factor, double floor, double spread)
 	return bar;
 }
 
-static bool esc_high(const struct lw_esc_conf *c, const struct lw_esc *e,
-		     const struct lw_esc_counts *w)
+/* The bars of e's tier's baseline: share and mean. */
+static void esc_bars(const struct lw_esc_conf *c, const struct lw_esc_base *b, double *share,
+		     double *mean)
 {
-	const struct lw_esc_base *b;
-	double share, mean, spread, mspread;
+	double spread = fmin(c->spread_k * sqrt(b->share_var), c->spread_max);
+	double mspread = c->spread_k * sqrt(b->mean_var);
 
-	if (e->tier == LW_ESC_MIXED || e->fill < LW_ESC_WINDOW || !w->req ||
-	    w->slow < c->min_slow)
-		return false;
-	b = &e->base[e->tier];
-	if (!esc_ready(c, b))
-		return false;
-	share = (double)w->slow / (double)w->req;
-	mean = (double)w->lat_ns / (double)w->req;
-	spread = fmin(c->spread_k * sqrt(b->share_var), c->spread_max);
-	mspread = c->spread_k * sqrt(b->mean_var);
 	if (b->steps < c->learn_steps) {
 		spread = c->spread_max;
 		mspread = fmax(mspread, b->mean);
 	}
-	return share > esc_bar(b->share, c->factor, c->floor, spread) ||
-	       mean > esc_bar(b->mean, c->mean_factor, (double)c->mean_floor_ns, mspread);
+	*share = esc_bar(b->share, c->factor, c->floor, spread);
+	*mean = esc_bar(b->mean, c->mean_factor, (double)c->mean_floor_ns, mspread);
+}
+
+static bool esc_over(__u64 req, __u64 slow, __u64 lat, double share_bar, double mean_bar)
+{
+	return req &&
+	       ((double)slow / (double)req > share_bar || (double)lat / (double)req > mean_bar);
+}
+
+static bool esc_high(const struct lw_esc_conf *c, const struct lw_esc *e,
+		     const struct lw_esc_counts *w)
+{
+	double share, mean;
+
+	if (e->tier == LW_ESC_MIXED || e->fill < LW_ESC_WINDOW || !w->req ||
+	    w->slow < c->min_slow || !esc_ready(c, &e->base[e->tier]))
+		return false;
+	esc_bars(c, &e->base[e->tier], &share, &mean);
+	return esc_over(w->req, w->slow, w->lat_ns, share, mean);
+}
+
+/* When a rise began: the first slow request of the window's first step
+ * over the bars by itself, not a slow one of the baseline's before it
+ * (1% slow is slow too); else of the window's last step; now if none. */
+static __u64 esc_since(const struct lw_esc_conf *c, const struct lw_esc *e, __u64 now)
+{
+	double share, mean;
+
+	esc_bars(c, &e->base[e->tier], &share, &mean);
+	for (int k = 1; k <= LW_ESC_WINDOW; k++) {
+		int i = (e->pos + k) % LW_ESC_WINDOW; /* the oldest first */
+
+		if (e->first[i] && e->first[i] <= now &&
+		    (k == LW_ESC_WINDOW || esc_over(e->req[i], e->slow[i], e->lat[i], share, mean)))
+			return e->first[i];
+	}
+	return now;
 }
 
 /* The step into the window: a change of tier starts it again. */
@@ -152,7 +179,7 @@ enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __
 		e->raised = true;
 		e->raised_ns = now;
 		if (since_ns)
-			*since_ns = w.first_ns && w.first_ns <= now ? w.first_ns : now;
+			*since_ns = esc_since(c, e, now);
 		return LW_ESC_RISE;
 	}
 	if (now - e->raised_ns >= c->max_ns) {

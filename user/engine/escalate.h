@@ -25,7 +25,7 @@
  * own noise; for the share, at most spread_max over it (a trickle of
  * requests has a share that swings from 0 to 1 and back). Until the
  * baseline has seen learn_steps windows, its spread is not known: taken as
- * that much for the share and the mean itself for the mean (a rise of 15
+ * spread_max for the share and the mean itself for the mean (a rise of 10
  * points or a doubling), so that a target's first bursts are not an
  * incident. Hold: raised while the rise lasts and hold_ns after its last
  * window. Decay: then it falls; or after max_ns raised in a row, when the
@@ -42,20 +42,20 @@
 #define LW_ESC_WINDOW  4 /* steps: 1 s */
 
 struct lw_esc_conf {
-	__u64 min_slow;	 /* slow requests in the window */
-	__u64 min_req;	 /* requests the baseline has seen before it judges */
-	unsigned int min_steps; /* ... in as many windows at least */
-	double factor;	 /* the window's share over the baseline's ... */
-	double floor;	 /* ... and at least this much above it */
-	double mean_factor;  /* or the window's mean latency over the baseline's ... */
-	__u64 mean_floor_ns; /* ... and at least this much above it */
-	double spread_k; /* both: and this many of its spreads above it */
-	double spread_max; /* the share's spreads: at most this much */
+	__u64 min_slow;		  /* slow requests in the window */
+	__u64 min_req;		  /* requests the baseline has seen before it judges */
+	unsigned int min_steps;	  /* ... in as many windows at least */
+	double factor;		  /* the window's share over the baseline's ... */
+	double floor;		  /* ... and at least this much above it */
+	double mean_factor;	  /* or the window's mean latency over the baseline's ... */
+	__u64 mean_floor_ns;	  /* ... and at least this much above it */
+	double spread_k;	  /* both: and this many of its spreads above it */
+	double spread_max;	  /* the share's spreads: at most this much */
 	unsigned int learn_steps; /* before as many windows, the spreads are
 				   * taken as spread_max and the mean itself */
-	__u64 tau_ns;	 /* the baseline's memory */
-	__u64 hold_ns;	 /* raised this long after the last rising window */
-	__u64 max_ns;	 /* raised at most this long in a row */
+	__u64 tau_ns;		  /* the baseline's memory */
+	__u64 hold_ns;		  /* raised this long after the last rising window */
+	__u64 max_ns;		  /* raised at most this long in a row */
 };
 
 /* serve's: 5 slow in 1 s, and a share 3x, 2 points and 6 spreads (15 points
@@ -84,7 +84,7 @@ struct lw_esc {
 	__u64 req[LW_ESC_WINDOW], slow[LW_ESC_WINDOW], first[LW_ESC_WINDOW];
 	__u64 lat[LW_ESC_WINDOW];
 	unsigned int pos, fill;
-	enum lw_esc_tier tier; /* the window's */
+	enum lw_esc_tier tier;	    /* the window's */
 	struct lw_esc_base base[2]; /* by enum lw_esc_tier: watch, full */
 	bool raised;
 	__u64 raised_ns; /* since when */

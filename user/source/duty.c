@@ -138,7 +138,9 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 {
 	struct lw_duty_state *s = t->duty;
 	struct latwhy_bpf__bss *b = t->skel->bss;
-	enum lw_esc_tier tier = s->changed ? LW_ESC_MIXED : s->attached ? LW_ESC_FULL : LW_ESC_WATCH;
+	enum lw_esc_tier tier = s->changed    ? LW_ESC_MIXED
+				: s->attached ? LW_ESC_FULL
+					      : LW_ESC_WATCH;
 	bool any = false;
 
 	for (int i = 0; i < t->ntg && i < LW_MAX_TARGETS; i++) {
