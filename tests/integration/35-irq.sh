@@ -129,7 +129,10 @@ assert 'NET_RX on CPU $SRV_CPU' in irq['evidence'], irq['evidence']
 # the client's segments, steered to the server's CPU too, wait in its
 # backlog behind the flood: timed enqueue to dequeue, in the irq bucket
 bl = [x for x in summ['evidence']['softirqs'] if x['vec'] == 'NET_RX_BACKLOG' and x['cpu'] == $SRV_CPU]
-assert bl and bl[0]['count'] >= 1000, 'backlog waits on the server CPU: %r' % bl
+# how many depends on how fast the flooded server still serves (349 waits
+# of 1.8 ms in 4 s in one clean-clone run on the AMD guest with haltpoll,
+# over 1000 elsewhere): a hundred, and each a real wait
+assert bl and bl[0]['count'] >= 100, 'backlog waits on the server CPU: %r' % bl
 assert bl[0]['ns'] >= 5000 * bl[0]['count'], 'mean backlog wait %d ns' % (bl[0]['ns'] // bl[0]['count'])
 assert 'NET_RX_BACKLOG on CPU $SRV_CPU' in irq['evidence'] and ' waits' in irq['evidence'], irq['evidence']
 def net_rx(s):
@@ -210,7 +213,9 @@ assert local['requests'] > 1000, '%d requests on the client CPU' % local['reques
 n, ns = waits(local)
 assert n <= 0.1 * local['requests'], '%d backlog waits for %d requests queued on their own CPU' % (n, local['requests'])
 n, ns = waits(summ)
-assert summ['requests'] > 1000, '%d requests' % summ['requests']
+# steered, the lab server's rate falls (908 in 3 s on the AMD guest with
+# haltpoll, over 1000 elsewhere): enough to judge a share of 90% by
+assert summ['requests'] > 300, '%d requests' % summ['requests']
 assert n >= 0.9 * summ['requests'], '%d backlog waits for %d requests' % (n, summ['requests'])
 soft = sum(num(r, 'softirq') for r in reqs)
 assert soft >= 0.9 * ns, 'requests hold %d ns of softirq, their backlog waits %d ns' % (soft, ns)
