@@ -22,7 +22,7 @@ const struct lw_esc_conf lw_esc_defaults = {
 	.max_ns = 300ULL * 1000000000ULL,
 };
 
-/* The window's counts, its first slow request (0: none known). */
+/* The window's counts (its first slow request is esc_since()'s). */
 static void esc_window(const struct lw_esc *e, struct lw_esc_counts *w)
 {
 	*w = (struct lw_esc_counts){};
@@ -30,8 +30,6 @@ static void esc_window(const struct lw_esc *e, struct lw_esc_counts *w)
 		w->req += e->req[i];
 		w->lat_ns += e->lat[i];
 		w->slow += e->slow[i];
-		if (e->first[i] && (!w->first_ns || e->first[i] < w->first_ns))
-			w->first_ns = e->first[i];
 	}
 }
 
@@ -70,7 +68,7 @@ static void esc_learn(const struct lw_esc_conf *c, struct lw_esc_base *b,
 		return;
 	/* the first windows seed it, averaged alike: from 0 it would take a
 	 * minute to learn what a target has always had, and its spread */
-	if (!esc_ready(c, b) || b->steps < c->learn_steps)
+	if (b->req < c->min_req || b->steps < c->learn_steps)
 		a = 1.0 / (double)(b->steps + 1);
 	esc_avg(&b->share, &b->share_var, (double)w->slow / (double)w->req, a);
 	esc_avg(&b->mean, &b->mean_var, (double)w->lat_ns / (double)w->req, a);
