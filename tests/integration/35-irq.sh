@@ -100,7 +100,7 @@ test_rps() {
 	need_arrival rps "it checks the backlog waits behind the flood, timed only with arrival times" || return
 	[ -w "$rps" ] || { skip rps "$rps not writable (kernel without RPS?)"; return; }
 	start_server "$SRV_CPU" || { no_server rps; return; }
-	start_client 14
+	start_client 40 # until cleanup: two latwhy starts and traces outlast 14 s
 	# The fix below writes rps_cpus itself, and the injector's restore on
 	# its exit covers that only while it runs: when latwhy's two starts
 	# outlast its 12 s, the fix came after and lo stayed steered to the
@@ -129,10 +129,13 @@ assert 'NET_RX on CPU $SRV_CPU' in irq['evidence'], irq['evidence']
 # the client's segments, steered to the server's CPU too, wait in its
 # backlog behind the flood: timed enqueue to dequeue, in the irq bucket
 bl = [x for x in summ['evidence']['softirqs'] if x['vec'] == 'NET_RX_BACKLOG' and x['cpu'] == $SRV_CPU]
-# how many depends on how fast the flooded server still serves (349 waits
-# of 1.8 ms in 4 s in one clean-clone run on the AMD guest with haltpoll,
-# over 1000 elsewhere): a hundred, and each a real wait
-assert bl and bl[0]['count'] >= 100, 'backlog waits on the server CPU: %r' % bl
+# How many is how fast the flooded server still serves: over 1000 in 4 s
+# on most machines, 42 (of 18 ms each) in one CI run on the AMD guest with
+# haltpoll. So not a count: every request the server answered came in
+# behind the flood, and each waited for real.
+n = summ['requests']
+assert n >= 20, 'the flooded server answered %d requests in 4 s' % n
+assert bl and bl[0]['count'] >= 0.8 * n, 'backlog waits on the server CPU for %d requests: %r' % (n, bl)
 assert bl[0]['ns'] >= 5000 * bl[0]['count'], 'mean backlog wait %d ns' % (bl[0]['ns'] // bl[0]['count'])
 assert 'NET_RX_BACKLOG on CPU $SRV_CPU' in irq['evidence'] and ' waits' in irq['evidence'], irq['evidence']
 def net_rx(s):
@@ -141,6 +144,8 @@ after = [json.loads(l) for l in open('$OUT/after.json')][-1]
 b, a = net_rx(summ), net_rx(after)
 assert b >= 100e6, 'only %d ns of NET_RX on the server CPU in 4 s before the fix' % b
 assert a * 10 < b, 'NET_RX on the server CPU: %d ns in 4 s before the fix, %d after' % (b, a)
+print('   %d requests, %d backlog waits of %.0f us; NET_RX %.0f ms before the fix, %.1f after' % (
+    n, bl[0]['count'], bl[0]['ns'] / bl[0]['count'] / 1e3, b / 1e6, a / 1e6))
 "
 	cleanup
 }
@@ -196,7 +201,10 @@ test_veth() {
 		return
 	fi
 	LAB_ADDR=$a start_server "$SRV_CPU" || { no_server veth; return; }
-	ip netns exec "$ns" env LAB_ADDR=$a "$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d 9 -q \
+	# Until cleanup stops it: two latwhy starts (2-3 s each to load on the
+	# AMD guest) and two 3 s traces outlasted a 9 s client, whose last
+	# half second was all the steered trace saw (225 requests, or none).
+	ip netns exec "$ns" env LAB_ADDR=$a "$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d 60 -q \
 		>"$OUT/client.out" 2>&1 &
 	PIDS+=("$!")
 	sleep 1
@@ -213,12 +221,12 @@ assert local['requests'] > 1000, '%d requests on the client CPU' % local['reques
 n, ns = waits(local)
 assert n <= 0.1 * local['requests'], '%d backlog waits for %d requests queued on their own CPU' % (n, local['requests'])
 n, ns = waits(summ)
-# steered, the lab server's rate falls (908 in 3 s on the AMD guest with
-# haltpoll, over 1000 elsewhere): enough to judge a share of 90% by
-assert summ['requests'] > 300, '%d requests' % summ['requests']
+assert summ['requests'] > 1000, '%d requests in 3 s steered' % summ['requests']
 assert n >= 0.9 * summ['requests'], '%d backlog waits for %d requests' % (n, summ['requests'])
 soft = sum(num(r, 'softirq') for r in reqs)
 assert soft >= 0.9 * ns, 'requests hold %d ns of softirq, their backlog waits %d ns' % (soft, ns)
+print('   %d requests on the client CPU, %d steered with %d backlog waits of %.0f us' % (
+    local['requests'], summ['requests'], n, ns / max(n, 1) / 1e3))
 "
 	cleanup
 }

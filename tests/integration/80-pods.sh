@@ -13,6 +13,11 @@
 declare -F start_server >/dev/null || . tests/integration/lib.sh
 
 PODS_MADE=() # the directories and links made, removed in reverse order
+# Written when a test makes /var/log/pods: a run killed before pods_cleanup
+# (a session's end kills the shell mid-test) left its layout behind, and the
+# next run took it for the node's own pods and skipped. Only a layout that
+# carries this mark is removed (pods_stale); a node's real pods never do.
+PODS_MARK=/var/log/pods/.latwhy-integration
 
 pods_v2_root() {
 	awk '{ for (i = 7; i < NF; i++) if ($i == "-") break }
@@ -29,7 +34,35 @@ pods_mkdir() {
 	for d in "${todo[@]}"; do
 		mkdir "$d" || return 1
 		PODS_MADE+=("$d")
+		if [ "$d" = /var/log/pods ]; then
+			: >"$PODS_MARK" || return 1
+			PODS_MADE+=("$PODS_MARK")
+		fi
 	done
+}
+
+# pods_stale: a layout an earlier run left behind (PODS_MARK) removed, its
+# processes killed, before a test asks whether the node has pods of its own.
+# The log directory is made before any cgroup (pod_make), so a kubepods
+# cgroup without the mark is never the tests'.
+pods_stale() {
+	local d
+	[ -f "$PODS_MARK" ] || return 0
+	if [ -d "$CGROOT/kubepods.slice" ]; then
+		find "$CGROOT/kubepods.slice" -name cgroup.procs -exec cat {} + 2>/dev/null |
+			xargs -r kill -KILL 2>/dev/null
+		sleep 0.2
+		find "$CGROOT/kubepods.slice" -depth -type d | while read -r d; do
+			rmdir "$d" 2>/dev/null
+		done
+	fi
+	# k8s_daemonset's v1 memory cgroup, named for the shell that made it
+	for d in /sys/fs/cgroup/memory/latwhy-k8s-*; do
+		[ -d "$d" ] && ! kill -0 "${d##*-}" 2>/dev/null && rmdir "$d" 2>/dev/null
+	done
+	find /var/log/containers -maxdepth 1 -lname '/var/log/pods/*' -delete 2>/dev/null
+	rmdir /var/log/containers 2>/dev/null
+	rm -rf /var/log/pods
 }
 
 # pods_cleanup: the processes moved back out (killed), every cgroup, log
@@ -56,7 +89,7 @@ pod_make() {
 	else
 		POD=$CGROOT/kubepods.slice/kubepods-$qos.slice/kubepods-$qos-pod$u.slice
 	fi
-	pods_mkdir "$POD" && pods_mkdir "/var/log/pods/$1_$2_$3"
+	pods_mkdir "/var/log/pods/$1_$2_$3" && pods_mkdir "$POD"
 }
 
 # pod_ctr NS NAME UID CTR ID PID: a container's scope holding PID, its log
@@ -116,6 +149,7 @@ test_pods_serve() {
 	local id1 id2 id3 id0 web
 	CGROOT=$(pods_v2_root)
 	[ -n "$CGROOT" ] || { skip pods_serve "no cgroup v2 file system mounted"; return; }
+	pods_stale
 	[ -e "$CGROOT/kubepods.slice" ] || [ -e /var/log/pods ] &&
 		{ skip pods_serve "this node has pods of its own"; return; }
 	id0=$(printf '%064x' 1) id1=$(printf '%064x' 2) id2=$(printf '%064x' 3) id3=$(printf '%064x' 4)

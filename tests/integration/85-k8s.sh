@@ -48,6 +48,7 @@ test_k8s_daemonset() {
 	u3=3f2e1d0c-9b8a-4765-8432-10fedcba9876
 	CGROOT=$(pods_v2_root)
 	[ -n "$CGROOT" ] || { skip k8s_daemonset "no cgroup v2 file system mounted"; return; }
+	pods_stale
 	[ -e "$CGROOT/kubepods.slice" ] || [ -e /var/log/pods ] &&
 		{ skip k8s_daemonset "this node has pods of its own"; return; }
 	setpriv --help 2>/dev/null | grep -q -- --ambient-caps ||
