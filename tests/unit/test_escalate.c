@@ -257,6 +257,32 @@ static void test_full_tier_own_cost(void **state)
 	assert_true(r.fall_at - r.rise_at <= 13 * S);
 }
 
+/* Escalated before full tracing has a baseline of its own (serve's first
+ * minutes): held by the cheap tier's mean while the hog lasts, 30 s here,
+ * not lost after 10 s; then falls, full tracing's cost (1.3x the mean, the
+ * share 2.4x) notwithstanding. */
+static void test_full_unlearnt_holds(void **state)
+{
+	struct run r = {};
+	__u64 gone;
+
+	baseline(&r);
+	assert_int_equal(r.e.base[LW_ESC_FULL].steps, 0);
+	steps_mean(&r, 1, PER_STEP / 2, 100, 600000); /* a hog: half the rate, twice the mean */
+	assert_int_equal(r.rises, 1);
+	r.tier = LW_ESC_MIXED;
+	steps_mean(&r, 1, PER_STEP / 2, 100, 600000);
+	r.tier = LW_ESC_FULL;
+	steps_mean(&r, 4 * 30, PER_STEP / 2, 100, 620000);
+	assert_int_equal(r.falls, 0);
+	gone = r.now;
+	steps_mean(&r, 4 * 20, PER_STEP, 12, 390000);
+	assert_int_equal(r.falls, 1);
+	assert_true(r.fall_at >= gone + 10 * S && r.fall_at <= gone + 12 * S);
+	/* it learnt nothing of the hog while raised */
+	assert_true(r.e.base[LW_ESC_WATCH].mean < 310000);
+}
+
 static void test_no_requests(void **state)
 {
 	struct run r = {};
@@ -274,7 +300,7 @@ int main(void)
 		cmocka_unit_test(test_shift_given_back),   cmocka_unit_test(test_noise_never),
 		cmocka_unit_test(test_warmup_and_trickle), cmocka_unit_test(test_mean_shift),
 		cmocka_unit_test(test_no_requests),	   cmocka_unit_test(test_spread),
-		cmocka_unit_test(test_full_tier_own_cost),
+		cmocka_unit_test(test_full_tier_own_cost), cmocka_unit_test(test_full_unlearnt_holds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,6 +3,7 @@
  * escalate.c - the escalation rule (escalate.h).
  */
 #include <math.h>
+#include <stddef.h>
 
 #include "engine/escalate.h"
 
@@ -103,22 +104,51 @@ static void esc_bars(const struct lw_esc_conf *c, const struct lw_esc_base *b, d
 	*mean = esc_bar(b->mean, c->mean_factor, (double)c->mean_floor_ns, mspread);
 }
 
-static bool esc_over(__u64 req, __u64 slow, __u64 lat, double share_bar, double mean_bar)
+/*
+ * The baseline e's window is judged by, NULL if none has been learnt; with
+ * *mean_only, by its mean alone. Full tracing's own baseline is learnt on
+ * the duty cycle's stretches, the second of them at the earliest: until
+ * then a window with full tracing attached is judged by the cheap tier's
+ * mean, which full tracing's own cost (~15%) stays well under, and not by
+ * its share, which that cost raises (the rise held itself up). Judging
+ * none there lost full tracing 10 s into a hog that doubled a lab server's
+ * requests, the hog still on.
+ */
+static const struct lw_esc_base *esc_base(const struct lw_esc_conf *c, const struct lw_esc *e,
+					  bool *mean_only)
 {
-	return req &&
-	       ((double)slow / (double)req > share_bar || (double)lat / (double)req > mean_bar);
+	const struct lw_esc_base *b = &e->base[e->tier];
+
+	*mean_only = false;
+	if (e->tier == LW_ESC_FULL && !esc_ready(c, b)) {
+		b = &e->base[LW_ESC_WATCH];
+		*mean_only = true;
+	}
+	return esc_ready(c, b) ? b : NULL;
+}
+
+/* Over the bars of b: the share (unless mean_only) or the mean. */
+static bool esc_over(const struct lw_esc_conf *c, const struct lw_esc_base *b, bool mean_only,
+		     __u64 req, __u64 slow, __u64 lat)
+{
+	double share, mean;
+
+	esc_bars(c, b, &share, &mean);
+	return req && ((!mean_only && (double)slow / (double)req > share) ||
+		       (double)lat / (double)req > mean);
 }
 
 static bool esc_high(const struct lw_esc_conf *c, const struct lw_esc *e,
 		     const struct lw_esc_counts *w)
 {
-	double share, mean;
+	const struct lw_esc_base *b;
+	bool mean_only;
 
 	if (e->tier == LW_ESC_MIXED || e->fill < LW_ESC_WINDOW || !w->req ||
-	    w->slow < c->min_slow || !esc_ready(c, &e->base[e->tier]))
+	    w->slow < c->min_slow)
 		return false;
-	esc_bars(c, &e->base[e->tier], &share, &mean);
-	return esc_over(w->req, w->slow, w->lat_ns, share, mean);
+	b = esc_base(c, e, &mean_only);
+	return b && esc_over(c, b, mean_only, w->req, w->slow, w->lat_ns);
 }
 
 /* When a rise began: the first slow request of the window's first step
@@ -126,14 +156,15 @@ static bool esc_high(const struct lw_esc_conf *c, const struct lw_esc *e,
  * (1% slow is slow too); else of the window's last step; now if none. */
 static __u64 esc_since(const struct lw_esc_conf *c, const struct lw_esc *e, __u64 now)
 {
-	double share, mean;
+	bool mean_only;
+	const struct lw_esc_base *b = esc_base(c, e, &mean_only);
 
-	esc_bars(c, &e->base[e->tier], &share, &mean);
 	for (int k = 1; k <= LW_ESC_WINDOW; k++) {
 		int i = (e->pos + k) % LW_ESC_WINDOW; /* the oldest first */
 
 		if (e->first[i] && e->first[i] <= now &&
-		    (k == LW_ESC_WINDOW || esc_over(e->req[i], e->slow[i], e->lat[i], share, mean)))
+		    (k == LW_ESC_WINDOW ||
+		     (b && esc_over(c, b, mean_only, e->req[i], e->slow[i], e->lat[i]))))
 			return e->first[i];
 	}
 	return now;

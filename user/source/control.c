@@ -4,7 +4,7 @@
  *
  * What it controls, once per interval, and nothing else:
  * - the slow threshold (.data slow_thresh_ns): the running p99, once enough
- *   requests were seen, unless --slow fixed it;
+ *   requests were seen, unless --slow fixed it; held while serve escalates;
  * - which kernel threads count as THP work (khugepaged, kcompactd pids);
  * - which TCP sockets carry requests (the target's listening ports), whether
  *   a request may be answered by another thread (its thread count), and
@@ -27,9 +27,16 @@
 /* Running p99 needs a few requests before it means anything. */
 #define LW_P99_MIN_REQUESTS 20
 
+/*
+ * Not while serve is escalated: an incident's requests are slow against
+ * what was normal before it, and the p99 follows them up within a second
+ * (3.2 to 6.6 ms in one step under a hog on the lab server), which left
+ * full tracing few slow requests to find causes for and the cheap tier's
+ * slow share back at its baseline while the hog still ran.
+ */
 __u64 lw_control_threshold(struct lw_tracer *t, __u64 count, __u64 p99)
 {
-	if (!t->o->slow_ns && count >= LW_P99_MIN_REQUESTS)
+	if (!t->o->slow_ns && count >= LW_P99_MIN_REQUESTS && !lw_duty_escalated(t))
 		t->skel->data->slow_thresh_ns = p99;
 	return t->skel->data->slow_thresh_ns;
 }

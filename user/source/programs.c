@@ -291,7 +291,8 @@ static void probe_memory(struct lw_tracer *t)
 /*
  * serve's always-attached tier (bpf/watch.bpf.h): with the socket layer's
  * tracepoints, which delimit TCP requests with two programs; its send side
- * at tcp_sendmsg_locked where the kernel has it (6.12+). Attached apart
+ * at tcp_sendmsg_locked where the kernel has it (6.12+), its start at the
+ * data's arrival where it has sk_data_ready (6.3+). Attached apart
  * (lw_tracer_watch_attach()), never by the skeleton, so that the duty
  * cycle's detach leaves it.
  */
@@ -299,13 +300,15 @@ static void probe_watch(struct lw_tracer *t, const struct btf *vmlinux)
 {
 	struct latwhy_bpf *s = t->skel;
 	bool tcp = lw_probe_tracepoint(vmlinux, "tcp_sendmsg_locked");
+	bool ready = lw_probe_tracepoint(vmlinux, "sk_data_ready");
 	struct bpf_program *progs[] = {s->progs.lw_watch_recv, s->progs.lw_watch_tcp_send,
-				       s->progs.lw_watch_send};
+				       s->progs.lw_watch_send, s->progs.lw_watch_ready};
 
 	t->watch = t->o->watch && t->mode == LW_REQ_SOCKET;
 	bpf_program__set_autoload(s->progs.lw_watch_recv, t->watch);
 	bpf_program__set_autoload(s->progs.lw_watch_tcp_send, t->watch && tcp);
 	bpf_program__set_autoload(s->progs.lw_watch_send, t->watch && !tcp);
+	bpf_program__set_autoload(s->progs.lw_watch_ready, t->watch && ready);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		bpf_program__set_autoattach(progs[i], false);
 	if (t->o->watch && !t->watch)

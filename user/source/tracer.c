@@ -185,11 +185,14 @@ static int tracer_watch_attach(struct lw_tracer *t)
 	struct bpf_program *send = bpf_program__autoload(t->skel->progs.lw_watch_tcp_send)
 					   ? t->skel->progs.lw_watch_tcp_send
 					   : t->skel->progs.lw_watch_send;
-	struct bpf_program *progs[2] = {t->skel->progs.lw_watch_recv, send};
+	struct bpf_program *progs[LW_WATCH_LINKS] = {t->skel->progs.lw_watch_recv, send,
+						     t->skel->progs.lw_watch_ready};
 
 	if (!t->watch)
 		return 0;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < LW_WATCH_LINKS; i++) {
+		if (!bpf_program__autoload(progs[i]))
+			continue; /* no sk_data_ready: from the read */
 		t->watch_links[i] = bpf_program__attach(progs[i]);
 		if (!t->watch_links[i]) {
 			int err = -errno;
@@ -550,7 +553,7 @@ void lw_tracer_close(struct lw_tracer *t)
 	if (!t)
 		return;
 	ring_buffer__free(t->rb);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < LW_WATCH_LINKS; i++)
 		bpf_link__destroy(t->watch_links[i]);
 	lw_memory_detach(t);
 	free(t->mem_links);

@@ -30,6 +30,8 @@ struct latwhy_bpf;
 struct ring_buffer;
 struct lw_duty_state;
 
+#define LW_WATCH_LINKS 3 /* the always-attached tier's programs */
+
 /* Adaptive control's own state (control.c). */
 struct lw_control {
 	__u64 ticks;
@@ -99,7 +101,7 @@ struct lw_tracer {
 	 * links, kept out of the skeleton's so that a detach of full tracing
 	 * leaves them; what the tier records took of its counts */
 	bool watch;
-	struct bpf_link *watch_links[2];
+	struct bpf_link *watch_links[LW_WATCH_LINKS]; /* recv, send, sk_data_ready */
 	__u64 tier_ns;	       /* the previous tier record's end */
 	__u64 watch_slow_seen; /* watch_slow summed, at it */
 	__u32 escalations;     /* rises since it */
