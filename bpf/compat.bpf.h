@@ -27,6 +27,14 @@
 #include "arch.bpf.h" /* what differs by architecture, not by kernel */
 
 /*
+ * __GFP_NOMEMALLOC: 0x80000 in include/linux/gfp.h and, since 6.2,
+ * gfp_types.h; bit 19 of an anonymous enum since 6.10 ("mm: enumerate all
+ * gfp flags"), which kept every flag where it was. An anonymous enum has no
+ * type for a CO-RE enum relocation to name, and the value never moved.
+ */
+#define LW_GFP_NOMEMALLOC 0x80000u
+
+/*
  * task_struct::state was renamed __state (and became unsigned int) in 5.14,
  * commit 2f064a59a11f ("sched: Change task_struct::state").
  */

@@ -173,6 +173,10 @@ assert ns["fault_wait"] > max(ns["fault"], ns["reclaim"], ns["memory_high"]), ns
 sched = summ["causes"]["sched"]["share"]
 own = summ["causes"]["memory"]["share"] / (1 - sched) if sched < 1 else 0
 assert own >= 0.5, "memory %.1f%% of the slow requests time outside sched" % (own * 100)
+# readahead reads the file back in large folios: no huge page (7.5% thp
+# before mm_page_alloc looked at the mask)
+thp = summ["causes"]["thp"]["share"]
+assert thp < 0.02, "thp %.1f%% of a file read back (%d faults_huge)" % (thp * 100, m["faults_huge"])
 print("fault_wait: %.2f ms in %d slow requests (memory %.1f%% outside sched), %d fault sleeps; %d major faults (/proc: %d)" % (ns["fault_wait"] / 1e6, summ["slow_requests"], own * 100, m["fault_sleeps"], m["faults_major"], truth))
 '
 	cleanup

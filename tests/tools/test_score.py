@@ -89,6 +89,25 @@ class TailRows(unittest.TestCase):
         self.assertIs(r["pass"], False)
         self.assertTrue(line.endswith("MISS (cause ok < 90%, explained < 80%)"), line)
 
+    def test_cause_ok_beyond_the_baselines_own(self):
+        # memory's first scored run: 554 of 669 named memory, the baseline's
+        # 99 (scaled) slow without any injection among them
+        slow = [{"cause": "memory"}] * 554 + [{"cause": "idle"}] * 60 + [{"cause": "none"}] * 55
+        self.assertAlmostEqual(score.cause_ok(slow, {"memory"}, 99), 554 / 570)
+        self.assertAlmostEqual(score.cause_ok(slow, {"memory"}, None), 554 / 669)
+        # stalls named for the injected cause count as right, at most all
+        self.assertEqual(score.cause_ok([{"cause": "sched"}] * 30, {"sched"}, 20), 1.0)
+        # no request beyond the baseline's: nothing to grade
+        self.assertIsNone(score.cause_ok([{"cause": "none"}] * 20, {"thp"}, 20))
+        self.assertIsNone(score.cause_ok([], {"thp"}, 0))
+
+    def test_thp_row_graded_beyond_the_baseline(self):
+        # 60 slow, all named thp, against the baseline's 20: 60/40, at most 1
+        r, line = self.row("thp", "thp", 60, "thp")
+        self.assertAlmostEqual(r["base_slow"], 20.0)
+        self.assertEqual(r["cause_ok"], 1.0)
+        self.assertTrue(line.endswith("PASS"), line)
+
     def table_rc(self, name):
         with contextlib.redirect_stdout(io.StringIO()):
             return score.main(["score.py", "table", self.base, os.path.join(self.root, name)])

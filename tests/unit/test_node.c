@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -536,6 +539,53 @@ static void test_listen_ports(void **state)
 	assert_true(lw_probe_listen_ports(-1, bits) < 0);	   /* no such table */
 }
 
+/* A listener of its own, IPv4 and IPv6 on ports the kernel picks: both
+ * found by sock_diag (the test's namespace is its own), and the same set
+ * as its /proc tables give. */
+static int listen_any(int family)
+{
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	struct sockaddr *a = family == AF_INET ? (struct sockaddr *)&a4 : (struct sockaddr *)&a6;
+	socklen_t len = family == AF_INET ? sizeof(a4) : sizeof(a6);
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd < 0 || bind(fd, a, len) || listen(fd, 1) || getsockname(fd, a, &len)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int port_of(int fd)
+{
+	struct sockaddr_in6 a = {};
+	socklen_t len = sizeof(a);
+
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	return ntohs(a.sin6_port); /* sin_port sits at the same offset */
+}
+
+static void test_listen_ports_own(void **state)
+{
+	static __u64 diag[65536 / 64], proc[65536 / 64];
+	int fd4 = listen_any(AF_INET), fd6 = listen_any(AF_INET6), p4, p6;
+
+	assert_true(fd4 >= 0);
+	p4 = port_of(fd4);
+	assert_true(lw_probe_listen_ports(getpid(), diag) >= 1);
+	assert_true(lw_probe_listen_ports_proc(getpid(), proc) >= 1);
+	assert_true(diag[p4 / 64] & (1ULL << (p4 % 64)));
+	if (fd6 >= 0) { /* a kernel without IPv6 has no tcp6 either */
+		p6 = port_of(fd6);
+		assert_true(diag[p6 / 64] & (1ULL << (p6 % 64)));
+		close(fd6);
+	}
+	assert_memory_equal(diag, proc, sizeof(diag));
+	close(fd4);
+}
+
 /* /proc/PID/stat of this (single-threaded) test: its comm, state and
  * thread count; a pid that does not exist. */
 static void test_probe_stat(void **state)
@@ -637,6 +687,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_target_union),
 		cmocka_unit_test(test_listen_ports),
+		cmocka_unit_test(test_listen_ports_own),
 		cmocka_unit_test(test_probe_stat),
 		cmocka_unit_test(test_cpuset),
 		cmocka_unit_test(test_cpuset_mask),

@@ -115,49 +115,6 @@ int lw_probe_ksoftirqd(__u32 *pids, int nr_cpus)
 	return l.n;
 }
 
-int lw_parse_listen_ports(FILE *f, __u64 *bits)
-{
-	char line[512];
-	int n = 0;
-
-	while (fgets(line, sizeof(line), f)) {
-		unsigned int port, st;
-
-		/* "sl: local_address:port rem_address:port st ...", in hex; the
-		 * header line does not match */
-		if (sscanf(line, " %*u: %*[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x", &port, &st) != 2)
-			continue;
-		if (st != 0x0a || port > 65535) /* TCP_LISTEN */
-			continue;
-		bits[port / 64] |= 1ULL << (port % 64);
-		n++;
-	}
-	return n;
-}
-
-int lw_probe_listen_ports(int pid, __u64 *bits)
-{
-	static const char *const tables[] = {"tcp", "tcp6"};
-	int n = 0, err = -ENOENT;
-	bool read = false;
-
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		char path[64];
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/net/%s", pid, tables[i]);
-		f = fopen(path, "re");
-		if (!f) {
-			err = -errno;
-			continue;
-		}
-		n += lw_parse_listen_ports(f, bits);
-		fclose(f);
-		read = true;
-	}
-	return read ? n : err;
-}
-
 int lw_probe_comm_each(const char *comm, void (*fn)(void *ctx, int pid), void *ctx)
 {
 	DIR *d = opendir("/proc");

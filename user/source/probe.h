@@ -33,9 +33,12 @@ int lw_probe_ksoftirqd(__u32 *pids, int nr_cpus);
 /* Sets a bit in bits (65536 of them) for each local port of a listening
  * socket in f, a /proc/net/tcp or tcp6 table; the number of listeners. */
 int lw_parse_listen_ports(FILE *f, __u64 *bits);
-/* The same over the tables of pid's network namespace; -errno if neither
- * can be read. */
+/* The same for pid's network namespace (listen.c): by sock_diag where it
+ * is latwhy's own, else from its /proc tables; -errno if neither can be
+ * read. */
 int lw_probe_listen_ports(int pid, __u64 *bits);
+/* Its /proc tables alone (the tests compare the two). */
+int lw_probe_listen_ports_proc(int pid, __u64 *bits);
 /* The kernel has a raw tracepoint of this name (btf_trace_<name> typedef). */
 bool lw_probe_tracepoint(const struct btf *vmlinux, const char *name);
 /* struct type of the kernel has a member of that name (at its top level). */
