@@ -132,14 +132,16 @@ static int listen_diag(__u64 *bits)
 	return n6 < 0 ? (n6 == -EAFNOSUPPORT || n6 == -ENOENT ? n4 : n6) : n4 + n6;
 }
 
-/* pid's network namespace is latwhy's own. */
+/* pid's network namespace is latwhy's own: its tcp table is the same
+ * proc entry (one inode a namespace). Not /proc/PID/ns/net, whose stat
+ * takes a ptrace check that serve, holding no CAP_SYS_PTRACE, fails. */
 static bool listen_same_netns(int pid)
 {
 	char path[64];
 	struct stat a, b;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", pid);
-	return !stat(path, &a) && !stat("/proc/self/ns/net", &b) && a.st_ino == b.st_ino &&
+	snprintf(path, sizeof(path), "/proc/%d/net/tcp", pid);
+	return !stat(path, &a) && !stat("/proc/self/net/tcp", &b) && a.st_ino == b.st_ino &&
 	       a.st_dev == b.st_dev;
 }
 
