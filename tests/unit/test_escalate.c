@@ -296,11 +296,16 @@ static void test_no_requests(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rise_first_step),	   cmocka_unit_test(test_hold_then_fall),
-		cmocka_unit_test(test_shift_given_back),   cmocka_unit_test(test_noise_never),
-		cmocka_unit_test(test_warmup_and_trickle), cmocka_unit_test(test_mean_shift),
-		cmocka_unit_test(test_no_requests),	   cmocka_unit_test(test_spread),
-		cmocka_unit_test(test_full_tier_own_cost), cmocka_unit_test(test_full_unlearnt_holds),
+		cmocka_unit_test(test_rise_first_step),
+		cmocka_unit_test(test_hold_then_fall),
+		cmocka_unit_test(test_shift_given_back),
+		cmocka_unit_test(test_noise_never),
+		cmocka_unit_test(test_warmup_and_trickle),
+		cmocka_unit_test(test_mean_shift),
+		cmocka_unit_test(test_no_requests),
+		cmocka_unit_test(test_spread),
+		cmocka_unit_test(test_full_tier_own_cost),
+		cmocka_unit_test(test_full_unlearnt_holds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

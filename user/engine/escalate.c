@@ -144,8 +144,7 @@ static bool esc_high(const struct lw_esc_conf *c, const struct lw_esc *e,
 	const struct lw_esc_base *b;
 	bool mean_only;
 
-	if (e->tier == LW_ESC_MIXED || e->fill < LW_ESC_WINDOW || !w->req ||
-	    w->slow < c->min_slow)
+	if (e->tier == LW_ESC_MIXED || e->fill < LW_ESC_WINDOW || !w->req || w->slow < c->min_slow)
 		return false;
 	b = esc_base(c, e, &mean_only);
 	return b && esc_over(c, b, mean_only, w->req, w->slow, w->lat_ns);

@@ -102,10 +102,10 @@ struct lw_tracer {
 	 * leaves them; what the tier records took of its counts */
 	bool watch;
 	struct bpf_link *watch_links[LW_WATCH_LINKS]; /* recv, send, sk_data_ready */
-	__u64 tier_ns;	       /* the previous tier record's end */
-	__u64 watch_slow_seen; /* watch_slow summed, at it */
-	__u32 escalations;     /* rises since it */
-	struct lw_podnames *podnames; /* the pods of tasks' cgroups (podnames.c) */
+	__u64 tier_ns;				      /* the previous tier record's end */
+	__u64 watch_slow_seen;			      /* watch_slow summed, at it */
+	__u32 escalations;			      /* rises since it */
+	struct lw_podnames *podnames;		      /* the pods of tasks' cgroups (podnames.c) */
 	/* lw_fault_min/maj on every CPU's page-fault perf events (memory.c) */
 	struct bpf_link **mem_links;
 	int nmem_links;
