@@ -108,6 +108,38 @@ class TailRows(unittest.TestCase):
         self.assertEqual(r["cause_ok"], 1.0)
         self.assertTrue(line.endswith("PASS"), line)
 
+    def reclaim_row(self, name, reclaims, before, after):
+        d = write_scenario(self.root, name, "reclaim", "single", 60, "memory")
+        path = os.path.join(d, "trace.json")
+        with open(path) as f:
+            lines = f.read().splitlines()
+        summ = json.loads(lines[-1])
+        summ["evidence"] = {"memory": {"reclaims_memcg": reclaims}}
+        lines[-1] = json.dumps(summ)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        for file, v in (("memcg.before", before), ("memcg.after", after)):
+            with open(os.path.join(d, file), "w") as f:
+                f.write("limit_hits=%d\n" % v)
+        return score.score(d, self.cache)
+
+    def test_reclaim_held_to_the_cgroups_own_count(self):
+        # the group's limit hits bound latwhy's reclaims of it
+        bad = "memcg reclaims not within the cgroup's limit hits"
+        r = self.reclaim_row("reclaim", 1462, 100, 11823)
+        self.assertEqual((r["kernel_hits"], r["lw_reclaims"]), (11723, 1462))
+        self.assertNotIn(bad, r["why"])
+        # more reclaims than the group ever hit its limit: a wrong count
+        r = self.reclaim_row("reclaim-over", 500, 100, 400)
+        self.assertIs(r["pass"], False)
+        self.assertIn(bad, r["why"])
+        # none at all in a group that hit its limit
+        r = self.reclaim_row("reclaim-none", 0, 100, 400)
+        self.assertIn(bad, r["why"])
+        # without the group's counts (no memory controller): not held to them
+        d = write_scenario(self.root, "memory", "memory", "single", 60, "memory")
+        self.assertNotIn("kernel_hits", score.score(d, self.cache))
+
     def table_rc(self, name):
         with contextlib.redirect_stdout(io.StringIO()):
             return score.main(["score.py", "table", self.base, os.path.join(self.root, name)])

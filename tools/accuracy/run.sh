@@ -18,8 +18,8 @@
 #
 # Scenarios (default: all; --short: baseline sched irq softirq thp idle freq
 # quota, about a minute and a half, no third-party servers):
-#   baseline  sched  irq  softirq  thp  idle  freq  quota  memory  sched+irq
-#                                                  lat_server, lat_client
+#   baseline  sched  irq  softirq  thp  idle  freq  quota  memory  reclaim
+#   sched+irq                                      lat_server, lat_client
 #   redis-baseline redis-irq redis-sched          redis-server, redis-benchmark -c 1
 #   nginx-baseline nginx-irq nginx-sched          nginx, wrk -c 1
 #   redis-c8-baseline redis-c8-sched              the same with 8 connections: an
@@ -88,7 +88,7 @@ else
 	QUIET_WAIT=30
 fi
 if [ ${#SCEN[@]} -eq 0 ]; then
-	SCEN=(baseline sched irq softirq thp idle freq quota memory)
+	SCEN=(baseline sched irq softirq thp idle freq quota memory reclaim)
 	if [ "$SHORT" -eq 0 ]; then
 		SCEN+=(sched+irq)
 		[ "$SERVERS" -eq 1 ] && SCEN+=(redis-baseline redis-irq redis-sched
@@ -127,6 +127,7 @@ cleanup() {
 	done
 	PIDS=()
 	quota_remove
+	reclaim_remove
 	unquiet_cpu # also the knobs of awake_cpus
 	if [ -n "$WORK" ]; then
 		if [ "$KEEP" -eq 1 ]; then
@@ -188,6 +189,7 @@ wait_quiet() {
 # truth is the client's latencies, as for the others.
 mem_args() {
 	[[ ,$1, == *,memory,* ]] && echo --fresh-every 50 --fresh-kb 4096 --fresh-no-thp
+	[[ ,$1, == *,reclaim,* ]] && echo --fresh-every 20 --fresh-kb 8192 --fresh-no-thp
 }
 
 # start_lab_server DIR [lat_server args]: sets SPID and PORT.
@@ -309,6 +311,10 @@ start_injectors() {
 			quota_inject "$d" || die "quota: no cpu controller to set a quota with"
 			continue
 		fi
+		if [ "$k" = reclaim ]; then
+			reclaim_inject "$d" || die "reclaim: $RECLAIM_WHY"
+			continue
+		fi
 		# inject.sh's own work off the server CPU; its helpers pin
 		# themselves, and nice 19 leaves the CPUs to the client and the
 		# server except for what is injected (lw_hog resets itself to 0)
@@ -343,6 +349,71 @@ quota_stat() {
 	awk '$1 == "throttled_time" { t = $2 } $1 == "throttled_usec" { t = $2 "000" }
 	     $1 == "nr_throttled" { n = $2 } END { print "throttled_ns=" t; print "nr_throttled=" n }' \
 		"$QCG/cpu.stat" >"$1"
+}
+
+# reclaim_inject DIR: the server into a memory cgroup of its own of
+# 128 MiB (v1 memory.limit_in_bytes, or v2 memory.max where v2 has the
+# controller), beside a writer in the same group that fills its page cache
+# from the helper CPU: the server's every 20th request faults in 8 MiB, each
+# charge over the limit reclaims in the server's own thread, and its time is
+# memory's (reclaim). The group's own count of hitting its limit is the
+# second truth score.py holds latwhy's reclaims to (memcg.before/after).
+LAB_DISK=/var/tmp/latwhy-lab # inject.sh's, on the disk
+MCG=
+MCG_V=
+RECLAIM_WHY=
+reclaim_inject() {
+	local root fill=$LAB_DISK/fill.$$
+	if [ -d /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+		MCG_V=1 root=/sys/fs/cgroup/memory
+	else
+		root=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+		grep -qw memory "$root/cgroup.subtree_control" 2>/dev/null ||
+			{ RECLAIM_WHY="no memory controller (v1, or v2's enabled at $root)"; return 1; }
+		MCG_V=2
+	fi
+	# the writer's pages must be reclaimable: on tmpfs they are not, and
+	# the group would be killed at its limit instead
+	mkdir -p "$LAB_DISK" || { RECLAIM_WHY="cannot make $LAB_DISK"; return 1; }
+	case $(stat -f -c %T "$LAB_DISK") in
+	tmpfs | ramfs) RECLAIM_WHY="$LAB_DISK is in memory: its page cache cannot be reclaimed"; return 1 ;;
+	esac
+	MCG=$root/latwhy-accuracy-mem-$$
+	mkdir "$MCG" || { RECLAIM_WHY="cannot make $MCG"; MCG=; return 1; }
+	if [ "$MCG_V" = 1 ]; then
+		echo $((128 << 20)) >"$MCG/memory.limit_in_bytes"
+	else
+		echo $((128 << 20)) >"$MCG/memory.max"
+	fi || { RECLAIM_WHY="cannot set the limit of $MCG"; return 1; }
+	echo "$SPID" >"$MCG/cgroup.procs" || { RECLAIM_WHY="cannot move the server into $MCG"; return 1; }
+	# SCHED_IDLE: on two CPUs the helper CPU is the client's
+	taskset -c "$HLP_CPU" chrt -i 0 sh -c "echo \$\$ >$MCG/cgroup.procs &&
+		while :; do dd if=/dev/zero of=$fill bs=1M count=256 status=none; done" &
+	PIDS+=("$!")
+	INJ_PIDS+=("$!")
+	RECLAIM_FILL=$fill
+	sleep 1 # its page cache at the limit before the client starts
+	memcg_stat "$1/memcg.before"
+}
+
+# memcg_stat FILE: how often the reclaim group hit its limit by its own count
+memcg_stat() {
+	[ -n "$MCG" ] || return 0
+	if [ "$MCG_V" = 1 ]; then
+		echo "limit_hits=$(cat "$MCG/memory.failcnt")" >"$1"
+	else
+		awk '$1 == "max" { print "limit_hits=" $2 }' "$MCG/memory.events" >"$1"
+	fi
+}
+
+# the reclaim group, once its server and writer are gone
+RECLAIM_FILL=
+reclaim_remove() {
+	[ -n "$RECLAIM_FILL" ] && rm -f "$RECLAIM_FILL"
+	RECLAIM_FILL=
+	[ -n "$MCG" ] || return 0
+	rmdir "$MCG" 2>/dev/null || { sleep 0.5; rmdir "$MCG" 2>/dev/null; }
+	MCG=
 }
 
 stop_injectors() {
@@ -547,6 +618,7 @@ run_scenario() {
 	[[ $inject == *,* ]] && bar=none
 	wait_quiet "$name"
 	echo "run.sh: $name ($fam, inject ${inject}, ${secs}s)" >&2
+	# shellcheck disable=SC2046 # mem_args prints options, one word each
 	case $kind in
 	lab) start_lab_server "$d" "${LAB_ARGS[@]}" $(mem_args "$inject") ;;
 	redis) start_redis "$d" ;;
@@ -568,10 +640,12 @@ run_scenario() {
 	wait_client "$d" "$kind"
 	python3 "$ACC/score.py" cpusnap $$ >"$d/cpu.after"
 	quota_stat "$d/cgstat.after"
+	memcg_stat "$d/memcg.after"
 	stop_latwhy "$d"
 	stop_injectors
 	stop_server
 	quota_remove
+	reclaim_remove
 	if [ "$inject" = - ]; then
 		read -r THRESH["$fam"] LOW["$fam"] < <(threshold "$d") || die "$name: no latencies"
 		PATHNS[$fam]=$(python3 "$ACC/score.py" pathns "$d")
@@ -688,7 +762,7 @@ want() {
 }
 for s in "${SCEN[@]}"; do
 	case $s in
-	baseline | sched | irq | softirq | thp | idle | freq | quota | memory | sched+irq) ;;
+	baseline | sched | irq | softirq | thp | idle | freq | quota | memory | reclaim | sched+irq) ;;
 	redis-baseline | redis-irq | redis-sched | nginx-baseline | nginx-irq | nginx-sched) ;;
 	redis-c8-baseline | redis-c8-sched | nginx-c8-baseline | nginx-c8-sched) ;;
 	*) echo "run.sh: unknown scenario '$s'" >&2 && usage ;;
@@ -710,7 +784,7 @@ for fam in lab redis nginx redis-c8 nginx-c8; do
 	pre=
 	[ "$fam" = lab ] || pre=$fam-
 	todo=()
-	for s in baseline sched irq softirq thp idle freq quota memory sched+irq; do
+	for s in baseline sched irq softirq thp idle freq quota memory reclaim sched+irq; do
 		want "$pre$s" && todo+=("$s")
 	done
 	[ ${#todo[@]} -gt 0 ] || continue

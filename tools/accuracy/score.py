@@ -100,7 +100,7 @@ import sys
 CAUSES = ("frequency", "irq", "thp", "sched", "idle", "quota", "memory")
 # injector -> the cause latwhy should name
 INJECT_CAUSE = {"sched": "sched", "irq": "irq", "softirq": "irq", "thp": "thp", "idle": "idle",
-                "freq": "frequency", "quota": "quota", "memory": "memory"}
+                "freq": "frequency", "quota": "quota", "memory": "memory", "reclaim": "memory"}
 # quota: latwhy's quota time over the requests it has, against the time the
 # kernel itself counted the cgroup throttled over the client's run
 # (cpu.stat, cgstat.before/after), within this ratio either way
@@ -456,6 +456,7 @@ def score(d, cache):
         row["wrong"] = wn / extra if extra > 0 else None
         row["cause_ok"] = cause_ok(slow, right, row.get("base_slow"))
     kernel_throttled(row, d, reqs)
+    kernel_reclaim(row, d, summ)
     verdict(row)
     return row
 
@@ -480,6 +481,21 @@ def kernel_throttled(row, d, reqs):
     row["kernel_ns"] = int(b["throttled_ns"]) - int(a["throttled_ns"])
     row["kernel_periods"] = int(b["nr_throttled"]) - int(a["nr_throttled"])
     row["lw_quota_ns"] = sum(r["ns"].get("quota") or 0 for r in reqs)
+
+
+def kernel_reclaim(row, d, summ):
+    """reclaim scenarios: how often the memory cgroup hit its limit by its
+    own count over the client's run (v1 memory.failcnt, v2 memory.events'
+    max; memcg.before/after), against the reclaims of the cgroup latwhy
+    counted in the server's threads. Each of those follows a charge that
+    failed at the limit, so they are at least one and at most that count
+    (the writer beside the server hits it too)."""
+    a, b = read_kv(os.path.join(d, "memcg.before")), read_kv(os.path.join(d, "memcg.after"))
+    if not a or not b or not a.get("limit_hits") or not b.get("limit_hits"):
+        return
+    row["kernel_hits"] = int(b["limit_hits"]) - int(a["limit_hits"])
+    mem = ((summ or {}).get("evidence") or {}).get("memory") or {}
+    row["lw_reclaims"] = mem.get("reclaims_memcg") or 0
 
 
 def base_tail(row, bhist, shift_kind):
@@ -582,6 +598,8 @@ def verdict(row):
         if "kernel_ns" in row and (not row["kernel_ns"] or
                                    abs(row["lw_quota_ns"] / row["kernel_ns"] - 1) > BAR_KERNEL):
             why.append("quota not within 15% of the kernel's throttled time")
+        if "kernel_hits" in row and not 0 < row["lw_reclaims"] <= row["kernel_hits"]:
+            why.append("memcg reclaims not within the cgroup's limit hits")
         row["pass"] = not why
         row["why"] = ", ".join(why)
 
@@ -652,6 +670,9 @@ def details(rows):
         if "kernel_ns" in r:
             line += "; throttled by the kernel's count (cpu.stat) %s ms in %d periods, latwhy's quota %s ms" % (
                 ms(r["kernel_ns"]), r["kernel_periods"], ms(r["lw_quota_ns"]))
+        if "kernel_hits" in r:
+            line += "; the memory cgroup at its limit by its own count %d times, latwhy's reclaims of it %d" % (
+                r["kernel_hits"], r["lw_reclaims"])
         if r["preemptors"]:
             line += "; preempted by " + ", ".join("%s %s" % (c, ms(n)) for c, n in r["preemptors"])
         if r["causes"]:
