@@ -16,15 +16,18 @@ test_thp() {
 	# -R: the server frees heap pages like an allocator purging, so
 	# khugepaged has ranges to collapse back while it serves
 	start_server "$SRV_CPU" -m 512 -P 256 --thp -R 200 || { no_server thp; return; }
-	# the injector fragments memory before it sets the knobs: 3-20 s
-	tools/inject.sh thp "$SRV_CPU" 14 >"$OUT/inject.out" 2>&1 &
+	# the injector fragments memory before it sets the knobs: 3-20 s.
+	# It and the client run until cleanup: with 14 s and 13 s, latwhy's
+	# start (2-3 s) and 10 s trace outlasted them in one CI run, the
+	# injector's restore came first, and the fix lacked the pace line
+	tools/inject.sh thp "$SRV_CPU" 60 >"$OUT/inject.out" 2>&1 &
 	PIDS+=("$!")
 	if ! wait_for "$OUT/inject.out" '^inject.sh: thp: ' "$!" 90; then
 		fail thp "inject.sh thp: $(tail -1 "$OUT/inject.out")"
 		cleanup
 		return
 	fi
-	start_client 13
+	start_client 60
 	sleep 1
 	./latwhy -p "$SPID" -d 10s -j >"$OUT/trace.json" 2>"$OUT/latwhy.err"
 	check thp '
