@@ -112,7 +112,14 @@ start_server() {
 	local cpu=$1
 	shift
 	: >"$OUT/server.out" # the last server's port= would match at once
-	"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
+	if [ -n "${SRV_CGROUP:-}" ]; then
+		# born in the group: a cgroup v2 memory charge stays where it was
+		# made, so a server moved in later brings none of its heap along
+		sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$SRV_CGROUP" \
+			"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
+	else
+		"$T/lat_server" -p 0 -c "$cpu" "$@" >"$OUT/server.out" 2>&1 &
+	fi
 	SPID=$!
 	PIDS+=("$SPID")
 	# 30 s: it starts in ~50 ms; once it sat runnable for 10 s (no_server)
