@@ -218,14 +218,21 @@ test_memory_high() {
 	cur=$(cat "$cg/memory.current")
 	echo $((cur + (6 << 20))) >"$cg/memory.high"
 	high0=$(awk '$1 == "high" {print $2}' "$cg/memory.events")
+	psi0=$(sed -n 's/^some .*total=\([0-9]*\)/\1/p' "$cg/memory.pressure")
 	mem_trace memory_high || { cleanup; return; }
-	echo "high=$(($(awk '$1 == "high" {print $2}' "$cg/memory.events") - high0))" >"$OUT/events.txt"
+	echo "$(($(awk '$1 == "high" {print $2}' "$cg/memory.events") - high0))" \
+		"$(($(sed -n 's/^some .*total=\([0-9]*\)/\1/p' "$cg/memory.pressure") - psi0))" >"$OUT/truth.txt"
+	# the group's own PSI (time some task of it stalled on memory, its
+	# reclaim too, over latwhy's start and trace) bounds latwhy's stalls
 	check memory_high '
 m = summ["evidence"]["memory"]
-truth = int(open("'"$OUT"'/events.txt").read().split("=")[1])
-assert truth > 0, "memory.events high did not grow: the group never went over memory.high"
-assert summ["ns"]["memory_high"] > 0 and m["stalls"] > 0, (summ["ns"], m)
-print("memory_high: %.1f ms in %d slow requests, %d stalls; memory.events high +%d" % (summ["ns"]["memory_high"] / 1e6, summ["slow_requests"], m["stalls"], truth))
+high, psi_us = map(int, open("'"$OUT"'/truth.txt").read().split())
+assert high > 0, "memory.events high did not grow: the group never went over memory.high"
+assert summ["dominant"] == "memory", "verdict %s" % summ["dominant"]
+ns = summ["ns"]
+assert m["stalls"] > 0 and ns["memory_high"] > max(ns["fault"], ns["reclaim"], ns["fault_wait"]), (ns, m)
+assert m["stall_ns"] <= psi_us * 1000 * 1.02 + 1e6, "latwhy stalled %.1f ms, the group by its PSI %.1f ms" % (m["stall_ns"] / 1e6, psi_us / 1e3)
+print("memory_high: %.1f ms in %d slow requests, %d stalls of %.1f ms; the group: memory.events high +%d, PSI some %.1f ms" % (ns["memory_high"] / 1e6, summ["slow_requests"], m["stalls"], m["stall_ns"] / 1e6, high, psi_us / 1e3))
 '
 	cleanup
 }
