@@ -66,8 +66,9 @@ struct config {
 	 * and their wait for the read) */
 	const char *fresh_file;
 	int fresh_fd;
-	/* --fresh-no-thp: the chunks are plain pages also with --thp (whose
-	 * heap stays huge), so that their faults are memory's, not THP's */
+	/* --fresh-no-thp: the chunks are plain pages, under THP "always" too
+	 * and with --thp (whose heap stays huge), so that their faults are
+	 * memory's, not THP's */
 	int fresh_no_thp;
 	/* --spin-every N: every Nth request spins --spin-x times as long: its
 	 * extra time is its own code */
@@ -107,7 +108,7 @@ static void usage(void)
 	       "              --fresh-kb KiB of fresh memory (default 4096): page faults\n"
 	       "  --fresh-file PATH  those chunks are PATH's pages (written first, 8 chunks),\n"
 	       "              read and dropped from the page cache after: major faults\n"
-	       "  --fresh-no-thp  those chunks in small pages also with --thp\n"
+	       "  --fresh-no-thp  those chunks in small pages (THP always, or --thp)\n"
 	       "  --spin-every N   every Nth request spins --spin-x times longer (default 10)\n"
 	       "  -R RATE     a background thread gives RATE random heap pages/s back to the\n"
 	       "              kernel (MADV_DONTNEED), like an allocator purging: this splits\n"
@@ -470,7 +471,7 @@ static void fresh_init(void)
 		if (p == MAP_FAILED)
 			die("mmap fresh memory");
 		/* and khugepaged leaves them small too */
-		if (!thp && cfg.thp)
+		if (!thp && (cfg.thp || cfg.fresh_no_thp))
 			madvise(p, len, MADV_NOHUGEPAGE);
 		if (thp) {
 			p = (char *)(((uintptr_t)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
