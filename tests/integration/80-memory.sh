@@ -199,7 +199,7 @@ test_memory_high() {
 	root=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
 	[ -n "$root" ] || { skip memory_high "no cgroup2 mounted"; return; }
 	grep -qw memory "$root/cgroup.controllers" || {
-		skip memory_high "cgroup v2 ($root) has no memory controller here (it is cgroup v1's, which has no memory.high)"
+		skip memory_high "cgroup v2 ($root) has no memory controller here (v1 has no memory.high; a guest that has: tools/kernels/suite.sh --cgroup2 --append psi=1 memory_high)"
 		return
 	}
 	[ -r /proc/pressure/memory ] || { skip memory_high "no PSI (psi=0): a memory.high sleep is not told apart"; return; }
