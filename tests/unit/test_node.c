@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -586,6 +587,29 @@ static void test_listen_ports_own(void **state)
 	close(fd4);
 }
 
+/* A list of processes: a namespace shared by several is read once (the
+ * same count as one of them alone), a process gone is passed over, and a
+ * list of none that can be read is its error. */
+static void test_listen_ports_pids(void **state)
+{
+	static __u64 one[65536 / 64], many[65536 / 64];
+	int fd4 = listen_any(AF_INET), pids[3], n1;
+	pid_t child = fork();
+
+	assert_true(fd4 >= 0 && child >= 0);
+	if (!child)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	n1 = lw_probe_listen_ports(getpid(), one);
+	assert_true(n1 >= 1);
+	pids[0] = child; /* reaped: gone */
+	pids[1] = pids[2] = getpid();
+	assert_int_equal(lw_probe_listen_ports_pids(pids, 3, many), n1);
+	assert_memory_equal(one, many, sizeof(one));
+	assert_int_equal(lw_probe_listen_ports_pids(pids, 1, many), -ENOENT);
+	close(fd4);
+}
+
 /* /proc/PID/stat of this (single-threaded) test: its comm, state and
  * thread count; a pid that does not exist. */
 static void test_probe_stat(void **state)
@@ -688,6 +712,7 @@ int main(void)
 		cmocka_unit_test(test_target_union),
 		cmocka_unit_test(test_listen_ports),
 		cmocka_unit_test(test_listen_ports_own),
+		cmocka_unit_test(test_listen_ports_pids),
 		cmocka_unit_test(test_probe_stat),
 		cmocka_unit_test(test_cpuset),
 		cmocka_unit_test(test_cpuset_mask),

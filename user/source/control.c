@@ -56,7 +56,6 @@ static void control_thp_pids(struct lw_tracer *t)
 	t->skel->bss->thp_pid_max = max;
 }
 
-#define LW_PORT_READS 16 /* processes whose namespace's listeners are read */
 #define LW_STAT_READS 256
 
 /*
@@ -80,11 +79,9 @@ static void control_conns(struct lw_tracer *t, bool ports)
 		__u64 bits[sizeof(s->bss->listen_ports) / sizeof(__u64)] = {};
 		int listeners = 0;
 
-		/* processes share a namespace's table: the first few read it */
-		for (int i = 0; i < t->npids && i < LW_PORT_READS; i++) {
-			n = lw_probe_listen_ports(t->pids[i], bits);
-			listeners += n > 0 ? n : 0;
-		}
+		/* processes share a namespace's table: each is read once */
+		n = lw_probe_listen_ports_pids(t->pids, t->npids, bits);
+		listeners = n > 0 ? n : 0;
 		/* no listener seen: every TCP read may be a request, as before */
 		if (listeners > 0)
 			memcpy(s->bss->listen_ports, bits, sizeof(bits));

@@ -95,8 +95,10 @@ static int listen_diag_family(int fd, __u8 family, __u64 *bits)
 		ssize_t len = recv(fd, buf, sizeof(buf), 0);
 		struct nlmsghdr *h = (struct nlmsghdr *)buf;
 
+		if (len < 0 && errno == EINTR)
+			continue; /* the dump goes on: a signal is no end of it */
 		if (len < 0)
-			return errno == EINTR ? n : -errno;
+			return -errno;
 		for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
 			struct inet_diag_msg *m = NLMSG_DATA(h);
 			unsigned int port;
@@ -132,28 +134,61 @@ static int listen_diag(__u64 *bits)
 	return n6 < 0 ? (n6 == -EAFNOSUPPORT || n6 == -ENOENT ? n4 : n6) : n4 + n6;
 }
 
-/* pid's network namespace is latwhy's own: its tcp table is the same
- * proc entry (one inode a namespace). Not /proc/PID/ns/net, whose stat
- * takes a ptrace check that serve, holding no CAP_SYS_PTRACE, fails. */
-static bool listen_same_netns(int pid)
+/* The identity of pid's network namespace: the inode of its tcp table, one
+ * proc entry a namespace. Not /proc/PID/ns/net, whose stat takes a ptrace
+ * check that serve, holding no CAP_SYS_PTRACE, fails. */
+static int listen_netns(int pid, struct stat *st)
 {
 	char path[64];
-	struct stat a, b;
 
-	snprintf(path, sizeof(path), "/proc/%d/net/tcp", pid);
-	return !stat(path, &a) && !stat("/proc/self/net/tcp", &b) && a.st_ino == b.st_ino &&
-	       a.st_dev == b.st_dev;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/net/tcp", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/net/tcp");
+	return stat(path, st) ? -errno : 0;
+}
+
+static bool listen_same(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
+}
+
+int lw_probe_listen_ports_pids(const int *pids, int npids, __u64 *bits)
+{
+	struct stat self, seen[LW_LISTEN_NETNS];
+	int nseen = 0, n = 0, err = -ENOENT;
+	bool own = !listen_netns(0, &self), read = false;
+
+	for (int i = 0; i < npids && nseen < LW_LISTEN_NETNS; i++) {
+		struct stat st;
+		int k, r = -1;
+
+		if (listen_netns(pids[i], &st)) {
+			err = -errno;
+			continue; /* gone, or not ours to see */
+		}
+		for (k = 0; k < nseen && !listen_same(&seen[k], &st); k++)
+			;
+		if (k < nseen)
+			continue; /* its namespace is read already */
+		seen[nseen++] = st;
+		if (own && listen_same(&st, &self))
+			r = listen_diag(bits);
+		if (r < 0) /* another namespace, or sock_diag refused */
+			r = listen_proc(pids[i], bits);
+		if (r < 0) {
+			err = r;
+			continue;
+		}
+		n += r;
+		read = true;
+	}
+	return read ? n : err;
 }
 
 int lw_probe_listen_ports(int pid, __u64 *bits)
 {
-	if (listen_same_netns(pid)) {
-		int n = listen_diag(bits);
-
-		if (n >= 0)
-			return n;
-	}
-	return listen_proc(pid, bits); /* also where sock_diag is refused */
+	return lw_probe_listen_ports_pids(&pid, 1, bits);
 }
 
 int lw_probe_listen_ports_proc(int pid, __u64 *bits)

@@ -37,6 +37,11 @@ int lw_parse_listen_ports(FILE *f, __u64 *bits);
  * is latwhy's own, else from its /proc tables; -errno if neither can be
  * read. */
 int lw_probe_listen_ports(int pid, __u64 *bits);
+/* The same for each namespace of pids once (the first LW_LISTEN_NETNS
+ * namespaces): a dump or a table walk a namespace, however many of the
+ * processes share it. */
+#define LW_LISTEN_NETNS 16
+int lw_probe_listen_ports_pids(const int *pids, int npids, __u64 *bits);
 /* Its /proc tables alone (the tests compare the two). */
 int lw_probe_listen_ports_proc(int pid, __u64 *bits);
 /* The kernel has a raw tracepoint of this name (btf_trace_<name> typedef). */
