@@ -240,6 +240,10 @@ assert high > 0, "memory.events high did not grow: the group never went over mem
 assert summ["dominant"] == "memory", "verdict %s" % summ["dominant"]
 ns = summ["ns"]
 assert m["stalls"] > 0 and ns["memory_high"] > max(ns["fault"], ns["reclaim"], ns["fault_wait"]), (ns, m)
+# its fix raises memory.high of the group, its rollback puts back the value set here
+f = [f for f in summ["findings"] if f["cause"] == "memory"]
+assert f and any(x.startswith("echo ") and x.endswith("'"$cg"'/memory.high") and int(x.split()[1]) > '"$((cur + (6 << 20)))"' for x in f[0]["fix"]), [x["fix"] for x in f]
+assert f[0]["rollback"] == ["echo '"$((cur + (6 << 20))) > $cg"'/memory.high"], f[0]["rollback"]
 assert m["stall_ns"] <= psi_us * 1000 * 1.02 + 1e6, "latwhy stalled %.1f ms, the group by its PSI %.1f ms" % (m["stall_ns"] / 1e6, psi_us / 1e3)
 print("memory_high: %.1f ms in %d slow requests, %d stalls of %.1f ms; the group: memory.events high +%d, PSI some %.1f ms" % (ns["memory_high"] / 1e6, summ["slow_requests"], m["stalls"], m["stall_ns"] / 1e6, high, psi_us / 1e3))
 '
