@@ -26,6 +26,7 @@
 #   BENCH_ALWAYS_ROUNDS=N  section 4 pairs of whole serve cycles (default 6)
 #   BENCH_ALWAYS_SECS=N    section 4 cycle length (default 90, serve's); with
 #   BENCH_ALWAYS_SAMPLE=X/Y  a shorter one, serve's --sample to match
+#   BENCH_TWIN_ROUNDS=N    section 4 whole cycles of the twins (default 6)
 #   BENCH_QUIET_WAIT=N  before each section, wait up to N s (default 30, quick
 #                       10) for other processes to use < 15% of the CPUs; the
 #                       report says how busy the machine was either way
@@ -929,6 +930,145 @@ EOF
 	grep '^VERDICT' "$S4/$s.result" >>"$S4/lines"
 }
 
+# ---- twins: the same cost, paired in time ---------------------------------------
+#
+# Whole cycles alternated with a base are what the budget is judged by, but on
+# a shared VM the runs without latwhy alone move 20.9k-30.0k req/s between
+# 90 s cycles (a 95% interval of +-15-18% over 4 pairs): the host's drift, not
+# latwhy's. Twins cancel it: two instances of the server on the one server
+# CPU, each loaded at once from the load CPU, serve at its defaults watching
+# one twin a whole cycle and the other the next; what the host takes, both
+# lose. A cycle's measure is the watched twin's requests against the other's
+# over the same window (redis: INFO's total_commands_processed, not
+# redis-benchmark's own rate, whose runs end apart; nginx: wrk -d, both the
+# same length). Not in it: what the unwatched twin pays too, its programs'
+# early exits (every tracepoint fires for every process: sock_recv_length's
+# target test, the sk_bpf_storage tests of the other two): the measure is
+# the target's cost beyond a non-target's.
+TWIN_ROUNDS=${BENCH_TWIN_ROUNDS:-6}
+twin_start() {
+	local s=$1 k d i port
+	for k in a b; do
+		d=$S4/$s-$k
+		mkdir -p "$d/html" "$d/tmp"
+		port=$(free_port) || return 1
+		if [ "$s" = redis ]; then
+			spawn "$d/server.out" taskset -c "$SRV_CPU" redis-server --port "$port" --bind 127.0.0.1 \
+				--save "" --appendonly no --dir "$d" --daemonize no --protected-mode yes
+		else
+			head -c 612 /dev/zero | tr '\0' 'x' >"$d/html/index.html"
+			sed -e "s|@DIR@|$d|g" -e "s|@PORT@|$port|g" "$B/nginx.conf.in" >"$d/nginx.conf"
+			spawn "$d/server.out" taskset -c "$SRV_CPU" nginx -p "$d/" -c "$d/nginx.conf" -e "$d/error.log" \
+				-g 'daemon off;'
+		fi
+		TWIN_MAIN[$k]=$SPAWNED TWIN_PORT[$k]=$port TWIN_PID[$k]=
+		for ((i = 0; i < 50; i++)); do
+			if [ "$s" = redis ]; then
+				redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && TWIN_PID[$k]=$SPAWNED
+			else
+				TWIN_PID[$k]=$(pgrep -P "$SPAWNED" -f 'nginx: worker' | head -1)
+				[ -n "${TWIN_PID[$k]}" ] && ! curl_ok "$port" && TWIN_PID[$k]=
+			fi
+			[ -n "${TWIN_PID[$k]}" ] && break
+			sleep 0.1
+		done
+		[ -n "${TWIN_PID[$k]}" ] || return 1
+	done
+}
+twin_stop() { stop "${TWIN_MAIN[a]:-}"; stop "${TWIN_MAIN[b]:-}"; }
+redis_done() { redis-cli -p "$1" info stats 2>/dev/null | awk -F: '$1 == "total_commands_processed" { print $2 + 0 }'; }
+
+# twin_cycle NAME WATCHED: one whole cycle of serve at its defaults on twin
+# WATCHED (a or b), both loaded; "RATE_A RATE_B" (requests/s) in TWIN_RES
+twin_cycle() {
+	local s=$1 w=$2 pid port t0 t1 k a0 b0 a1 b1 stopf=$S4/twin.stop
+	TWIN_RES=
+	port=$(free_port) || return 1
+	spawn "$S4/serve-twin-$s.out" "$LATWHY" serve -p "${TWIN_PID[$w]}" --listen "127.0.0.1:$port" \
+		${ALWAYS_SAMPLE:+--sample "$ALWAYS_SAMPLE"}
+	pid=$SPAWNED
+	wait_for "$S4/serve-twin-$s.out" 'tracing pid' "$pid" 30 || { stop "$pid"; return 1; }
+	if [ "$s" = redis ]; then
+		rm -f "$stopf"
+		for k in a b; do
+			(while [ ! -e "$stopf" ]; do
+				taskset -c "$LOAD_CPU" redis-benchmark -p "${TWIN_PORT[$k]}" -c 50 -n "$REDIS_N" \
+					-t set,get -q >/dev/null 2>&1
+			done) &
+		done
+		sleep 0.5 # both connected
+		t0=$(now_ns) a0=$(redis_done "${TWIN_PORT[a]}") b0=$(redis_done "${TWIN_PORT[b]}")
+		sleep "$ALWAYS_SECS"
+		t1=$(now_ns) a1=$(redis_done "${TWIN_PORT[a]}") b1=$(redis_done "${TWIN_PORT[b]}")
+		touch "$stopf"
+		wait_loads
+		[ -n "$a0" ] && [ -n "$a1" ] && [ -n "$b0" ] && [ -n "$b1" ] &&
+			TWIN_RES=$(awk -v a="$((a1 - a0))" -v b="$((b1 - b0))" -v t="$((t1 - t0))" \
+				'BEGIN { printf "%.1f %.1f", a / t * 1e9, b / t * 1e9 }')
+	else
+		for k in a b; do
+			taskset -c "$LOAD_CPU" wrk -t1 -c50 -d"${ALWAYS_SECS}s" "http://127.0.0.1:${TWIN_PORT[$k]}/index.html" \
+				>"$S4/wrk-$k.out" 2>&1 &
+		done
+		wait_loads
+		a1=$(awk '$1 == "Requests/sec:" { print $2 }' "$S4/wrk-a.out")
+		b1=$(awk '$1 == "Requests/sec:" { print $2 }' "$S4/wrk-b.out")
+		[ -n "$a1" ] && [ -n "$b1" ] && TWIN_RES="$a1 $b1"
+	fi
+	stop "$pid"
+	[ -n "$TWIN_RES" ]
+}
+# the load loops of twin_cycle: every background job but the spawned ones
+wait_loads() {
+	local j
+	for j in $(jobs -p); do
+		[[ " ${CHILDREN[*]} " == *" $j "* ]] || wait "$j" 2>/dev/null
+	done
+}
+
+# always_twins NAME: TWIN_ROUNDS whole cycles, twin a watched, then b, ...;
+# the watched twin's rate against the other's, its mean and 95% interval
+always_twins() {
+	local s=$1 r w
+	command -v "$([ "$s" = redis ] && echo redis-server || echo nginx)" >/dev/null || return 0
+	declare -gA TWIN_MAIN TWIN_PORT TWIN_PID
+	twin_start "$s" || { note "section 4: $s twins did not start"; twin_stop; return 0; }
+	: >"$S4/$s-twins.tsv"
+	for ((r = 0; r < TWIN_ROUNDS; r++)); do
+		w=$([ $((r % 2)) = 0 ] && echo a || echo b)
+		note "section 4: $s twins, cycle $((r + 1)) of $TWIN_ROUNDS (${ALWAYS_SECS} s, twin $w watched)"
+		twin_cycle "$s" "$w" && printf '%s\t%s\n' "$w" "$TWIN_RES" >>"$S4/$s-twins.tsv"
+	done
+	twin_stop
+	python3 - "$s" "$S4/$s-twins.tsv" "$ALWAYS_SECS" >"$S4/$s-twins.result" <<'PY'
+import math, sys
+name, path, secs = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = [l.split() for l in open(path) if l.strip()]
+d = []
+for w, a, b in rows:
+    a, b = float(a), float(b)
+    v, u = (a, b) if w == "a" else (b, a)
+    if u > 0:
+        d.append(100.0 * (v / u - 1))
+if len(d) < 2:
+    print("VERDICT always-attached tier under 0.5%% (%s, twins)\tnot measured: %d cycles" % (name, len(d)))
+    sys.exit(0)
+n = len(d)
+m = sum(d) / n
+sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
+t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}.get(n - 1, 2.0)
+hw = t * sd / math.sqrt(n)
+print("   %s twins: the watched one against the other over the same %s s, %d whole cycles: %+.2f%% (95%% interval %+.2f%% to %+.2f%%); cycles %s" %
+      (name, secs, n, m, m - hw, m + hw, " ".join("%+.2f" % x for x in d)))
+ok = m >= -0.5 and 2 * hw < 1.0
+print("VERDICT always-attached tier under 0.5%% (%s, twins)\t%s: %+.2f%% +- %.2f%% (n=%d)%s; beyond a non-target's cost" %
+      (name, "met" if ok else "MISSED", m, hw, n,
+       "" if 2 * hw < 1.0 else "; the interval is %.2f%% wide, not under 1%%" % (2 * hw)))
+PY
+	grep -v '^VERDICT' "$S4/$s-twins.result" | tee -a "$WORK/report.txt"
+	grep '^VERDICT' "$S4/$s-twins.result" >>"$S4/lines"
+}
+
 # The tier's programs' own cost per request (bpf_stats on for this run
 # only: its clock reads add to every run): serve's latwhy_bpf_run_* over
 # the requests it counted, lw_watch_* alone (full tracing detached).
@@ -1028,6 +1168,9 @@ section4() {
 	say "4. The always-attached tier: serve at its defaults (${ALWAYS_SAMPLE:-3s/90s}), whole ${ALWAYS_SECS} s cycles against no latwhy, alternated"
 	always_on redis
 	always_on nginx
+	say "   twins: two instances on the server CPU loaded at once, serve watching each in turn"
+	always_twins redis
+	always_twins nginx
 	grep '^VERDICT' "$S4/lines" >>"$WORK/verdicts"
 	always_progs redis
 	always_progs nginx
