@@ -882,6 +882,33 @@ always_cycle() {
 	return 0
 }
 
+# always_score LABEL TSV WHAT UNIT SUFFIX: rows "BASE VALUE" (requests/s) in
+# TSV; the per-row ratio's mean and 95% interval (t), the issue's measure: at
+# most 0.5% lost, the interval under 1% wide. Two lines: WHAT's, and the
+# VERDICT (LABEL in it, SUFFIX after it).
+always_score() {
+	python3 - "$@" "$ALWAYS_SECS" <<'EOF'
+import math, sys
+label, path, what, unit, suffix, secs = sys.argv[1:7]
+rows = [tuple(map(float, l.split())) for l in open(path) if l.strip()]
+d = [100.0 * (v / b - 1) for b, v in rows if b > 0]
+if len(d) < 2:
+    print("VERDICT always-attached tier under 0.5%% (%s)\tnot measured: %d %s" % (label, len(d), unit))
+    sys.exit(0)
+n = len(d)
+m = sum(d) / n
+sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
+t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}.get(n - 1, 2.0)
+hw = t * sd / math.sqrt(n)
+print("   %s, %d %s of %s s cycles: %+.2f%% (95%% interval %+.2f%% to %+.2f%%); %s %s" %
+      (what, n, unit, secs, m, m - hw, m + hw, unit, " ".join("%+.2f" % x for x in d)))
+ok = m >= -0.5 and 2 * hw < 1.0
+print("VERDICT always-attached tier under 0.5%% (%s)\t%s: %+.2f%% +- %.2f%% (n=%d)%s%s" %
+      (label, "met" if ok else "MISSED", m, hw, n,
+       "" if 2 * hw < 1.0 else "; the interval is %.2f%% wide, not under 1%%" % (2 * hw), suffix))
+EOF
+}
+
 # always_on NAME: ALWAYS_ROUNDS pairs of whole cycles, base and serve, in
 # alternating order; the per-pair ratio's mean and 95% interval (t), the
 # issue's measure: at most 0.5% lost, the interval under 1% wide.
@@ -906,26 +933,7 @@ always_on() {
 		[ -n "$b" ] && [ -n "$v" ] && printf '%s\t%s\n' "$b" "$v" >>"$S4/$s.tsv"
 	done
 	"${s}_stop"
-	python3 - "$s" "$S4/$s.tsv" "$ALWAYS_SECS" >"$S4/$s.result" <<'EOF'
-import math, sys
-name, path, secs = sys.argv[1], sys.argv[2], sys.argv[3]
-pairs = [tuple(map(float, l.split())) for l in open(path) if l.strip()]
-d = [100.0 * (v / b - 1) for b, v in pairs if b > 0]
-if len(d) < 2:
-    print("VERDICT always-attached tier under 0.5%% (%s)\tnot measured: %d pairs" % (name, len(d)))
-    sys.exit(0)
-n = len(d)
-m = sum(d) / n
-sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
-t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}.get(n - 1, 2.0)
-hw = t * sd / math.sqrt(n)
-print("   %s: serve at its defaults against no latwhy, %d pairs of %s s cycles: %+.2f%% (95%% interval %+.2f%% to %+.2f%%); pairs %s" %
-      (name, n, secs, m, m - hw, m + hw, " ".join("%+.2f" % x for x in d)))
-ok = m >= -0.5 and 2 * hw < 1.0
-print("VERDICT always-attached tier under 0.5%% (%s)\t%s: %+.2f%% +- %.2f%% (n=%d)%s" %
-      (name, "met" if ok else "MISSED", m, hw, n,
-       "" if 2 * hw < 1.0 else "; the interval is %.2f%% wide, not under 1%%" % (2 * hw)))
-EOF
+	always_score "$s" "$S4/$s.tsv" "$s: serve at its defaults against no latwhy" pairs "" >"$S4/$s.result"
 	grep -v '^VERDICT' "$S4/$s.result" | tee -a "$WORK/report.txt"
 	grep '^VERDICT' "$S4/$s.result" >>"$S4/lines"
 }
@@ -1040,31 +1048,9 @@ always_twins() {
 		twin_cycle "$s" "$w" && printf '%s\t%s\n' "$w" "$TWIN_RES" >>"$S4/$s-twins.tsv"
 	done
 	twin_stop
-	python3 - "$s" "$S4/$s-twins.tsv" "$ALWAYS_SECS" >"$S4/$s-twins.result" <<'PY'
-import math, sys
-name, path, secs = sys.argv[1], sys.argv[2], sys.argv[3]
-rows = [l.split() for l in open(path) if l.strip()]
-d = []
-for w, a, b in rows:
-    a, b = float(a), float(b)
-    v, u = (a, b) if w == "a" else (b, a)
-    if u > 0:
-        d.append(100.0 * (v / u - 1))
-if len(d) < 2:
-    print("VERDICT always-attached tier under 0.5%% (%s, twins)\tnot measured: %d cycles" % (name, len(d)))
-    sys.exit(0)
-n = len(d)
-m = sum(d) / n
-sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
-t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}.get(n - 1, 2.0)
-hw = t * sd / math.sqrt(n)
-print("   %s twins: the watched one against the other over the same %s s, %d whole cycles: %+.2f%% (95%% interval %+.2f%% to %+.2f%%); cycles %s" %
-      (name, secs, n, m, m - hw, m + hw, " ".join("%+.2f" % x for x in d)))
-ok = m >= -0.5 and 2 * hw < 1.0
-print("VERDICT always-attached tier under 0.5%% (%s, twins)\t%s: %+.2f%% +- %.2f%% (n=%d)%s; beyond a non-target's cost" %
-      (name, "met" if ok else "MISSED", m, hw, n,
-       "" if 2 * hw < 1.0 else "; the interval is %.2f%% wide, not under 1%%" % (2 * hw)))
-PY
+	awk '{ print ($1 == "a" ? $3 " " $2 : $2 " " $3) }' "$S4/$s-twins.tsv" >"$S4/$s-twins.pairs"
+	always_score "$s, twins" "$S4/$s-twins.pairs" "$s twins: the watched one against the other" \
+		cycles "; beyond a non-target's cost" >"$S4/$s-twins.result"
 	grep -v '^VERDICT' "$S4/$s-twins.result" | tee -a "$WORK/report.txt"
 	grep '^VERDICT' "$S4/$s-twins.result" >>"$S4/lines"
 }
