@@ -348,7 +348,8 @@ test_serve_tiers() {
 	mport=$(free_port)
 	# ~2 ms of work a request: a hog on its CPU makes most of them slow
 	start_server "$SRV_CPU" -w 1250000 || { no_server serve_tiers; return; }
-	start_client 50
+	# past the baseline's 30 s, the hog's 12 and the 10 s held after it
+	start_client 90
 	cpid=${PIDS[-1]}
 	: >"$OUT/tiers.err"
 	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" --capture-dir "$caps" -v \
@@ -372,9 +373,9 @@ def scrape():
                                           if l and not l.startswith("#")))
 # the baseline: the watch tier alone, counting every request (other load
 # on the machine may escalate too: then it waits for it to end, as it must),
-# past its first 10 s, in which only a doubling of the mean counts (the hog
+# past its first 30 s, in which only a doubling of the mean counts (the hog
 # makes the lab server's 1.8x)
-time.sleep(12)
+time.sleep(33)
 end = time.time() + 30
 while True:
     a = scrape()

@@ -74,7 +74,7 @@ struct serve {
 	char uid_of[LW_MAX_TARGETS][40];
 	__u64 *hist, *sum;
 	struct lw_serve_capture cap; /* --capture-dir: the window */
-	__u64 epoch;		     /* the duty cycle's, serve's start */
+	__u64 epoch;		     /* the duty cycle's: its programs loaded */
 };
 
 static __u64 serve_now_ns(void)
@@ -373,6 +373,9 @@ static enum lw_exit serve_targets(struct serve *s)
 	s->t = lw_tracer_open(&o.conf, o.conf.pid ? s->target : "", sink);
 	if (!s->t)
 		return LW_EXIT_FAIL;
+	/* the first stretch whole, not mostly spent loading (2-3 s here): it
+	 * gives full tracing's baseline its first windows */
+	s->epoch = serve_now_ns();
 	lw_tracer_set_duty(s->t, &s->o->sample, s->epoch, serve_on_duty, s->x);
 	err = split ? serve_series(s) : 0;
 	if (err)
@@ -421,7 +424,6 @@ static int serve_prepare(struct serve *s)
 
 	if (lw_probe_privileges())
 		return -EPERM;
-	s->epoch = serve_now_ns();
 	/* the first target's label: a -p process's comm, else its name */
 	if (o->trace.conf.targets[0].kind == LW_TARGET_PID) {
 		if (lw_probe_target(o->trace.conf.targets[0].pid, s->target, sizeof(s->target)))

@@ -60,7 +60,7 @@ struct lw_esc_conf {
 
 /* serve's: 5 slow in 1 s, and a share 3x, 2 points and 6 spreads (10 points
  * at most) over the baseline's or a mean 1.5x, 10 us and 6 spreads over it,
- * the spreads learnt over the first 10 s; a minute's memory, held 10 s, at
+ * the spreads learnt over the first 30 s; a minute's memory, held 10 s, at
  * most 5 minutes in a row. */
 extern const struct lw_esc_conf lw_esc_defaults;
 
