@@ -214,8 +214,7 @@ int lw_fault_maj(struct bpf_perf_event_data *ctx)
  * compares turn away the rest before anything is read.
  */
 SEC("tp_btf/mm_page_alloc")
-int BPF_PROG(lw_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags,
-	     int migratetype)
+int BPF_PROG(lw_page_alloc, struct page *page, unsigned int order, gfp_t gfp_flags, int migratetype)
 {
 	struct thread_state *ts;
 	struct lw_cpu_state *cs;

@@ -204,7 +204,8 @@ static __always_inline void switch_out(struct task_struct *prev, struct task_str
 			ts->busy = 0; /* woke for no request, or all answered */
 	}
 	ckpt_take(ts, now,
-		  ts->state == TS_RUNNABLE ? (throttled ? LW_B_QUOTA : LW_B_SCHED) : sleep_bucket(ts));
+		  ts->state == TS_RUNNABLE ? (throttled ? LW_B_QUOTA : LW_B_SCHED)
+					   : sleep_bucket(ts));
 }
 
 static __always_inline void switch_in(struct task_struct *next, struct task_struct *prev,

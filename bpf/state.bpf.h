@@ -98,8 +98,8 @@ struct thread_state {
 	__u64 snap_softirq;
 	__u64 snap_flost;
 	__u64 snap_steal; /* the CPU's steal clock, with steal_known */
-	__u32 snap_intr; /* lw_cpu_state::nirq + nipi, with irq_entry_ns */
-	__u32 state;	 /* enum lw_tstate */
+	__u32 snap_intr;  /* lw_cpu_state::nirq + nipi, with irq_entry_ns */
+	__u32 state;	  /* enum lw_tstate */
 	/* Time is charged to cum[]: a request is open, or the thread woke up
 	 * and may be about to read one. Cleared when it sleeps with none open. */
 	__u32 busy;

@@ -182,7 +182,8 @@ static void parse_args(int argc, char **argv)
 				bad_opt("bad request count", optarg);
 			break;
 		case 'K':
-			if (parse_ulong(optarg, &cfg.fresh_kb) || !cfg.fresh_kb || cfg.fresh_kb >> 30)
+			if (parse_ulong(optarg, &cfg.fresh_kb) || !cfg.fresh_kb ||
+			    cfg.fresh_kb >> 30)
 				bad_opt("bad size", optarg);
 			break;
 		case 'D':

@@ -58,16 +58,16 @@ static bool strv_has(const struct lw_strv *v, const char *want)
 	return false;
 }
 
-#define assert_has(v, s)      assert_true(strv_has(v, s))
-#define assert_hasnt(v, s)    assert_false(strv_has(v, s))
+#define assert_has(v, s)   assert_true(strv_has(v, s))
+#define assert_hasnt(v, s) assert_false(strv_has(v, s))
 /* a missed string shows the text it was looked for in */
 #define assert_contains(s, w)                                                                      \
 	do {                                                                                       \
 		if (!strstr((s) ? (s) : "", w))                                                    \
-			fprintf(stderr, "not in: %s\n", (s) ? (s) : "(null)");                      \
+			fprintf(stderr, "not in: %s\n", (s) ? (s) : "(null)");                     \
 		assert_non_null(strstr((s) ? (s) : "", w));                                        \
 	} while (0)
-#define assert_lacks(s, w)    assert_null(strstr((s) ? (s) : "", w))
+#define assert_lacks(s, w) assert_null(strstr((s) ? (s) : "", w))
 
 /* No command anywhere may try to move IRQ nr. */
 static void assert_no_affinity_cmd(const struct lw_findings *fs, unsigned nr)
@@ -853,9 +853,10 @@ static void test_trace_idle(void **state)
 	trace_on(&c, "vm-nocpufreq", 4242, &t);
 	assert_shape(&c.fs, "idle:crit");
 	f = &c.fs.v[0];
-	assert_contains(f->evidence, "400 wake-ups of an idle CPU, 17.0 us each on average; 120 more "
-				     "of one that only polled, 100.0 us each (no C-state to leave: "
-				     "not counted here)");
+	assert_contains(f->evidence,
+			"400 wake-ups of an idle CPU, 17.0 us each on average; 120 more "
+			"of one that only polled, 100.0 us each (no C-state to leave: "
+			"not counted here)");
 	assert_has(&f->fix, "echo 200000 > /sys/module/haltpoll/parameters/guest_halt_poll_ns");
 	ctx_free(&c);
 }
@@ -949,8 +950,9 @@ static void test_trace_every_cause(void **state)
 		t.share[k] = 0.15;
 	t.share[LW_CAUSE_QUOTA] = 0.30;
 	trace_on(&c, "acpi-powersave", 4242, &t);
-	assert_shape(&c.fs,
-		     "frequency:warn irq:warn thp:warn sched:warn idle:warn quota:crit memory:warn");
+	assert_shape(
+		&c.fs,
+		"frequency:warn irq:warn thp:warn sched:warn idle:warn quota:crit memory:warn");
 	assert_complete(&c.fs);
 	for (size_t i = 0; i < c.fs.n; i++)
 		assert_contains(c.fs.v[i].evidence, "of slow-request time (");

@@ -184,8 +184,7 @@ static void idle_trace(struct adv *a, const struct lw_trace_facts *t, const stru
 		adv_put(a, &a->f->evidence,
 			"%llu wake-ups of an idle CPU, %s each on average; %llu more of one that "
 			"only polled, %s each (no C-state to leave: not counted here)",
-			t->idle_wakeups,
-			lw_fmt_ns(b, sizeof(b), t->idle_wake_ns / t->idle_wakeups),
+			t->idle_wakeups, lw_fmt_ns(b, sizeof(b), t->idle_wake_ns / t->idle_wakeups),
 			t->idle_poll_wakeups,
 			lw_fmt_ns(p, sizeof(p), t->idle_poll_ns / t->idle_poll_wakeups));
 	else if (t->idle_wakeups)

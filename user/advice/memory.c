@@ -30,9 +30,9 @@ static void limit_fix(struct adv *a, const struct lw_memcg *m, const struct lw_t
 	const struct lw_cg_level *o = owner_of(a->n, m);
 	long long lim = m->v == 2 && m->high >= 0 ? m->high : m->max;
 	long long to = lim > 0 ? lim + lim / 2 : -1; /* half again: a start, verified below */
-	const char *file = m->v == 1	       ? "memory.limit_in_bytes"
+	const char *file = m->v == 1	  ? "memory.limit_in_bytes"
 			   : m->high >= 0 ? "memory.high"
-					       : "memory.max";
+					  : "memory.max";
 	char cur[32], nxt[32];
 
 	if (lim < 0) {
@@ -46,8 +46,7 @@ static void limit_fix(struct adv *a, const struct lw_memcg *m, const struct lw_t
 	snprintf(nxt, sizeof(nxt), "%lld", to);
 	adv_add(a, &a->f->fix, "echo %s > %s/%s", nxt, m->dir, file);
 	adv_add(a, &a->f->rollback, "echo %s > %s/%s", cur, m->dir, file);
-	adv_add(a, &a->f->verify,
-		"cat %s/%s %s/%s  # the limit, then %s", m->dir, file, m->dir,
+	adv_add(a, &a->f->verify, "cat %s/%s %s/%s  # the limit, then %s", m->dir, file, m->dir,
 		m->v == 1 ? "memory.failcnt" : "memory.events",
 		m->v == 1 ? "failcnt grows no more" : "high/max counts grow no more");
 	if (o && o->owner == LW_CG_UNIT)
@@ -182,8 +181,9 @@ static void memory_trace(struct adv *a, const struct lw_trace_facts *t, const st
 			"events high %llu, max %llu, oom %llu",
 			m.path, m.v, lim, high, m.usage, m.ev_high, m.ev_max, m.ev_oom);
 	else
-		adv_put(a, &a->f->seen, "the target's threads spent the slow requests' time in "
-					"page faults and reclaim");
+		adv_put(a, &a->f->seen,
+			"the target's threads spent the slow requests' time in "
+			"page faults and reclaim");
 	if (limit_ns > t->mem_fault_ns + t->mem_fault_wait_ns) {
 		adv_put(a, &a->f->why,
 			"at its memory limit, each allocation first reclaims (or sleeps over "

@@ -139,7 +139,8 @@ static void suggest(struct qplan *p)
 		"%s CPU%s: today's %s plus the %s each throttled period left its runqueues "
 		"waiting (%.2f s over %llu) is %s CPUs, rounded up to a whole CPU and "
 		"above today's",
-		fmt_cpus(p->want, a, sizeof(a)), p->want == 1000 ? "" : "s", fmt_cpus(now, b, sizeof(b)),
+		fmt_cpus(p->want, a, sizeof(a)), p->want == 1000 ? "" : "s",
+		fmt_cpus(now, b, sizeof(b)),
 		lw_fmt_ns(c, sizeof(c), p->th.throttled ? p->th.usec * 1000 / p->th.throttled : 0),
 		p->th.usec / 1e6, p->th.throttled, fmt_cpus(need, d, sizeof(d)));
 	if (cap > now && p->want > cap) {
@@ -597,7 +598,8 @@ static void runtime_finding(struct adv *a, const struct qplan *p)
 		"waits out the rest of the %llu ms period; sized to the quota (%s), the runtime "
 		"keeps as many threads running as it can pay for",
 		(double)p->bind->quota_us / p->bind->period_us,
-		lw_fmt_ns(b, sizeof(b), (unsigned long long)p->bind->quota_us * 1000 / tg->busy_tasks),
+		lw_fmt_ns(b, sizeof(b),
+			  (unsigned long long)p->bind->quota_us * 1000 / tg->busy_tasks),
 		p->bind->period_us / 1000, pool_setting(tg));
 	if (tg->runtime == LW_RT_GO)
 		fix_go(a, p, cpus);

@@ -227,8 +227,7 @@ static long node_validate(const unsigned char *p, size_t len, size_t *label_len)
 		dl = lwc_get32(p + pos + 8);
 		if (pl > len - pos - 12 || dl > len - pos - 12 - pl ||
 		    !path_safe(p + pos + 12, pl) ||
-		    (!S_ISREG(mode) && !S_ISDIR(mode) && !S_ISLNK(mode)) ||
-		    (S_ISDIR(mode) && dl) ||
+		    (!S_ISREG(mode) && !S_ISDIR(mode) && !S_ISLNK(mode)) || (S_ISDIR(mode) && dl) ||
 		    (S_ISLNK(mode) && (!dl || memchr(p + pos + 12 + pl, '\0', dl))))
 			return -EBADMSG;
 		pos += 12 + (size_t)pl + dl;

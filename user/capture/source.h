@@ -27,17 +27,20 @@ struct lw_capture_source {
  * -errno when it cannot be read. fn, when not NULL, sees each request the
  * engine takes in (report --json's lines). The engine knows the target from
  * the TARGET facts until a META record says otherwise. */
-int lw_capture_source_open(struct lw_capture_source *l, const char *path, lw_request_fn fn, void *ctx);
+int lw_capture_source_open(struct lw_capture_source *l, const char *path, lw_request_fn fn,
+			   void *ctx);
 /* Feed every record to the engine (and to extra, when not NULL: another
  * sink of the same records) and write the node snapshot out. A file that
  * stops being readable is said, and what was read stays. */
 void lw_capture_source_run(struct lw_capture_source *l, const struct lw_sink *extra);
 /* The engine's summary and the node of the snapshot (0: read; -errno: no
  * snapshot, said on stderr). n is freed by the caller. */
-int lw_capture_source_node(const struct lw_capture_source *l, const struct lw_summary *s, struct lw_node *n);
+int lw_capture_source_node(const struct lw_capture_source *l, const struct lw_summary *s,
+			   struct lw_node *n);
 void lw_capture_source_close(struct lw_capture_source *l);
 
 /* A capture fact, NULL when absent or empty. */
-const char *lw_capture_source_fact(const struct lw_capture_source *l, enum lw_capture_kind k, const char *key);
+const char *lw_capture_source_fact(const struct lw_capture_source *l, enum lw_capture_kind k,
+				   const char *key);
 
 #endif /* LW_CAPTURE_SOURCE_H */

@@ -38,8 +38,7 @@ static int diff_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
 }
 
 /* 0; 1 for help; -EINVAL with a message in err */
-static int diff_parse(int argc, char **argv, const char *file[2], bool *json, char *err,
-		      size_t len)
+static int diff_parse(int argc, char **argv, const char *file[2], bool *json, char *err, size_t len)
 {
 	static const struct option longopts[] = {
 		{"json", no_argument, NULL, 'j'},
@@ -47,8 +46,12 @@ static int diff_parse(int argc, char **argv, const char *file[2], bool *json, ch
 		{},
 	};
 	const struct lw_cmdline cl = {
-		.shortopts = "j", .longopts = longopts, .take = diff_opt, .ctx = json,
-		.min_args = 2, .max_args = 2,
+		.shortopts = "j",
+		.longopts = longopts,
+		.take = diff_opt,
+		.ctx = json,
+		.min_args = 2,
+		.max_args = 2,
 	};
 	int first, ret;
 

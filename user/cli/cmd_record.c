@@ -60,9 +60,10 @@ static int rec_open(struct recorder *r, int argc, char **argv)
 	snprintf(d, sizeof(d), "%llu", (unsigned long long)r->o->trace.conf.duration_ns);
 	snprintf(m, sizeof(m), "%llu", (unsigned long long)r->o->trace.conf.slow_ns);
 	const struct lw_capture_kv kv[] = {
-		{"command", cmd},	    {"duration_ns", d},	  {"slow_ns", m},
-		{"skip", r->o->trace.conf.skip}, {"targets", targets}, /* last: only without a single -p
-								     process */
+		{"command", cmd},     {"duration_ns", d},
+		{"slow_ns", m},	      {"skip", r->o->trace.conf.skip},
+		{"targets", targets}, /* last: only without a single -p
+				    process */
 	};
 
 	lw_trace_opts_targets(&r->o->trace, targets, sizeof(targets));
@@ -108,7 +109,8 @@ static enum lw_exit rec_run(struct recorder *r, int argc, char **argv)
 
 	if (lw_tracer_check_skip(o->conf.skip))
 		return LW_EXIT_USAGE;
-	if ((o->conf.pid && lw_probe_target(o->conf.pid, comm, sizeof(comm))) || lw_probe_privileges())
+	if ((o->conf.pid && lw_probe_target(o->conf.pid, comm, sizeof(comm))) ||
+	    lw_probe_privileges())
 		return LW_EXIT_FAIL;
 	if (rec_open(r, argc, argv))
 		return LW_EXIT_FAIL;

@@ -86,8 +86,12 @@ static int report_parse(struct report_opts *o, int argc, char **argv, char *err,
 		{},
 	};
 	const struct lw_cmdline cl = {
-		.shortopts = "j", .longopts = longopts, .take = report_opt, .ctx = o,
-		.min_args = 1, .max_args = 1,
+		.shortopts = "j",
+		.longopts = longopts,
+		.take = report_opt,
+		.ctx = o,
+		.min_args = 1,
+		.max_args = 1,
 	};
 	int first, ret;
 
@@ -279,8 +283,7 @@ static enum lw_exit report_run(const struct report_opts *o, struct lw_capture_so
 	lw_engine_summarize(l->e, &s);
 	if (l->root[0]) /* the findings of the node it was recorded on */
 		lw_report_findings(l->e, &l->start, l->root,
-				   (s.flags & LW_META_TARGET_EXITED) ? 0 : s.pid, &s,
-				   &fs);
+				   (s.flags & LW_META_TARGET_EXITED) ? 0 : s.pid, &s, &fs);
 	lw_render_summary(out, &s, l->root[0] ? &fs : NULL);
 	page = (struct report_page){.h = h, .l = l, .s = &s, .fs = l->root[0] ? &fs : NULL};
 	if (!in->records) {

@@ -31,7 +31,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--version")) {
 		if (LW_PKG_VERSION[0])
-			printf("latwhy %s (package %s, commit %s)\n", LW_VERSION, LW_PKG_VERSION, LW_COMMIT);
+			printf("latwhy %s (package %s, commit %s)\n", LW_VERSION, LW_PKG_VERSION,
+			       LW_COMMIT);
 		else
 			printf("latwhy %s (commit %s)\n", LW_VERSION, LW_COMMIT);
 		return 0;

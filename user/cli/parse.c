@@ -141,8 +141,8 @@ static int getopt_error(int c, char **argv, char *err, size_t errlen)
 
 	if (c == ':') {
 		if (!strncmp(word, "--", 2))
-			snprintf(err, errlen, "option '%.*s' needs a value", (int)strcspn(word, "="),
-				 word);
+			snprintf(err, errlen, "option '%.*s' needs a value",
+				 (int)strcspn(word, "="), word);
 		else
 			snprintf(err, errlen, "option '-%c' needs a value", optopt);
 	} else if (optopt) {
@@ -176,8 +176,7 @@ int lw_getopt(const struct lw_cmdline *cl, int argc, char **argv, int *first, ch
 	nargs = argc - optind;
 	*first = optind;
 	if (nargs > cl->max_args) {
-		snprintf(err, errlen, cl->max_args ? "" : "unexpected argument '%s'",
-			 argv[optind]);
+		snprintf(err, errlen, cl->max_args ? "" : "unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
 	if (nargs < cl->min_args) {

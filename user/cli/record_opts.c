@@ -79,19 +79,20 @@ int lw_record_opts_parse(struct lw_record_opts *o, int argc, char **argv, char *
 
 void lw_record_usage(FILE *f)
 {
-	fprintf(f, "Usage: latwhy record TARGET... -o FILE [-d DURATION] [--max-size SIZE]\n"
-		   "                     [--force] [trace options]\n"
-		   "\n"
-		   "Capture a live process's records into FILE (.lwy) to report later, on any\n"
-		   "machine and without root: latwhy report FILE.\n"
-		   "\n"
-		   "  -o, --output FILE   the capture file; refused if it exists, unless --force\n"
-		   "  -d, --duration DUR  how long to record (default 30s; Ctrl-C ends it early)\n"
-		   "      --max-size SIZE stop at this file size (default 256M)\n"
-		   "      --force         replace FILE if it exists\n"
-		   "  -q, --quiet         no progress line\n"
-		   "\n"
-		   "TARGET: -p PID, --comm NAME, --cgroup PATH, --unit NAME, --pods, --pod NS/NAME,\n"
-		   "as for latwhy trace.\n"
-		   "Every option of latwhy trace but -j applies (see latwhy trace --help).\n");
+	fprintf(f,
+		"Usage: latwhy record TARGET... -o FILE [-d DURATION] [--max-size SIZE]\n"
+		"                     [--force] [trace options]\n"
+		"\n"
+		"Capture a live process's records into FILE (.lwy) to report later, on any\n"
+		"machine and without root: latwhy report FILE.\n"
+		"\n"
+		"  -o, --output FILE   the capture file; refused if it exists, unless --force\n"
+		"  -d, --duration DUR  how long to record (default 30s; Ctrl-C ends it early)\n"
+		"      --max-size SIZE stop at this file size (default 256M)\n"
+		"      --force         replace FILE if it exists\n"
+		"  -q, --quiet         no progress line\n"
+		"\n"
+		"TARGET: -p PID, --comm NAME, --cgroup PATH, --unit NAME, --pods, --pod NS/NAME,\n"
+		"as for latwhy trace.\n"
+		"Every option of latwhy trace but -j applies (see latwhy trace --help).\n");
 }

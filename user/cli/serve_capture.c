@@ -126,7 +126,8 @@ int lw_serve_capture_opt(struct lw_serve_capture_opts *o, int c, const char *arg
 		return 0;
 	case LW_OPT_CAPTURE_MAX_FILES:
 		if (lw_parse_uint(arg, 1, 100000, &n)) {
-			snprintf(err, errlen, "invalid --capture-max-files '%s' (1 to 100000)", arg);
+			snprintf(err, errlen, "invalid --capture-max-files '%s' (1 to 100000)",
+				 arg);
 			return -EINVAL;
 		}
 		hs->max_files = (unsigned)n;
@@ -158,7 +159,8 @@ void lw_serve_capture_usage(FILE *f)
 		   "                        of it into DIR on a trigger or SIGUSR1 (see\n"
 		   "                        docs/serve.md, Hindsight captures)\n"
 		   "      --capture-on CAUSE:RATE[/s][:FOR]  a trigger: the slow requests of\n"
-		   "                        CAUSE (frequency, irq, thp, sched, idle, quota, none, any)\n"
+		   "                        CAUSE (frequency, irq, thp, sched, idle, quota, none, "
+		   "any)\n"
 		   "                        over RATE a second for FOR (default 10s); RATE a\n"
 		   "                        count (irq:5/s:10s) or their time (sched:20ms/s:5s)\n"
 		   "      --capture-window DUR  how much is kept (default 60s)\n"

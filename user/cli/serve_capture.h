@@ -36,7 +36,9 @@ enum {
 		{"capture-window", required_argument, NULL, LW_OPT_CAPTURE_WINDOW},                \
 		{"capture-min-interval", required_argument, NULL, LW_OPT_CAPTURE_MIN_INTERVAL},    \
 		{"capture-max-files", required_argument, NULL, LW_OPT_CAPTURE_MAX_FILES},          \
-		{"capture-max-bytes", required_argument, NULL, LW_OPT_CAPTURE_MAX_BYTES}
+	{                                                                                          \
+		"capture-max-bytes", required_argument, NULL, LW_OPT_CAPTURE_MAX_BYTES             \
+	}
 
 /* One of the --capture-* options, its value arg (pointing into argv): 0,
  * -EINVAL with a one-line message in err, -ENOENT when c is none of them. */

@@ -20,8 +20,8 @@ void lw_report_findings_pids(struct lw_engine *e, const struct lw_node *start, c
 			strerror(-err));
 }
 
-void lw_report_findings(struct lw_engine *e, const struct lw_node *start, const char *root,
-			int pid, struct lw_summary *s, struct lw_findings *fs)
+void lw_report_findings(struct lw_engine *e, const struct lw_node *start, const char *root, int pid,
+			struct lw_summary *s, struct lw_findings *fs)
 {
 	lw_report_findings_pids(e, start, root, pid ? &pid : NULL, pid ? 1 : 0, s, fs);
 }

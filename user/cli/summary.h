@@ -16,8 +16,8 @@ void lw_report_summary(struct lw_engine *e, struct lw_render *out, const struct 
 		       const char *root, int pid);
 /* The same summary and findings, unprinted (for printers that need both);
  * fs is freed by the caller. */
-void lw_report_findings(struct lw_engine *e, const struct lw_node *start, const char *root,
-			int pid, struct lw_summary *s, struct lw_findings *fs);
+void lw_report_findings(struct lw_engine *e, const struct lw_node *start, const char *root, int pid,
+			struct lw_summary *s, struct lw_findings *fs);
 /* The same for a target of npids processes (advice/explain.h). */
 void lw_report_findings_pids(struct lw_engine *e, const struct lw_node *start, const char *root,
 			     const int *pids, int npids, struct lw_summary *s,

@@ -47,7 +47,8 @@ static int run_capture(struct run *r)
 	if (!r->o->capture[0])
 		return 0;
 	lw_trace_opts_targets(r->o, label, sizeof(label));
-	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->conf.pid, kv, r->o->conf.pid ? 2 : 3))
+	if (lw_capture_rec_open(&r->cap, r->o->capture, false, 0, r->o->conf.pid, kv,
+				r->o->conf.pid ? 2 : 3))
 		return -EIO;
 	return lw_fanout_add(&r->sinks, lw_capture_rec_sink(&r->cap));
 }
@@ -60,9 +61,9 @@ static int run_capture_close(struct run *r, bool exited)
 
 	if (!r->cap.w)
 		return 0;
-	err = lw_capture_rec_close(&r->cap, exited	? 0
+	err = lw_capture_rec_close(&r->cap, exited	     ? 0
 					    : r->o->conf.pid ? r->o->conf.pid
-							: lw_tracer_first_pid(r->t));
+							     : lw_tracer_first_pid(r->t));
 	if (err)
 		fprintf(stderr, "latwhy: cannot write %s: %s; what was written stays readable\n",
 			r->o->capture, strerror(-err));
@@ -113,7 +114,8 @@ enum lw_run_status lw_trace_run(const struct lw_opts *o)
 	/* the only usage error found here: before anything is loaded */
 	if (lw_tracer_check_skip(o->conf.skip))
 		return LW_RUN_USAGE;
-	if ((o->conf.pid && lw_probe_target(o->conf.pid, r.comm, sizeof(r.comm))) || lw_probe_privileges())
+	if ((o->conf.pid && lw_probe_target(o->conf.pid, r.comm, sizeof(r.comm))) ||
+	    lw_probe_privileges())
 		return LW_RUN_FAILED;
 	if (run_wire(&r)) {
 		fprintf(stderr, "latwhy: out of memory\n");

@@ -97,8 +97,8 @@ struct lw_summary {
 	__u64 steal_ns;
 	bool steal_dominant;
 	enum lw_freq_source freq_source;
-	bool freq_measured; /* a clock and a reference were known */
-	__u32 irq_entry_ns; /* one interrupt's entry and exit, measured at start; 0: not */
+	bool freq_measured;   /* a clock and a reference were known */
+	__u32 irq_entry_ns;   /* one interrupt's entry and exit, measured at start; 0: not */
 	__u32 fault_entry_ns; /* one page fault's cost outside its span, the same */
 	__u32 freq_min_khz, freq_max_khz, ref_khz; /* over CPUs the target used */
 	/* each CPU's last clock, where a clock and a reference were known (all

@@ -41,9 +41,10 @@ static const char *const cause_tps[LW_CAUSE_MAX] = {
 	[LW_CAUSE_SCHED] = "",
 	[LW_CAUSE_IDLE] = "cpu_idle",
 	[LW_CAUSE_QUOTA] = "",
-	[LW_CAUSE_MEMORY] = "page_fault_user,page_fault_kernel,mm_vmscan_direct_reclaim_begin,"
-			    "mm_vmscan_direct_reclaim_end,mm_vmscan_memcg_reclaim_begin,"
-			    "mm_vmscan_memcg_reclaim_end,mm_vmscan_lru_shrink_inactive,mm_page_alloc",
+	[LW_CAUSE_MEMORY] =
+		"page_fault_user,page_fault_kernel,mm_vmscan_direct_reclaim_begin,"
+		"mm_vmscan_direct_reclaim_end,mm_vmscan_memcg_reclaim_begin,"
+		"mm_vmscan_memcg_reclaim_end,mm_vmscan_lru_shrink_inactive,mm_page_alloc",
 };
 
 static int check_names(const char *list, char *err, size_t errlen)
