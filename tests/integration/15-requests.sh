@@ -17,7 +17,7 @@ test_skip() {
 		return
 	fi
 	start_server "$SRV_CPU" || { no_server skip; return; }
-	start_client 6
+	start_client 15 # past latwhy's start and its 2 s; cleanup stops it
 	./latwhy -p "$SPID" -d 2s -j --slow 1us \
 		--skip irq_handler_entry,irq_handler_exit,softirq_entry,softirq_exit \
 		>"$OUT/trace.json" 2>"$OUT/latwhy.err"

@@ -8,8 +8,10 @@ declare -F start_server >/dev/null || . tests/integration/lib.sh
 # A CPU hog on the server's CPU: sched time, naming the hog. Default p99 mode.
 test_sched() {
 	start_server "$SRV_CPU" || { no_server sched; return; }
-	start_client 9
-	"$T/lw_hog" -C "$SRV_CPU" -d 9 &
+	# both past latwhy's start and its 6 s, however slow the host; cleanup
+	# stops them
+	start_client 20
+	"$T/lw_hog" -C "$SRV_CPU" -d 20 &
 	PIDS+=("$!")
 	sleep 0.5
 	./latwhy -p "$SPID" -d 6s -j >"$OUT/trace.json" 2>"$OUT/latwhy.err"
@@ -41,7 +43,7 @@ assert summ["causes"]["idle"]["share"] < 0.1, summ["causes"]
 test_self_place() {
 	local lw aff nice
 	start_server "$SRV_CPU" || { no_server self_place; return; }
-	start_client 4
+	start_client 20 # past both traces; cleanup stops it
 	sleep 0.5
 	./latwhy -p "$SPID" -d 3s -j --slow 1us >"$OUT/trace.json" 2>"$OUT/latwhy.err" &
 	lw=$!

@@ -20,8 +20,9 @@ test_irq() {
 	local cli=0
 	[ "$cpu" -eq 0 ] && cli=1
 	CLI_CPU=$cli start_server "$cpu" || { no_server irq; return; }
-	CLI_CPU=$cli start_client 10
-	tools/inject.sh irq "$cpu" 10 >"$OUT/inject.out" 2>&1 &
+	# past both traces and latwhy's two starts; cleanup stops them
+	CLI_CPU=$cli start_client 25
+	tools/inject.sh irq "$cpu" 25 >"$OUT/inject.out" 2>&1 &
 	PIDS+=("$!")
 	sleep 1
 	name=$(sed -n 's/.*irq=\([0-9]*\) name=\([^ ]*\).*/\2/p' "$OUT/inject.out" | head -1)

@@ -12,7 +12,7 @@ declare -F start_server >/dev/null || . tests/integration/lib.sh
 test_freq() {
 	local lw id err rc
 	start_server "$SRV_CPU" || { no_server freq; return; }
-	start_client 8
+	start_client 20 # past latwhy's start and its 5 s; cleanup stops it
 	: >"$OUT/latwhy.err" # a last run's banner would match at once
 	./latwhy -p "$SPID" -d 5s -j --slow 1us --ref-mhz 2000 >"$OUT/trace.json" 2>"$OUT/latwhy.err" &
 	lw=$!
