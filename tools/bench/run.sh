@@ -900,7 +900,7 @@ m = sum(d) / n
 sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
 t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}.get(n - 1, 2.0)
 hw = t * sd / math.sqrt(n)
-print("   %s, %d %s of %s s cycles: %+.2f%% (95%% interval %+.2f%% to %+.2f%%); %s %s" %
+print("   %s, %d %s, %s s each: %+.2f%% (95%% interval %+.2f%% to %+.2f%%); %s %s" %
       (what, n, unit, secs, m, m - hw, m + hw, unit, " ".join("%+.2f" % x for x in d)))
 ok = m >= -0.5 and 2 * hw < 1.0
 print("VERDICT always-attached tier under 0.5%% (%s)\t%s: %+.2f%% +- %.2f%% (n=%d)%s%s" %
@@ -1023,6 +1023,9 @@ twin_cycle() {
 		b1=$(awk '$1 == "Requests/sec:" { print $2 }' "$S4/wrk-b.out")
 		[ -n "$a1" ] && [ -n "$b1" ] && TWIN_RES="$a1 $b1"
 	fi
+	# what the cycle held beside the tier: its escalations, full tracing's time
+	[ -n "$TWIN_RES" ] && TWIN_RES+=" $(serve_metric "$port" latwhy_escalations_total)"
+	[ -n "$TWIN_RES" ] && TWIN_RES+=" $(serve_metric "$port" 'latwhy_tier_attached_seconds_total{tier="full"}')"
 	stop "$pid"
 	[ -n "$TWIN_RES" ]
 }
@@ -1051,6 +1054,8 @@ always_twins() {
 	awk '{ print ($1 == "a" ? $3 " " $2 : $2 " " $3) }' "$S4/$s-twins.tsv" >"$S4/$s-twins.pairs"
 	always_score "$s, twins" "$S4/$s-twins.pairs" "$s twins: the watched one against the other" \
 		cycles "; beyond a non-target's cost" >"$S4/$s-twins.result"
+	awk '{ e += $4; f += $5; n++ } END { if (n) printf "   %s twins: %d escalation(s) in the %d watched cycles, full tracing attached %.1f s of their %d s\n", s, e, n, f, n * secs }' \
+		s="$s" secs="$ALWAYS_SECS" "$S4/$s-twins.tsv" >>"$S4/$s-twins.result"
 	grep -v '^VERDICT' "$S4/$s-twins.result" | tee -a "$WORK/report.txt"
 	grep '^VERDICT' "$S4/$s-twins.result" >>"$S4/lines"
 }
