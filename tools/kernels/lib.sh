@@ -135,7 +135,7 @@ fetch_kernel() {
 # $CACHE/<uname -r>/modules/lib/modules/<uname -r> (echoes that path).
 # The .deb has no modules.dep (its postinst runs depmod): busybox's makes it.
 fetch_modules() {
-	local suite=$1 arch=$2 pkg=$3 kver dir deb tmp
+	local suite=$1 arch=$2 pkg=$3 kver dir deb tmp src
 	kver=${pkg#linux-image-}
 	kver=${kver%-unsigned}
 	dir=$CACHE/$kver/modules
@@ -147,10 +147,13 @@ fetch_modules() {
 	log "extracting the modules of $kver"
 	tmp=$(mktemp -d "$CACHE/x.XXXXXX")
 	dpkg-deb -x "$deb" "$tmp"
-	[ -d "$tmp/lib/modules/$kver" ] || die "$deb has no lib/modules/$kver"
+	# trixie's packages are merged-/usr: usr/lib/modules
+	src=$tmp/lib/modules/$kver
+	[ -d "$src" ] || src=$tmp/usr/lib/modules/$kver
+	[ -d "$src" ] || die "$deb has no lib/modules/$kver nor usr/lib/modules/$kver"
 	rm -rf "$dir"
 	mkdir -p "$dir/lib/modules"
-	mv "$tmp/lib/modules/$kver" "$dir/lib/modules/$kver"
+	mv "$src" "$dir/lib/modules/$kver"
 	rm -rf "$tmp"
 	busybox depmod -b "$dir" "$kver" || die "depmod of $kver failed"
 	echo "$dir/lib/modules/$kver"
