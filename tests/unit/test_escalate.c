@@ -32,6 +32,20 @@ struct run {
 	enum lw_esc_tier tier; /* what the steps say was attached */
 };
 
+/* One step of k at r->now under c, its rise or fall tallied. */
+static void run_step(struct run *r, const struct lw_esc_conf *c, const struct lw_esc_counts *k)
+{
+	enum lw_esc_change ch = lw_esc_step(c, &r->e, r->now, k, &r->since);
+
+	if (ch == LW_ESC_RISE) {
+		r->rises++;
+		r->rise_at = r->now;
+	} else if (ch == LW_ESC_FALL) {
+		r->falls++;
+		r->fall_at = r->now;
+	}
+}
+
 /* n steps of req requests of mean latency mean_ns with slow of them slow,
  * the first slow one 10 ms into each step. */
 static void steps_mean(struct run *r, int n, __u64 req, __u64 slow, __u64 mean_ns)
@@ -39,18 +53,10 @@ static void steps_mean(struct run *r, int n, __u64 req, __u64 slow, __u64 mean_n
 	for (int i = 0; i < n; i++) {
 		struct lw_esc_counts c0 = {
 			.req = req, .lat_ns = req * mean_ns, .slow = slow, .tier = r->tier};
-		enum lw_esc_change c;
 
 		c0.first_ns = slow ? r->now + 10000000ULL : 0;
 		r->now += STEP;
-		c = lw_esc_step(&lw_esc_defaults, &r->e, r->now, &c0, &r->since);
-		if (c == LW_ESC_RISE) {
-			r->rises++;
-			r->rise_at = r->now;
-		} else if (c == LW_ESC_FALL) {
-			r->falls++;
-			r->fall_at = r->now;
-		}
+		run_step(r, &lw_esc_defaults, &c0);
 	}
 }
 
@@ -342,7 +348,6 @@ static void rec_replay(struct run *r, const struct lw_esc_conf *c, const struct 
 		struct lw_esc_counts k = {.req = v[i].req - v[i - 1].req,
 					  .lat_ns = v[i].lat - v[i - 1].lat,
 					  .slow = v[i].slow - v[i - 1].slow};
-		enum lw_esc_change ch;
 
 		k.tier = v[i].full != v[i - 1].full ? LW_ESC_MIXED
 			 : v[i].full		    ? LW_ESC_FULL
@@ -355,14 +360,7 @@ static void rec_replay(struct run *r, const struct lw_esc_conf *c, const struct 
 		}
 		r->now += v[i].t_ns - v[i - 1].t_ns;
 		k.first_ns = k.slow ? r->now - STEP / 2 : 0;
-		ch = lw_esc_step(c, &r->e, r->now, &k, &r->since);
-		if (ch == LW_ESC_RISE) {
-			r->rises++;
-			r->rise_at = r->now;
-		} else if (ch == LW_ESC_FALL) {
-			r->falls++;
-			r->fall_at = r->now;
-		}
+		run_step(r, c, &k);
 	}
 }
 
