@@ -239,7 +239,7 @@ assert m["latwhy_sampling_active"] == 1
 # over 1 s: none spans a detached stretch.
 # shellcheck disable=SC2015 # A && B || fail: fail is the else branch
 test_serve_sample() {
-	local mport lpid msg
+	local mport lpid msg stats
 	mport=$(free_port)
 	# ~4 ms of work a request: a detach nearly always lands inside one
 	start_server "$SRV_CPU" -w 2500000 || { no_server serve_sample; return; }
@@ -256,11 +256,14 @@ test_serve_sample() {
 		cleanup
 		return
 	fi
-	if msg=$(pycheck "$mport" "$lpid" 2>&1 <<'EOF'
+	stats=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null)
+	[ -n "$stats" ] && echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	if msg=$(pycheck "$mport" "$lpid" "${stats:+1}" 2>&1 <<'EOF'
 import json, os, subprocess, sys, time, urllib.request
 port, pid = sys.argv[1], int(sys.argv[2])
 REQ = 'latwhy_requests_total{target="lat_server"}'
 ATT = "latwhy_sampling_attached_seconds_total"
+STATS = sys.argv[3] == "1" # the programs' run counts
 def scrape():
     t = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5).read().decode()
     return dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in t.splitlines()
@@ -278,17 +281,23 @@ def own(kind):
 def bpftool(what):
     # an object that went away while bpftool listed is an {"error": ...}
     out = subprocess.run(["bpftool", "-j", what, "show"], capture_output=True, text=True).stdout
-    return set(o["id"] for o in json.loads(out or "[]") if "id" in o)
+    return dict((o["id"], o) for o in json.loads(out or "[]") if "id" in o)
 S = []
 end = time.time() + 10
 while time.time() < end:
     a = scrape()
     links, progs = own("link_id"), own("prog_id")
-    blinks, bprogs = bpftool("link"), bpftool("prog")
+    bl, bp = bpftool("link"), bpftool("prog")
+    blinks, bprogs = set(bl), set(bp)
+    # the page-fault events stay linked, disabled (memory.c): off, their
+    # programs' runs must not grow, as this script's own faults would
+    faults = sum(bp[i].get("run_cnt", 0) for i in progs & bprogs
+                 if bp[i].get("name", "").startswith("lw_fault_"))
+    links -= set(i for i in links & blinks if bl[i].get("type") == "perf_event")
     b = scrape()
     if a["latwhy_sampling_active"] == b["latwhy_sampling_active"] and a[ATT] == b[ATT]:
         S.append(dict(on=b["latwhy_sampling_active"] == 1, req=b[REQ], att=b[ATT], links=links,
-                      progs=progs, blinks=blinks, bprogs=bprogs, m=b))
+                      progs=progs, blinks=blinks, bprogs=bprogs, faults=faults, m=b))
     else:
         S.append(None)
     time.sleep(0.25)
@@ -310,10 +319,13 @@ for i in range(1, len(S) - 1):
     assert s["progs"] and s["progs"] <= s["bprogs"], "its programs are not loaded while off"
     assert p["req"] == s["req"] == n["req"], "requests grew while off: %s %s %s" % (p["req"], s["req"], n["req"])
     assert p["att"] == s["att"] == n["att"], "attached seconds grew while off"
+    assert p["faults"] == s["faults"] == n["faults"], \
+        "page-fault programs ran while off: %d %d %d" % (p["faults"], s["faults"], n["faults"])
     for k in ("latwhy_irqbalance_running", "latwhy_process_resident_memory_bytes"):
         assert k in s["m"], k + " missing while off"
     assert any(k.startswith("latwhy_thp_enabled_info{") for k in s["m"]), "THP gauge missing while off"
 assert judged[True] >= 2 and judged[False] >= 2, "too few samples judged: %s" % judged
+assert not STATS or on[-1]["faults"] > on[0]["faults"], "no page fault seen while on"
 # no request spans a detached stretch (2 s): their state is started afresh
 # after it, so none is longer than the lab server's own (ms)
 last = [s for s in S if s][-1]["m"]
@@ -332,6 +344,53 @@ EOF
 	else
 		fail serve_sample "$(echo "$msg" | tail -1)"
 	fi
+	[ -n "$stats" ] && echo "$stats" >/proc/sys/kernel/bpf_stats_enabled
+	cleanup
+}
+
+# Full tracing that cannot be attached again ends nothing: the uprobe's
+# binary moved away between two stretches of the duty cycle, serve says so
+# once, goes on answering scrapes with full tracing off, tries again every
+# 10 s and, the binary back, attaches again.
+test_serve_reattach() {
+	local mport lpid ut=$OUT/ut_reattach att=latwhy_sampling_attached_seconds_total a1 a2
+	mport=$(free_port)
+	cp build/tests/uprobe_target "$ut"
+	taskset -c "$SRV_CPU" "$ut" 60 >"$OUT/target.out" &
+	PIDS+=("$!")
+	: >"$OUT/serve.err"
+	./latwhy serve -p "${PIDS[-1]}" --request "uprobe:$ut:handle_request" --sample 1s/3s \
+		--escalate off --listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/serve.err" "serving http" "$lpid" 10 ||
+		! serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$att', 0) >= 0.9" 20; then
+		fail serve_reattach "never attached: $(tail -1 "$OUT/serve.err")"
+		cleanup
+		return
+	fi
+	mv "$ut" "$ut.away"
+	if ! wait_for "$OUT/serve.err" "^latwhy: full tracing not attached (No such file or directory): tried again every 10 s; what stays attached goes on$" "$lpid" 10; then
+		fail serve_reattach "no word of the failed attach: $(tail -1 "$OUT/serve.err")"
+	elif ! serve_scrape "$mport" "$OUT/metrics2.txt" "m.get('latwhy_sampling_active') == 0" 5; then
+		fail serve_reattach "no scrape with full tracing off: $(tail -1 "$OUT/serve.err")"
+	else
+		a1=$(awk -v k="$att" '$1 == k {print $2}' "$OUT/metrics2.txt")
+		sleep 4 # a stretch of the schedule and more: none attached
+		serve_scrape "$mport" "$OUT/metrics3.txt" "True" 5
+		a2=$(awk -v k="$att" '$1 == k {print $2}' "$OUT/metrics3.txt")
+		mv "$ut.away" "$ut"
+		if [ "$a1" != "$a2" ]; then
+			fail serve_reattach "attached seconds grew with the binary away: $a1 -> $a2"
+		elif wait_for "$OUT/serve.err" "^latwhy: full tracing attached again$" "$lpid" 15 &&
+			serve_scrape "$mport" "$OUT/metrics4.txt" "m.get('$att', 0) >= $a2 + 0.5" 10; then
+			pass serve_reattach
+		else
+			fail serve_reattach "not attached again: $(tail -1 "$OUT/serve.err")"
+		fi
+	fi
+	[ "$(grep -c "not attached" "$OUT/serve.err")" -le 1 ] ||
+		fail serve_reattach_once "the failure told $(grep -c "not attached" "$OUT/serve.err") times"
 	cleanup
 }
 

@@ -148,6 +148,71 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 	cleanup
 }
 
+# The duty cycle as nobody with CAP_BPF and CAP_PERFMON, its target nobody's
+# own: no node reader needs a capability, so once attached the tracing thread
+# holds none, and each re-attach must need none. The page-fault events were
+# opened again at each attach (perf_event_open: CAP_PERFMON) and on Debian's
+# 6.12 serve ended at the first (EACCES). lw_fault_min's run count
+# (bpf_stats) says its events came back after the first stretch.
+test_caps_duty() {
+	local pub=$OUT/pub mport lpid eff old n1 fault='latwhy_bpf_run_count_total{prog="lw_fault_min"}'
+	local att=latwhy_sampling_attached_seconds_total
+	if ! setpriv --help 2>/dev/null | grep -q -- --ambient-caps; then
+		skip caps_duty "setpriv has no --ambient-caps (util-linux 2.31+)"
+		return
+	fi
+	caps_nobody +bpf,+perfmon
+	if ! setpriv "${SETPRIV[@]}" true 2>/dev/null; then
+		skip caps_duty "this kernel has no CAP_BPF/CAP_PERFMON (5.8+)"
+		return
+	fi
+	if [ ! -w /proc/sys/kernel/bpf_stats_enabled ]; then
+		skip caps_duty "no kernel.bpf_stats_enabled to count the programs' runs"
+		return
+	fi
+	mkdir -p "$pub" && chmod 711 "$OUT" && chmod 755 "$pub" &&
+		cp latwhy "$pub/" && cp "$T/lat_server" "$pub/lw_caps_srv"
+	: >"$OUT/server.out"
+	# setpriv itself, not as_nobody: a function's job is a subshell, and
+	# cleanup's kill would leave the server behind it
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$pub/lw_caps_srv" -p 0 -c "$SRV_CPU" \
+		>"$OUT/server.out" 2>&1 &
+	SPID=$!
+	PIDS+=("$SPID")
+	wait_for "$OUT/server.out" 'port=' "$SPID" 10 || { no_server caps_duty; return; }
+	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
+	start_client 40
+	# faults while attached, whenever that is
+	(while :; do /bin/true; sleep 0.05; done) &
+	PIDS+=("$!")
+	old=$(cat /proc/sys/kernel/bpf_stats_enabled)
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	mport=$(free_port)
+	: >"$OUT/serve.err"
+	setpriv "${SETPRIV[@]}" "$pub/latwhy" serve -p "$SPID" --sample 1s/3s \
+		--listen "127.0.0.1:$mport" >"$OUT/serve.out" 2>"$OUT/serve.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if wait_for "$OUT/serve.err" "serving http" "$lpid" 10 &&
+		serve_scrape "$mport" "$OUT/metrics1.txt" "m.get('$att', 0) >= 0.9 and m.get('$fault', 0) > 0" 20; then
+		eff=$(awk '/^CapEff:/ {print $2}' "/proc/$lpid/status")
+		n1=$(awk -v k="$fault" '$1 == k {print $2}' "$OUT/metrics1.txt")
+		# four stretches: three re-attaches
+		if [ "$eff" != 0000000000000000 ]; then
+			fail caps_duty "the tracing thread still holds $eff: no re-attach without capabilities"
+		elif serve_scrape "$mport" "$OUT/metrics2.txt" "m.get('$att', 0) >= 3.5 and m.get('$fault', 0) > $n1" 20 &&
+			kill -0 "$lpid" 2>/dev/null && ! grep -q "cannot\|not attached" "$OUT/serve.err"; then
+			pass caps_duty
+		else
+			fail caps_duty "$(grep "$att\|$fault" "$OUT/metrics2.txt" | tr '\n' ' ')$(tail -1 "$OUT/serve.err")"
+		fi
+	else
+		fail caps_duty "not attached: $(tail -1 "$OUT/serve.err")"
+	fi
+	echo "$old" >/proc/sys/kernel/bpf_stats_enabled
+	cleanup
+}
+
 # caps_server: the lab server as $OUT/pub/lw_caps_srv, a name no other test's
 # server has, on the server's CPU; sets SPID and PORT.
 caps_server() {

@@ -186,7 +186,8 @@ __u64 lw_caps_keep(__u64 eff, const struct lw_caps_use *u)
 	/* The attached programs run on without any: the maps, the ring buffer
 	 * and the perf counters are read through their fds, and the programs
 	 * control.c and the duty cycle attach late through their program fds,
-	 * which the kernel checks no capability for; a target's new process
+	 * which the kernel checks no capability for (the page-fault perf
+	 * events stay open, disabled while detached: memory.c); a target's new process
 	 * goes into the filter map. Uprobes are the exception: the duty cycle
 	 * attaches them again through perf_event_open(), so retrace keeps what
 	 * a fresh start needs: BTF and map creation and program loads

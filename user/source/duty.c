@@ -52,6 +52,9 @@ struct lw_duty_state {
 	__u64 rise_since;
 	/* full tracing's attached time not yet taken by a tier record */
 	__u64 full_ns, full_since;
+	/* an attach failed (told once): not tried again before retry_at */
+	bool failing;
+	__u64 retry_at;
 };
 
 bool lw_duty_at(const struct lw_duty *d, __u64 epoch, __u64 now, __u64 *next)
@@ -246,6 +249,24 @@ static int duty_attach(struct lw_tracer *t)
 	return 0;
 }
 
+/* Full tracing could not be attached again (a uprobe's binary gone, a
+ * program the kernel refuses now): serve goes on with the always-attached
+ * tier, and full tracing is tried again in LW_DUTY_RETRY_NS. */
+static void duty_attach_failed(struct lw_tracer *t, int err, __u64 now)
+{
+	struct lw_duty_state *s = t->duty;
+
+	latwhy_bpf__detach(t->skel);
+	lw_memory_detach(t);
+	s->retry_at = now + LW_DUTY_RETRY_NS;
+	if (!s->failing)
+		fprintf(stderr,
+			"latwhy: full tracing not attached (%s): tried again every %.0f s; "
+			"what stays attached goes on\n",
+			strerror(-err), LW_DUTY_RETRY_NS / 1e9);
+	s->failing = true;
+}
+
 int lw_duty_poll(struct lw_tracer *t, __u64 now)
 {
 	struct lw_duty_state *s = t->duty;
@@ -267,12 +288,19 @@ int lw_duty_poll(struct lw_tracer *t, __u64 now)
 		s->next_step = now + LW_ESC_STEP_NS;
 	}
 	on = s->sched_on || s->escalated;
+	if (on && !s->attached && now < s->retry_at)
+		on = false;
 	if (on == s->attached)
 		return 0;
 	if (on) {
 		err = duty_attach(t);
-		if (err)
-			return err;
+		if (err) {
+			duty_attach_failed(t, err, now);
+			return 0;
+		}
+		if (s->failing)
+			fprintf(stderr, "latwhy: full tracing attached again\n");
+		s->failing = false;
 		s->attached = true;
 	} else {
 		s->attached = false; /* first: the tick out of turn attaches nothing */
@@ -314,6 +342,8 @@ __u64 lw_duty_next(const struct lw_tracer *t)
 		return 0;
 	if (s->d.escalate && s->next_step < s->next)
 		return s->next_step; /* the escalation rule's next step */
+	if (s->failing && s->retry_at < s->next)
+		return s->retry_at;
 	return s->next;
 }
 

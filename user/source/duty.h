@@ -22,6 +22,8 @@ struct lw_duty {
 };
 
 #define LW_DUTY_NEVER (~0ULL)
+/* after a failed attach, full tracing is tried again this much later */
+#define LW_DUTY_RETRY_NS (10ULL * 1000000000ULL)
 
 /*
  * The schedule, a pure function: at now (CLOCK_MONOTONIC ns), of a cycle

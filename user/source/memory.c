@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
 
@@ -42,28 +43,46 @@ bool lw_memory_probe(void)
 	return true;
 }
 
+/* Opened once and left open: perf_event_open() checks CAP_PERFMON (on
+ * Debian's kernels, at perf_event_paranoid 3, CAP_PERFMON or CAP_SYS_ADMIN),
+ * which serve has dropped by the duty cycle's first re-attach; the enable
+ * and disable ioctls on an open event check none. A disabled software event
+ * is off its CPU's list (perf_swevent_del()): a fault then costs nothing. */
+static int memory_toggle(struct lw_tracer *t, unsigned long req)
+{
+	for (int i = 0; i < t->nmem_links; i++)
+		if (ioctl(t->mem_fds[i], req, 0))
+			return -errno;
+	return 0;
+}
+
 void lw_memory_detach(struct lw_tracer *t)
+{
+	memory_toggle(t, PERF_EVENT_IOC_DISABLE);
+}
+
+void lw_memory_close(struct lw_tracer *t)
 {
 	for (int i = 0; i < t->nmem_links; i++)
 		bpf_link__destroy(t->mem_links[i]); /* closes its perf event too */
 	t->nmem_links = 0;
+	free(t->mem_links);
+	free(t->mem_fds);
+	t->mem_links = NULL;
+	t->mem_fds = NULL;
 }
 
-int lw_memory_attach(struct lw_tracer *t)
+static int memory_open(struct lw_tracer *t)
 {
 	static const __u64 config[2] = {PERF_COUNT_SW_PAGE_FAULTS_MIN,
 					PERF_COUNT_SW_PAGE_FAULTS_MAJ};
 	struct bpf_program *prog[2] = {t->skel->progs.lw_fault_min, t->skel->progs.lw_fault_maj};
-	int err;
+	size_t n = 2 * (size_t)t->nr_cpus;
 
-	lw_memory_detach(t);
-	if (!t->skel->rodata->memory_known)
-		return 0;
-	if (!t->mem_links) {
-		t->mem_links = calloc(2 * (size_t)t->nr_cpus, sizeof(*t->mem_links));
-		if (!t->mem_links)
-			return -ENOMEM;
-	}
+	t->mem_links = calloc(n, sizeof(*t->mem_links));
+	t->mem_fds = calloc(n, sizeof(*t->mem_fds));
+	if (!t->mem_links || !t->mem_fds)
+		return -ENOMEM;
 	for (int cpu = 0; cpu < t->nr_cpus; cpu++) {
 		for (int k = 0; k < 2; k++) {
 			struct bpf_link *l;
@@ -72,20 +91,32 @@ int lw_memory_attach(struct lw_tracer *t)
 			if (fd < 0 && errno == ENODEV)
 				break; /* a possible CPU not online */
 			if (fd < 0)
-				goto fail;
-			l = bpf_program__attach_perf_event(prog[k], fd);
+				return -errno;
+			l = bpf_program__attach_perf_event(prog[k], fd); /* enables it */
 			if (!l) {
+				int err = -errno;
+
 				close(fd);
-				goto fail;
+				return err;
 			}
+			t->mem_fds[t->nmem_links] = fd;
 			t->mem_links[t->nmem_links++] = l;
 		}
 	}
 	return 0;
-fail:
-	err = -errno;
+}
+
+int lw_memory_attach(struct lw_tracer *t)
+{
+	int err;
+
+	if (!t->skel->rodata->memory_known)
+		return 0;
+	err = t->mem_links ? memory_toggle(t, PERF_EVENT_IOC_ENABLE) : memory_open(t);
+	if (!err)
+		return 0;
 	fprintf(stderr, "latwhy: cannot attach the page-fault events on every CPU: %s\n",
 		strerror(-err));
-	lw_memory_detach(t);
+	lw_memory_close(t);
 	return err;
 }

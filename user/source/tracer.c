@@ -555,8 +555,7 @@ void lw_tracer_close(struct lw_tracer *t)
 	ring_buffer__free(t->rb);
 	for (int i = 0; i < LW_WATCH_LINKS; i++)
 		bpf_link__destroy(t->watch_links[i]);
-	lw_memory_detach(t);
-	free(t->mem_links);
+	lw_memory_close(t);
 	latwhy_bpf__destroy(t->skel);
 	lw_freq_close(&t->freq);
 	free(t->duty);

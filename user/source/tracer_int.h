@@ -108,6 +108,7 @@ struct lw_tracer {
 	struct lw_podnames *podnames;		      /* the pods of tasks' cgroups (podnames.c) */
 	/* lw_fault_min/maj on every CPU's page-fault perf events (memory.c) */
 	struct bpf_link **mem_links;
+	int *mem_fds; /* their events, which the links own */
 	int nmem_links;
 	bool fault_cost_tried; /* faultcost.c ran, once: the duty cycle re-attaches */
 	/* the node's memory at each snapshot (LW_REC_MEMORY's node part), and
@@ -143,6 +144,7 @@ int lw_tracer_attach(struct lw_tracer *t);
 bool lw_memory_probe(void);
 int lw_memory_attach(struct lw_tracer *t);
 void lw_memory_detach(struct lw_tracer *t);
+void lw_memory_close(struct lw_tracer *t);
 
 /* One interval's snapshots and the sink's tick now, out of turn: what the
  * programs counted up to a detach is published at it. */
