@@ -169,7 +169,7 @@ static __always_inline bool tcp_inbound(const struct sock *sk)
  * sock_recvmsg()/sock_sendmsg(), since 6.3 ("net: Add sock_recv_length and
  * sock_send_length tracepoints"). The end of a send is late for a request's
  * end (the reply left when the transmit began), so a TCP request ends at
- * tcp_sendmsg_locked, which fires before the data is queued, since 6.12
+ * tcp_sendmsg_locked, which fires before the data is queued, since 6.13
  * ("trace: tcp: Add tracepoint for tcp_sendmsg_locked()"); sock_send_length
  * is the fallback. user/source/programs.c probes which of them the kernel has.
  */

@@ -73,23 +73,33 @@ int BPF_PROG(lw_watch_ready, const struct sock *sk)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(lw_watch_recv, struct sock *sk, int ret, int flags)
 {
-	struct watch_sock *ws;
-	__u64 now;
+	struct watch_sock *ws = NULL;
 
-	if (ret <= 0 || sk->sk_protocol != IPPROTO_TCP || !tcp_inbound(sk) ||
-	    !is_target_cur(bpf_get_current_task_btf()))
+	if (ret <= 0)
 		return 0;
-	ws = bpf_sk_storage_get(&watch_socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!ws || ws->open)
+	/* a socket a target has read before: its storage says so, with no
+	 * target test (a hash lookup) at each request */
+	if (sk->sk_bpf_storage)
+		ws = bpf_sk_storage_get(&watch_socks, sk, 0, 0);
+	if (!ws) {
+		if (sk->sk_protocol != IPPROTO_TCP || !tcp_inbound(sk) ||
+		    !is_target_cur(bpf_get_current_task_btf()))
+			return 0;
+		ws = bpf_sk_storage_get(&watch_socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (!ws)
+			return 0;
+	}
+	if (ws->open)
 		return 0; /* more of the same request */
 	if (!ws->slot1) {
 		int slot = target_slot_cur();
 
 		ws->slot1 = slot >= 0 && slot < LW_MAX_TARGETS ? slot + 1 : 0;
 	}
-	now = bpf_ktime_get_ns();
-	/* a socket's first request, or where sk_data_ready is missing: the read */
-	ws->start_ns = ws->ready_ns > ws->end_ns && ws->ready_ns <= now ? ws->ready_ns : now;
+	/* the data's arrival (set only while no request was open, so after
+	 * the last one's end); a socket's first request, or where
+	 * sk_data_ready is missing: the read, the one clock read left here */
+	ws->start_ns = ws->ready_ns > ws->end_ns ? ws->ready_ns : bpf_ktime_get_ns();
 	ws->ready_ns = 0;
 	ws->open = 1;
 	return 0;
@@ -127,7 +137,8 @@ static __always_inline void watch_end(struct sock *sk)
 		watch_first_ns[i] = now;
 }
 
-/* A TCP reply starts (6.12+), before its data is queued: as lw_tcp_send. */
+/* A TCP reply starts (6.13+: Debian's 6.12.118 lacks it), before its
+ * data is queued: as lw_tcp_send. */
 SEC("tp_btf/tcp_sendmsg_locked")
 int BPF_PROG(lw_watch_tcp_send, struct sock *sk)
 {
@@ -135,7 +146,7 @@ int BPF_PROG(lw_watch_tcp_send, struct sock *sk)
 	return 0;
 }
 
-/* Before 6.12: the end of the send, late by the reply's transmit. */
+/* Before 6.13: the end of the send, late by the reply's transmit. */
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(lw_watch_send, struct sock *sk, int ret, int flags)
 {

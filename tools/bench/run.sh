@@ -560,8 +560,14 @@ mode_livesched_stop() {
 # scraped once a second by curl as Prometheus would. Started attached: the
 # share of the run it was attached is what its ratios are the cost of, and
 # is reported (serve_share) beside table 3's row.
-serve_metric() { # serve_metric PORT NAME: a sample's value, empty if absent
-	curl -s --max-time 2 "http://127.0.0.1:$1/metrics" 2>/dev/null | awk -v k="$2" '$1 == k { print $2 }'
+# serve_metric PORT NAME...: the samples' values from one scrape, in the
+# order given, on one line (an absent one empty)
+serve_metric() {
+	local port=$1
+	shift
+	curl -s --max-time 2 "http://127.0.0.1:$port/metrics" 2>/dev/null |
+		awk -v names="$*" 'BEGIN { n = split(names, k, " ") } { v[$1] = $2 }
+			END { for (i = 1; i <= n; i++) printf "%s%s", v[k[i]], i < n ? " " : "\n" }'
 }
 mode_serve_start() {
 	local i
@@ -1024,8 +1030,8 @@ twin_cycle() {
 		[ -n "$a1" ] && [ -n "$b1" ] && TWIN_RES="$a1 $b1"
 	fi
 	# what the cycle held beside the tier: its escalations, full tracing's time
-	[ -n "$TWIN_RES" ] && TWIN_RES+=" $(serve_metric "$port" latwhy_escalations_total)"
-	[ -n "$TWIN_RES" ] && TWIN_RES+=" $(serve_metric "$port" 'latwhy_tier_attached_seconds_total{tier="full"}')"
+	[ -n "$TWIN_RES" ] && TWIN_RES+=" $(serve_metric "$port" latwhy_escalations_total \
+		'latwhy_tier_attached_seconds_total{tier="full"}')"
 	stop "$pid"
 	[ -n "$TWIN_RES" ]
 }

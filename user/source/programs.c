@@ -291,7 +291,7 @@ static void probe_memory(struct lw_tracer *t)
 /*
  * serve's always-attached tier (bpf/watch.bpf.h): with the socket layer's
  * tracepoints, which delimit TCP requests with two programs; its send side
- * at tcp_sendmsg_locked where the kernel has it (6.12+), its start at the
+ * at tcp_sendmsg_locked where the kernel has it (6.13+), its start at the
  * data's arrival where it has sk_data_ready (6.3+). Attached apart
  * (lw_tracer_watch_attach()), never by the skeleton, so that the duty
  * cycle's detach leaves it.
