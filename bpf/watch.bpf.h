@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * watch.bpf.h - the always-attached tier of serve: two programs that time
+ * watch.bpf.h - the always-attached tier of serve: three programs that time
  * every TCP request of the targets and count the slow ones, and nothing
  * else, so that they can stay attached while the rest is detached.
  *
  * A request is one socket's span from its data's arrival to the next send
  * on it, kept in the socket's storage: one lookup at each end, right for
  * event loops with many connections on one thread and for a request
- * answered by another thread. Its start is sk_data_ready's time (6.3+),
- * so that its wait to be read, where a CPU hog's time goes, is in it; else
- * the read itself. Not tcp_mstamp: the ACK the read itself sends refreshes
- * it, and a hog that doubled a lab server's requests (2.6 to 4.7 ms, full
- * tracing's sched 2.2 ms) moved the mean timed from it only 1.17x.
+ * answered by another thread. Its start is its data's arrival, tcp_mstamp
+ * as the read begins (lw_watch_ready), so that its wait to be read, where a
+ * CPU hog's time goes, is in it; else the read itself. Not tcp_mstamp as
+ * the read ends: the ACK the read itself sends refreshes it, and a hog that
+ * doubled a lab server's requests (2.6 to 4.7 ms, full tracing's sched
+ * 2.2 ms) moved the mean timed from it only 1.17x.
  *
  * Every request goes into the histogram (hist_count()); while the full
  * tier is attached too, its own request ends count none (watch_hist), so
@@ -54,19 +55,30 @@ __u64 watch_slow[LW_MAX_TARGETS] = {};
 __u64 watch_slow_ns[LW_MAX_TARGETS] = {};
 __u64 watch_first_ns[LW_MAX_TARGETS] = {};
 
-/* The next request's data arrived, since 6.3 ("net/sock: Introduce
- * trace_sk_data_ready()"); of a request still open, more of the same. */
-SEC("tp_btf/sk_data_ready")
-int BPF_PROG(lw_watch_ready, const struct sock *sk)
+/*
+ * The next request's data is being read: the first of its segments copied
+ * out (tcp_recvmsg_locked() calls tcp_rcv_space_adjust() after each), on
+ * the reader's CPU, before the read's own ACK. tcp_mstamp is then still
+ * the last refresh before the read: the arrival of the request's latest
+ * segment (tcp_rcv_established()), on the same clock as bpf_ktime_get_ns()
+ * (tcp_clock_us()), in microseconds. A delayed-ACK timer that fired
+ * before the read refreshes it too: a wait over its 40 ms reads from then.
+ * Not sk_data_ready, which this tier used first: it runs where the packet
+ * is received (on loopback, the client's CPU), and its write to the
+ * socket's storage there cost the redis twins about 1% of their
+ * throughput; with it gone, none measurable.
+ */
+SEC("tp_btf/tcp_rcv_space_adjust")
+int BPF_PROG(lw_watch_ready, struct sock *sk)
 {
 	struct watch_sock *ws;
 
 	/* most sockets have no BPF storage at all: no helper call for them */
 	if (!sk->sk_bpf_storage)
 		return 0;
-	ws = bpf_sk_storage_get(&watch_socks, (struct sock *)sk, 0, 0);
+	ws = bpf_sk_storage_get(&watch_socks, sk, 0, 0);
 	if (ws && !ws->open && !ws->ready_ns)
-		ws->ready_ns = bpf_ktime_get_ns();
+		ws->ready_ns = BPF_CORE_READ((struct tcp_sock *)sk, tcp_mstamp) * 1000;
 	return 0;
 }
 
@@ -98,7 +110,7 @@ int BPF_PROG(lw_watch_recv, struct sock *sk, int ret, int flags)
 	}
 	/* the data's arrival (set only while no request was open, so after
 	 * the last one's end); a socket's first request, or where
-	 * sk_data_ready is missing: the read, the one clock read left here */
+	 * tcp_rcv_space_adjust is missing: the read, the one clock read left here */
 	ws->start_ns = ws->ready_ns > ws->end_ns ? ws->ready_ns : bpf_ktime_get_ns();
 	ws->ready_ns = 0;
 	ws->open = 1;

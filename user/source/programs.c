@@ -292,7 +292,7 @@ static void probe_memory(struct lw_tracer *t)
  * serve's always-attached tier (bpf/watch.bpf.h): with the socket layer's
  * tracepoints, which delimit TCP requests with two programs; its send side
  * at tcp_sendmsg_locked where the kernel has it (6.13+), its start at the
- * data's arrival where it has sk_data_ready (6.3+). Attached apart
+ * data's arrival where it has tcp_rcv_space_adjust. Attached apart
  * (lw_tracer_watch_attach()), never by the skeleton, so that the duty
  * cycle's detach leaves it.
  */
@@ -300,7 +300,7 @@ static void probe_watch(struct lw_tracer *t, const struct btf *vmlinux)
 {
 	struct latwhy_bpf *s = t->skel;
 	bool tcp = lw_probe_tracepoint(vmlinux, "tcp_sendmsg_locked");
-	bool ready = lw_probe_tracepoint(vmlinux, "sk_data_ready");
+	bool ready = lw_probe_tracepoint(vmlinux, "tcp_rcv_space_adjust");
 	struct bpf_program *progs[] = {s->progs.lw_watch_recv, s->progs.lw_watch_tcp_send,
 				       s->progs.lw_watch_send, s->progs.lw_watch_ready};
 

@@ -192,7 +192,7 @@ static int tracer_watch_attach(struct lw_tracer *t)
 		return 0;
 	for (int i = 0; i < LW_WATCH_LINKS; i++) {
 		if (!bpf_program__autoload(progs[i]))
-			continue; /* no sk_data_ready: from the read */
+			continue; /* no tcp_rcv_space_adjust: from the read */
 		t->watch_links[i] = bpf_program__attach(progs[i]);
 		if (!t->watch_links[i]) {
 			int err = -errno;
