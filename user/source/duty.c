@@ -233,8 +233,10 @@ static int duty_attach(struct lw_tracer *t)
 	if (s->rodata->backlog_known)
 		duty_reset_backlog(t);
 	err = lw_tracer_attach(t);
-	if (err)
+	if (err) {
+		s->bss->sock_send_on = sock_send; /* for the next try */
 		return err;
+	}
 	/* attached late (control.c) when it was on: on again */
 	if (sock_send && !s->links.lw_sock_send) {
 		s->links.lw_sock_send = bpf_program__attach(s->progs.lw_sock_send);
