@@ -38,15 +38,7 @@ test_caps() {
 	local pub=$OUT/pub out rc mport lpid cpid tid main http r1 bare=0000000000000000
 	local req='latwhy_requests_total{target="lw_caps_srv"}'
 	local perfmon=0000004000000000 two=000000c000000000
-	if ! setpriv --help 2>/dev/null | grep -q -- --ambient-caps; then
-		skip caps "setpriv has no --ambient-caps (util-linux 2.31+)"
-		return
-	fi
-	caps_nobody +bpf,+perfmon
-	if ! setpriv "${SETPRIV[@]}" true 2>/dev/null; then
-		skip caps "this kernel has no CAP_BPF/CAP_PERFMON (5.8+)"
-		return
-	fi
+	caps_usable caps || return
 	mkdir -p "$pub" && chmod 711 "$OUT" && chmod 755 "$pub" &&
 		cp latwhy build/tests/uprobe_target "$pub/"
 	start_server "$SRV_CPU" || { no_server caps; return; }
@@ -157,30 +149,15 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 test_caps_duty() {
 	local pub=$OUT/pub mport lpid eff old n1 fault='latwhy_bpf_run_count_total{prog="lw_fault_min"}'
 	local att=latwhy_sampling_attached_seconds_total
-	if ! setpriv --help 2>/dev/null | grep -q -- --ambient-caps; then
-		skip caps_duty "setpriv has no --ambient-caps (util-linux 2.31+)"
-		return
-	fi
-	caps_nobody +bpf,+perfmon
-	if ! setpriv "${SETPRIV[@]}" true 2>/dev/null; then
-		skip caps_duty "this kernel has no CAP_BPF/CAP_PERFMON (5.8+)"
-		return
-	fi
+	caps_usable caps_duty || return
 	if [ ! -w /proc/sys/kernel/bpf_stats_enabled ]; then
 		skip caps_duty "no kernel.bpf_stats_enabled to count the programs' runs"
 		return
 	fi
 	mkdir -p "$pub" && chmod 711 "$OUT" && chmod 755 "$pub" &&
 		cp latwhy "$pub/" && cp "$T/lat_server" "$pub/lw_caps_srv"
-	: >"$OUT/server.out"
-	# setpriv itself, not as_nobody: a function's job is a subshell, and
-	# cleanup's kill would leave the server behind it
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$pub/lw_caps_srv" -p 0 -c "$SRV_CPU" \
-		>"$OUT/server.out" 2>&1 &
-	SPID=$!
-	PIDS+=("$SPID")
-	wait_for "$OUT/server.out" 'port=' "$SPID" 10 || { no_server caps_duty; return; }
-	PORT=$(sed -n 's/.*port=\([0-9]*\).*/\1/p' "$OUT/server.out")
+	caps_server setpriv --reuid=65534 --regid=65534 --clear-groups ||
+		{ no_server caps_duty; return; }
 	start_client 40
 	# faults while attached, whenever that is
 	(while :; do /bin/true; sleep 0.05; done) &
@@ -214,11 +191,27 @@ test_caps_duty() {
 	cleanup
 }
 
-# caps_server: the lab server as $OUT/pub/lw_caps_srv, a name no other test's
-# server has, on the server's CPU; sets SPID and PORT.
+# caps_usable NAME: setpriv can grant nobody CAP_BPF and CAP_PERFMON (and
+# SETPRIV says how), else SKIP NAME and return 1.
+caps_usable() {
+	if ! setpriv --help 2>/dev/null | grep -q -- --ambient-caps; then
+		skip "$1" "setpriv has no --ambient-caps (util-linux 2.31+)"
+		return 1
+	fi
+	caps_nobody +bpf,+perfmon
+	if ! setpriv "${SETPRIV[@]}" true 2>/dev/null; then
+		skip "$1" "this kernel has no CAP_BPF/CAP_PERFMON (5.8+)"
+		return 1
+	fi
+}
+
+# caps_server [CMD ...]: the lab server as $OUT/pub/lw_caps_srv, a name no
+# other test's server has, on the server's CPU, run by CMD (setpriv ...: an
+# exec, not a function, whose job would be a subshell that cleanup's kill
+# leaves the server behind); sets SPID and PORT.
 caps_server() {
 	: >"$OUT/server.out"
-	"$OUT/pub/lw_caps_srv" -p 0 -c "$SRV_CPU" >"$OUT/server.out" 2>&1 &
+	"$@" "$OUT/pub/lw_caps_srv" -p 0 -c "$SRV_CPU" >"$OUT/server.out" 2>&1 &
 	SPID=$!
 	PIDS+=("$SPID")
 	wait_for "$OUT/server.out" 'port=' "$SPID" 10 || return 1

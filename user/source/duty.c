@@ -173,12 +173,18 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 }
 
 /* Every link, the late and the manual ones included (the skeleton holds
- * them all), then what the ring buffer still has, and the counters as they
- * stand: published now, they do not move until the next attach. */
-static void duty_detach(struct lw_tracer *t)
+ * them all); the page-fault events disabled. */
+static void duty_unlink(struct lw_tracer *t)
 {
 	latwhy_bpf__detach(t->skel);
 	lw_memory_detach(t);
+}
+
+/* Unlinked, then what the ring buffer still has, and the counters as they
+ * stand: published now, they do not move until the next attach. */
+static void duty_detach(struct lw_tracer *t)
+{
+	duty_unlink(t);
 	ring_buffer__consume(t->rb);
 	lw_tracer_tick_now(t);
 }
@@ -258,8 +264,7 @@ static void duty_attach_failed(struct lw_tracer *t, int err, __u64 now)
 {
 	struct lw_duty_state *s = t->duty;
 
-	latwhy_bpf__detach(t->skel);
-	lw_memory_detach(t);
+	duty_unlink(t); /* what did attach */
 	s->retry_at = now + LW_DUTY_RETRY_NS;
 	if (!s->failing)
 		fprintf(stderr,
