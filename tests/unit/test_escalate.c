@@ -27,9 +27,10 @@ struct run {
 	struct lw_esc e;
 	__u64 now;
 	__u64 since;
-	int rises, falls;
-	__u64 rise_at, fall_at;
+	int rises, falls, checks, agains;
+	__u64 rise_at, fall_at, check_at;
 	enum lw_esc_tier tier; /* what the steps say was attached */
+	bool attached;	       /* steps_duty(): full tracing, as serve's duty has it */
 };
 
 /* One step of k at r->now under c, its rise or fall tallied. */
@@ -43,6 +44,11 @@ static void run_step(struct run *r, const struct lw_esc_conf *c, const struct lw
 	} else if (ch == LW_ESC_FALL) {
 		r->falls++;
 		r->fall_at = r->now;
+	} else if (ch == LW_ESC_CHECK) {
+		r->checks++;
+		r->check_at = r->now;
+	} else if (ch == LW_ESC_AGAIN) {
+		r->agains++;
 	}
 }
 
@@ -57,6 +63,24 @@ static void steps_mean(struct run *r, int n, __u64 req, __u64 slow, __u64 mean_n
 		c0.first_ns = slow ? r->now + 10000000ULL : 0;
 		r->now += STEP;
 		run_step(r, &lw_esc_defaults, &c0);
+	}
+}
+
+/* n steps as serve's duty attaches full tracing: while the rule is raised,
+ * a mixed step after each change; with full tracing attached, fslow slow
+ * at a mean of fmean_ns (its own cost, or the incident's with it). */
+static void steps_duty(struct run *r, int n, __u64 req, __u64 slow, __u64 mean_ns, __u64 fslow,
+		       __u64 fmean_ns)
+{
+	for (int i = 0; i < n; i++) {
+		bool full = r->e.raised;
+
+		r->tier = full != r->attached ? LW_ESC_MIXED : full ? LW_ESC_FULL : LW_ESC_WATCH;
+		r->attached = full;
+		if (full)
+			steps_mean(r, 1, req, fslow, fmean_ns);
+		else
+			steps_mean(r, 1, req, slow, mean_ns);
 	}
 }
 
@@ -266,9 +290,10 @@ static void test_full_tier_own_cost(void **state)
 }
 
 /* Escalated before full tracing has a baseline of its own (serve's first
- * minutes): held by the cheap tier's mean while the hog lasts, 30 s here,
- * not lost after 10 s; then falls, full tracing's cost (1.3x the mean, the
- * share 2.4x) notwithstanding. */
+ * minutes): held by the cheap tier's mean while the hog lasts, 30 s here;
+ * checked 20 s in, the hog still there: raised again 1.25 s later, the next
+ * check 40 s on; then falls 10 s after the hog, full tracing's cost (1.3x
+ * the mean, the share 2.4x) notwithstanding. */
 static void test_full_unlearnt_holds(void **state)
 {
 	struct run r = {};
@@ -276,19 +301,70 @@ static void test_full_unlearnt_holds(void **state)
 
 	baseline(&r);
 	assert_int_equal(r.e.base[LW_ESC_FULL].steps, 0);
-	steps_mean(&r, 1, PER_STEP / 2, 100, 600000); /* a hog: half the rate, twice the mean */
+	/* a hog: half the rate, twice the mean */
+	steps_duty(&r, 4 * 30, PER_STEP / 2, 100, 600000, 100, 620000);
 	assert_int_equal(r.rises, 1);
-	r.tier = LW_ESC_MIXED;
-	steps_mean(&r, 1, PER_STEP / 2, 100, 600000);
-	r.tier = LW_ESC_FULL;
-	steps_mean(&r, 4 * 30, PER_STEP / 2, 100, 620000);
+	assert_int_equal(r.checks, 1);
+	assert_true(r.check_at >= r.rise_at + 20 * S && r.check_at <= r.rise_at + 21 * S);
+	assert_int_equal(r.agains, 1);
 	assert_int_equal(r.falls, 0);
+	assert_true(r.e.raised);
 	gone = r.now;
-	steps_mean(&r, 4 * 20, PER_STEP, 12, 390000);
+	steps_duty(&r, 4 * 20, PER_STEP, 5, 300000, 12, 390000);
+	assert_int_equal(r.checks, 1);
 	assert_int_equal(r.falls, 1);
 	assert_true(r.fall_at >= gone + 10 * S && r.fall_at <= gone + 12 * S);
-	/* it learnt nothing of the hog while raised */
+	/* it learnt nothing of the hog while raised or checking */
 	assert_true(r.e.base[LW_ESC_WATCH].mean < 310000);
+}
+
+/* A rise on a steady load whose full tracing costs it bursts (a second at
+ * 3x the mean every 4 s): judged by the cheap tier's mean, they would hold
+ * it for max_ns. Checked 20 s after the rise, the cheap tier alone sees the
+ * baseline: falls within a window of the check, never raised again. */
+static void test_check_lets_go(void **state)
+{
+	struct run r = {};
+
+	baseline(&r);
+	steps_duty(&r, 2, PER_STEP, 100, 600000, 100, 600000); /* a spike */
+	assert_int_equal(r.rises, 1);
+	for (int i = 0; i < 30; i++) {
+		steps_duty(&r, 12, PER_STEP, 5, 300000, 5, 330000);
+		steps_duty(&r, 4, PER_STEP, 5, 300000, 40, 900000);
+	}
+	assert_int_equal(r.checks, 1);
+	assert_true(r.check_at >= r.rise_at + 20 * S && r.check_at <= r.rise_at + 21 * S);
+	assert_int_equal(r.agains, 0);
+	assert_int_equal(r.falls, 1);
+	assert_true(r.fall_at > r.check_at &&
+		    r.fall_at <= r.check_at + 3 * STEP + LW_ESC_WINDOW * STEP);
+	assert_false(r.e.raised);
+	assert_int_equal(r.rises, 1);
+}
+
+/* An incident of minutes: checked at 20 s, then 40 s and 80 s after each
+ * window that saw it alone; the same rise throughout, max_ns counted from
+ * its start: given back 300 s after it, not after the last check. */
+static void test_check_doubles(void **state)
+{
+	struct run r = {};
+	__u64 rose;
+
+	baseline(&r);
+	steps_duty(&r, 4 * 400, PER_STEP / 2, 100, 600000, 100, 620000);
+	rose = r.rise_at;
+	assert_int_equal(r.rises, 1);
+	assert_int_equal(r.checks, 3); /* at 20 s, 61.25 s, 142.5 s */
+	assert_int_equal(r.agains, 3);
+	assert_true(r.check_at >= rose + 142 * S && r.check_at <= rose + 144 * S);
+	assert_int_equal(r.falls, 1);
+	assert_true(r.fall_at >= rose + 300 * S && r.fall_at <= rose + 301 * S);
+	/* its level the cheap tier's normal from the next window without
+	 * full tracing, not full tracing's: not raised again at it */
+	steps_duty(&r, 4 * 30, PER_STEP / 2, 100, 600000, 100, 620000);
+	assert_int_equal(r.rises, 1);
+	assert_true(r.e.base[LW_ESC_WATCH].mean > 590000 && r.e.base[LW_ESC_WATCH].mean < 610000);
 }
 
 static void test_no_requests(void **state)
@@ -411,6 +487,33 @@ static void test_recorded_cycle(void **state)
 	assert_true(r.fall_at <= 100 * S + v[end].t_ns + 12 * S);
 }
 
+/* A rise on the same load that full tracing's own cost held 39 s (the
+ * server at half its rate and 8x its mean while attached, judged by the
+ * cheap tier's mean): checked 20 s after it. The recording's tiers are the
+ * old rule's, full tracing attached to 85 s; the check waits for the cheap
+ * tier alone and falls at its first window. */
+static void test_recorded_held(void **state)
+{
+	static struct rec v[REC_MAX];
+	struct lw_esc_conf old = lw_esc_defaults;
+	int n = rec_load("redis-twins-held.tsv", v, REC_MAX);
+	struct run r = {};
+
+	old.check_ns = 0;
+	rec_replay(&r, &old, v, n, n, n);
+	assert_int_equal(r.rises, 1);
+	assert_int_equal(r.falls, 1);
+	assert_true(r.fall_at - r.rise_at >= 35 * S);
+	r = (struct run){};
+	rec_replay(&r, &lw_esc_defaults, v, n, n, n);
+	assert_int_equal(r.rises, 1);
+	assert_int_equal(r.checks, 1);
+	assert_true(r.check_at >= r.rise_at + 20 * S && r.check_at <= r.rise_at + 20 * S + STEP);
+	assert_int_equal(r.agains, 0);
+	assert_int_equal(r.falls, 1);
+	assert_true(r.fall_at <= 100 * S + 87 * S);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -424,8 +527,11 @@ int main(void)
 		cmocka_unit_test(test_spread),
 		cmocka_unit_test(test_full_tier_own_cost),
 		cmocka_unit_test(test_full_unlearnt_holds),
+		cmocka_unit_test(test_check_lets_go),
+		cmocka_unit_test(test_check_doubles),
 		cmocka_unit_test(test_recorded_learning),
 		cmocka_unit_test(test_recorded_cycle),
+		cmocka_unit_test(test_recorded_held),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,7 @@ const struct lw_esc_conf lw_esc_defaults = {
 	.tau_ns = 60ULL * 1000000000ULL,
 	.hold_ns = 10ULL * 1000000000ULL,
 	.max_ns = 300ULL * 1000000000ULL,
+	.check_ns = 20ULL * 1000000000ULL,
 };
 
 /* The window's counts (its first slow request is esc_since()'s). */
@@ -187,6 +188,32 @@ static void esc_push(struct lw_esc *e, const struct lw_esc_counts *n)
 		e->fill++;
 }
 
+/* The window w of the cheap tier alone is the target's normal now. */
+static void esc_renormal(struct lw_esc *e, const struct lw_esc_counts *w)
+{
+	if (!w->req)
+		return;
+	e->base[LW_ESC_WATCH].share = (double)w->slow / (double)w->req;
+	e->base[LW_ESC_WATCH].mean = (double)w->lat_ns / (double)w->req;
+}
+
+/* A check's window: the rise still there, or over. Until a window of the
+ * cheap tier alone is full (a duty stretch, another target's rise hold
+ * full tracing), it waits. */
+static enum lw_esc_change esc_checked(const struct lw_esc_conf *c, struct lw_esc *e, __u64 now,
+				      bool high)
+{
+	if (e->tier != LW_ESC_WATCH || e->fill < LW_ESC_WINDOW)
+		return LW_ESC_SAME;
+	e->checking = false;
+	if (!high)
+		return LW_ESC_FALL;
+	e->raised = true;
+	e->high_ns = e->judged_ns = now;
+	e->check_ns = e->check_ns * 2 < c->max_ns ? e->check_ns * 2 : c->max_ns;
+	return LW_ESC_AGAIN;
+}
+
 enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __u64 now,
 			       const struct lw_esc_counts *n, __u64 *since_ns)
 {
@@ -196,8 +223,20 @@ enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __
 	esc_push(e, n);
 	esc_window(e, &w);
 	high = esc_high(c, e, &w);
-	if (high)
+	if (e->checking)
+		return esc_checked(c, e, now, high);
+	if (e->renormal) {
+		if (e->tier == LW_ESC_WATCH && e->fill == LW_ESC_WINDOW) {
+			esc_renormal(e, &w);
+			e->renormal = false;
+		}
+		return LW_ESC_SAME;
+	}
+	if (high) {
 		e->high_ns = now;
+		if (e->tier == LW_ESC_WATCH)
+			e->judged_ns = now;
+	}
 	if (!e->raised) {
 		if (!high) {
 			if (e->tier != LW_ESC_MIXED && e->fill == LW_ESC_WINDOW)
@@ -205,23 +244,30 @@ enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __
 			return LW_ESC_SAME;
 		}
 		e->raised = true;
-		e->raised_ns = now;
+		e->raised_ns = e->judged_ns = now;
+		e->check_ns = c->check_ns;
 		if (since_ns)
 			*since_ns = esc_since(c, e, now);
 		return LW_ESC_RISE;
 	}
 	if (now - e->raised_ns >= c->max_ns) {
-		/* the level it stays at is its normal now */
-		if (w.req && e->tier != LW_ESC_MIXED) {
-			e->base[e->tier].share = (double)w.slow / (double)w.req;
-			e->base[e->tier].mean = (double)w.lat_ns / (double)w.req;
-		}
+		/* the level it stays at is its normal now: the cheap tier's
+		 * own, without full tracing's cost, at its next window */
+		if (e->tier == LW_ESC_WATCH)
+			esc_renormal(e, &w);
+		else
+			e->renormal = true;
 		e->raised = false;
 		return LW_ESC_FALL;
 	}
 	if (!high && now - e->high_ns >= c->hold_ns) {
 		e->raised = false;
 		return LW_ESC_FALL;
+	}
+	if (e->tier == LW_ESC_FULL && c->check_ns && now - e->judged_ns >= e->check_ns) {
+		e->raised = false;
+		e->checking = true;
+		return LW_ESC_CHECK;
 	}
 	return LW_ESC_SAME;
 }

@@ -30,7 +30,19 @@
  * incident. Hold: raised while the rise lasts and hold_ns after its last
  * window. Decay: then it falls; or after max_ns raised in a row, when the
  * level it stays at is the target's new normal, which becomes its
- * baseline.
+ * baseline: the cheap tier's, from its next window without full tracing.
+ *
+ * Check: full tracing's own cost is not a constant. On a server that
+ * shares its CPU it comes in bursts (the server preempted in a batch it
+ * used to finish): 1 s windows at 2-3x the cheap tier's mean for seconds
+ * on end, then at its level again, which no bar tells from an incident;
+ * held on them, a rise on a steady load kept full tracing 24 s, and 90 s
+ * in the bench. Only the cheap tier alone sees without that cost: once a
+ * rise has held check_ns on full tracing's windows since the cheap tier
+ * alone last saw it, full tracing is let go (CHECK) and the next window of
+ * the cheap tier alone judges. Still over the bars: raised again (AGAIN),
+ * the same rise (max_ns counts on), the next check twice as far; else it
+ * falls. A check's gap: a mixed step and a window, about 1.25 s.
  */
 #ifndef LW_ESCALATE_H
 #define LW_ESCALATE_H
@@ -56,12 +68,13 @@ struct lw_esc_conf {
 	__u64 tau_ns;		  /* the baseline's memory */
 	__u64 hold_ns;		  /* raised this long after the last rising window */
 	__u64 max_ns;		  /* raised at most this long in a row */
+	__u64 check_ns;		  /* held on full tracing's windows this long: a check */
 };
 
 /* serve's: 5 slow in 1 s, and a share 3x, 2 points and 6 spreads (10 points
  * at most) over the baseline's or a mean 1.5x, 10 us and 6 spreads over it,
  * the spreads learnt over the first 30 s; a minute's memory, held 10 s, at
- * most 5 minutes in a row. */
+ * most 5 minutes in a row, checked 20 s into a rise, then 40 s, 80 s... */
 extern const struct lw_esc_conf lw_esc_defaults;
 
 /* What was attached over a step. */
@@ -88,14 +101,21 @@ struct lw_esc {
 	enum lw_esc_tier tier;	    /* the window's */
 	struct lw_esc_base base[2]; /* by enum lw_esc_tier: watch, full */
 	bool raised;
+	bool checking;	 /* full tracing let go: the cheap tier alone judges */
+	bool renormal;	 /* given back with full tracing attached: the cheap
+			  * tier's next window is the target's normal */
 	__u64 raised_ns; /* since when */
 	__u64 high_ns;	 /* the last window that rose */
+	__u64 judged_ns; /* ... and the last that rose with no full tracing in it */
+	__u64 check_ns;	 /* the next check this long after judged_ns */
 };
 
 enum lw_esc_change {
 	LW_ESC_SAME = 0,
-	LW_ESC_RISE, /* raised now: *since_ns is the first slow request of the window */
-	LW_ESC_FALL, /* the rise is over (hold ended, or max_ns) */
+	LW_ESC_RISE,  /* raised now: *since_ns is the first slow request of the window */
+	LW_ESC_FALL,  /* the rise is over (hold ended, or max_ns) */
+	LW_ESC_CHECK, /* not raised while the cheap tier alone judges the rise */
+	LW_ESC_AGAIN, /* raised again: the check saw the rise still there */
 };
 
 /* One step's counts: req requests ended since the last step, their latency

@@ -48,6 +48,8 @@ struct lw_duty_state {
 	bool escalated;
 	bool rising;	 /* raised since the last attach: its delay not told yet */
 	bool esc_attach; /* attached now for a rise, not the schedule */
+	bool checking;	 /* a rise let full tracing go for the cheap tier to judge */
+	bool again;	 /* this step: a check saw its rise still there */
 	bool changed;	 /* full tracing came or went since the last step */
 	__u64 rise_since;
 	/* full tracing's attached time not yet taken by a tier record */
@@ -144,8 +146,9 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 	enum lw_esc_tier tier = s->changed    ? LW_ESC_MIXED
 				: s->attached ? LW_ESC_FULL
 					      : LW_ESC_WATCH;
-	bool any = false;
+	bool any = false, checking = false, checked = false;
 
+	s->again = false;
 	for (int i = 0; i < t->ntg && i < LW_MAX_TARGETS; i++) {
 		__u64 req = b->watch_req[i], lat = b->watch_lat_ns[i], slow = b->watch_slow[i];
 		struct lw_esc_counts n = {.req = req - s->prev_req[i],
@@ -154,22 +157,31 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 					  .first_ns = b->watch_first_ns[i],
 					  .tier = tier};
 		__u64 since = 0;
+		bool was = s->esc[i].checking;
+		enum lw_esc_change ch;
 
 		b->watch_first_ns[i] = 0;
-		if (lw_esc_step(&lw_esc_defaults, &s->esc[i], now, &n, &since) == LW_ESC_RISE &&
-		    !s->escalated && !s->rising) {
+		ch = lw_esc_step(&lw_esc_defaults, &s->esc[i], now, &n, &since);
+		if (ch == LW_ESC_RISE && !s->escalated && !s->rising) {
 			s->rising = true;
 			s->rise_since = since;
 		}
+		s->again |= ch == LW_ESC_AGAIN;
+		checked |= ch == LW_ESC_FALL && was;
+		checking |= s->esc[i].checking;
 		s->prev_req[i] = req;
 		s->prev_lat[i] = lat;
 		s->prev_slow[i] = slow;
 		any |= s->esc[i].raised;
 	}
 	s->escalated = any;
+	s->checking = checking;
 	s->changed = false;
 	if (!any)
 		s->rising = false;
+	/* a check's end: detached at its start, told now */
+	if (t->o->verbose && checked && !any && !checking)
+		fprintf(stderr, "latwhy: detached: slow requests back to their baseline\n");
 }
 
 /* Every link, the late and the manual ones included (the skeleton holds
@@ -326,6 +338,12 @@ int lw_duty_poll(struct lw_tracer *t, __u64 now)
 		fprintf(stderr,
 			"latwhy: attached on a rise of slow requests, %.2f s after the first\n",
 			delay / 1e9);
+	else if (t->o->verbose && on && s->again)
+		fprintf(stderr,
+			"latwhy: attached again: the rise outlasts full tracing's own cost\n");
+	else if (t->o->verbose && !on && s->checking)
+		fprintf(stderr, "latwhy: detached for a check: the rise without full tracing's own "
+				"cost\n");
 	else if (t->o->verbose && !on && s->esc_attach)
 		fprintf(stderr, "latwhy: detached: slow requests back to their baseline\n");
 	else if (t->o->verbose)
