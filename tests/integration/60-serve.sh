@@ -400,15 +400,17 @@ test_serve_reattach() {
 # full tracing is attached within a second of the first slow requests,
 # SIGUSR1 5 s into the hog gives a capture within 2 s that names sched and
 # says how long each tier was attached, its request rate within 2x of the
-# client's; the hog stopped, full tracing detaches again.
+# client's; 20 s into the rise a check lets full tracing go for one window
+# of the cheap tier alone, which sees the hog still there: attached again,
+# the same escalation; the hog stopped, full tracing detaches again.
 test_serve_tiers() {
 	local mport lpid cpid caps=$OUT/tiers msg
 	need_socket serve_tiers "the always-attached tier times TCP requests at the socket layer" || return
 	mport=$(free_port)
 	# ~2 ms of work a request: a hog on its CPU makes most of them slow
 	start_server "$SRV_CPU" -w 1250000 || { no_server serve_tiers; return; }
-	# past the baseline's 30 s, the hog's 12 and the 10 s held after it
-	start_client 90
+	# past the baseline's 30 s, the hog's 30 and the 10 s held after it
+	start_client 120
 	cpid=${PIDS[-1]}
 	: >"$OUT/tiers.err"
 	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" --capture-dir "$caps" -v \
@@ -448,7 +450,7 @@ assert b[REQ] - a[REQ] > 200, "requests while full tracing is detached: %d in 2 
 esc = b["latwhy_escalations_total"]
 # at nice -10 (ten times a nice-0 task's weight): the server gets a tenth
 # of its CPU while the hog runs, an incident beyond doubt
-h = subprocess.Popen(["nice", "-n", "-10", hog, "-C", cpu, "-d", "12"])
+h = subprocess.Popen(["nice", "-n", "-10", hog, "-C", cpu, "-d", "30"])
 t0 = time.time()
 up = None
 while time.time() < t0 + 5:
@@ -485,13 +487,30 @@ assert att and att["watch_ns"] and att["full_ns"] and att["escalations"] >= 1, a
 assert att["full_ns"] < att["watch_ns"], att
 line = [l for l in rep.splitlines() if l.startswith("Attached: ")]
 assert line and "escalation" in line[0], "no Attached line: %s" % rep[:300]
-# the hog ends at t0 + 12; full tracing held while it lasts (the slow
+# the hog ends at t0 + 30; full tracing held while it lasts (the slow
 # threshold held too, and the cheap tier's mean while full tracing has no
-# baseline of its own yet), then 10 s after the last rising second
+# baseline of its own yet), then 10 s after the last rising second; 20 s
+# into the rise the check: one gap, a window of the cheap tier alone that
+# still sees the hog, and full tracing back, the same escalation
+gaps = []
 while h.poll() is None:
-    assert scrape()[FULL] == 1, "full tracing detached %.1f s into the hog's 12 s" % (time.time() - t0)
-    time.sleep(0.5)
+    m = scrape()
+    if m[FULL] != 1:
+        if gaps and time.time() - gaps[-1][1] < 0.5:
+            gaps[-1][1] = time.time()
+        else:
+            gaps.append([time.time(), time.time()])
+    time.sleep(0.2)
 end = time.time()
+assert len(gaps) == 1, "full tracing detached %d times in the hog's 30 s: %s" % (
+    len(gaps), ["%.1f-%.1f s" % (a - t0, b - t0) for a, b in gaps])
+assert gaps[0][0] - t0 >= 19, "full tracing detached %.1f s into the hog" % (gaps[0][0] - t0)
+assert gaps[0][1] - gaps[0][0] <= 2.5, "the check's gap %.1f s" % (gaps[0][1] - gaps[0][0])
+said = open(err).read()
+assert "latwhy: detached for a check: the rise without full tracing's own cost" in said
+assert "latwhy: attached again: the rise outlasts full tracing's own cost" in said
+assert m["latwhy_escalations_total"] == up["latwhy_escalations_total"], \
+    "escalations %d after the check, %d at the rise" % (m["latwhy_escalations_total"], up["latwhy_escalations_total"])
 down = None
 while time.time() < end + 15:
     m = scrape()
@@ -508,8 +527,8 @@ while "latwhy: detached: slow requests back to their baseline" not in open(err).
     assert time.time() < said, "no 'back to their baseline' 3 s after the detach"
     time.sleep(0.25)
 open(os.path.dirname(err) + "/tiers.rate", "w").write("%f\n" % summ["requests_per_s"])
-print("escalated %.3f s after the first slow request; capture in %.2f s (%s); detached %.1f s after the hog; %s" %
-      (delay, took, summ["dominant"], down, line[0]))
+print("escalated %.3f s after the first slow request; capture in %.2f s (%s); checked %.1f s into the hog, a %.1f s gap; detached %.1f s after it; %s" %
+      (delay, took, summ["dominant"], gaps[0][0] - t0, gaps[0][1] - gaps[0][0], down, line[0]))
 EOF
 	); then
 		pass serve_tiers
@@ -521,7 +540,7 @@ EOF
 		return
 	fi
 	# the capture's rate against the client's own, over its whole run
-	wait_for "$OUT/client.out" 'rps=' "$cpid" 40
+	wait_for "$OUT/client.out" 'rps=' "$cpid" 60
 	if msg=$(python3 - "$OUT/tiers.rate" "$OUT/client.out" 2>&1 <<'EOF'
 import re, sys
 cap = float(open(sys.argv[1]).read())
