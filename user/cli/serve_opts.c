@@ -210,7 +210,7 @@ void lw_serve_usage(FILE *f)
 		"                        nothing) in between; off: always (default 3s/90s)\n"
 		"      --escalate on|off with a duty cycle, time every TCP request all the\n"
 		"                        time and attach full tracing within a second of a\n"
-		"                        rise in slow requests, until 10 s after it ends\n"
+		"                        rise in slow requests, until 3-10 s after it ends\n"
 		"                        (default on)\n"
 		"      --causes LIST     trace only these of frequency,irq,thp,sched,idle,quota\n"
 		"                        (default all; sched always)\n"

@@ -19,6 +19,7 @@ const struct lw_esc_conf lw_esc_defaults = {
 	.spread_max = 0.10,
 	.learn_steps = 120,
 	.tau_ns = 60ULL * 1000000000ULL,
+	.hold_min_ns = 3ULL * 1000000000ULL,
 	.hold_ns = 10ULL * 1000000000ULL,
 	.max_ns = 300ULL * 1000000000ULL,
 	.check_ns = 20ULL * 1000000000ULL,
@@ -188,6 +189,16 @@ static void esc_push(struct lw_esc *e, const struct lw_esc_counts *n)
 		e->fill++;
 }
 
+/* How long a rise is held after its last window: the longer it lasted, the
+ * longer, so that a spike costs little full tracing and an incident that
+ * comes and goes keeps it. */
+static __u64 esc_hold(const struct lw_esc_conf *c, const struct lw_esc *e)
+{
+	__u64 hold = c->hold_min_ns + (e->high_ns - e->raised_ns);
+
+	return hold < c->hold_ns ? hold : c->hold_ns;
+}
+
 /* The window w of the cheap tier alone is the target's normal now. */
 static void esc_renormal(struct lw_esc *e, const struct lw_esc_counts *w)
 {
@@ -260,7 +271,7 @@ enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __
 		e->raised = false;
 		return LW_ESC_FALL;
 	}
-	if (!high && now - e->high_ns >= c->hold_ns) {
+	if (!high && now - e->high_ns >= esc_hold(c, e)) {
 		e->raised = false;
 		return LW_ESC_FALL;
 	}

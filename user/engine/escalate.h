@@ -27,14 +27,17 @@
  * baseline has seen learn_steps windows, its spread is not known: taken as
  * spread_max for the share and the mean itself for the mean (a rise of 10
  * points or a doubling), so that a target's first bursts are not an
- * incident. Hold: raised while the rise lasts and hold_ns after its last
- * window. Decay: then it falls; or after max_ns raised in a row, when the
- * level it stays at is the target's new normal, which becomes its
- * baseline: the cheap tier's, from its next window without full tracing.
+ * incident. Hold: raised while the rise lasts and, after its last window,
+ * hold_min_ns plus as long as it had lasted, at most hold_ns: a spike of a
+ * second on a steady load (a benchmark's reconnects) holds full tracing
+ * 3 s, an incident of 7 s or more 10 s. Decay: then it falls; or after
+ * max_ns raised in a row, when the level it stays at is the target's new
+ * normal, which becomes its baseline: the cheap tier's, from its next
+ * window without full tracing.
  *
  * Check: full tracing's own cost is not a constant. On a server that
  * shares its CPU it comes in bursts (the server preempted in a batch it
- * used to finish): 1 s windows at 2-3x the cheap tier's mean for seconds
+ * used to finish): 1 s windows at 2-8x the cheap tier's mean for seconds
  * on end, then at its level again, which no bar tells from an incident;
  * held on them, a rise on a steady load kept full tracing 24 s, and 90 s
  * in the bench. Only the cheap tier alone sees without that cost: once a
@@ -66,14 +69,15 @@ struct lw_esc_conf {
 	unsigned int learn_steps; /* before as many windows, the spreads are
 				   * taken as spread_max and the mean itself */
 	__u64 tau_ns;		  /* the baseline's memory */
-	__u64 hold_ns;		  /* raised this long after the last rising window */
+	__u64 hold_min_ns;	  /* raised this long after the last rising window, */
+	__u64 hold_ns;		  /* ... plus the rise's length, at most this long */
 	__u64 max_ns;		  /* raised at most this long in a row */
 	__u64 check_ns;		  /* held on full tracing's windows this long: a check */
 };
 
 /* serve's: 5 slow in 1 s, and a share 3x, 2 points and 6 spreads (10 points
  * at most) over the baseline's or a mean 1.5x, 10 us and 6 spreads over it,
- * the spreads learnt over the first 30 s; a minute's memory, held 10 s, at
+ * the spreads learnt over the first 30 s; a minute's memory, held 3-10 s, at
  * most 5 minutes in a row, checked 20 s into a rise, then 40 s, 80 s... */
 extern const struct lw_esc_conf lw_esc_defaults;
 
