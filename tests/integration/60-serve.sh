@@ -256,9 +256,9 @@ test_serve_sample() {
 		cleanup
 		return
 	fi
-	stats=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null)
-	[ -n "$stats" ] && echo 1 >/proc/sys/kernel/bpf_stats_enabled
-	if msg=$(pycheck "$mport" "$lpid" "${stats:+1}" 2>&1 <<'EOF'
+	stats=
+	bpf_stats_on && stats=1
+	if msg=$(pycheck "$mport" "$lpid" "$stats" 2>&1 <<'EOF'
 import json, os, subprocess, sys, time, urllib.request
 port, pid = sys.argv[1], int(sys.argv[2])
 REQ = 'latwhy_requests_total{target="lat_server"}'
@@ -344,7 +344,6 @@ EOF
 	else
 		fail serve_sample "$(echo "$msg" | tail -1)"
 	fi
-	[ -n "$stats" ] && echo "$stats" >/proc/sys/kernel/bpf_stats_enabled
 	cleanup
 }
 

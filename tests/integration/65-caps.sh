@@ -147,10 +147,10 @@ assert 250000 <= lat[len(lat) // 2] <= 1000000, lat[len(lat) // 2]
 # 6.12 serve ended at the first (EACCES). lw_fault_min's run count
 # (bpf_stats) says its events came back after the first stretch.
 test_caps_duty() {
-	local pub=$OUT/pub mport lpid eff old n1 fault='latwhy_bpf_run_count_total{prog="lw_fault_min"}'
+	local pub=$OUT/pub mport lpid eff n1 fault='latwhy_bpf_run_count_total{prog="lw_fault_min"}'
 	local att=latwhy_sampling_attached_seconds_total
 	caps_usable caps_duty || return
-	if [ ! -w /proc/sys/kernel/bpf_stats_enabled ]; then
+	if ! bpf_stats_on; then
 		skip caps_duty "no kernel.bpf_stats_enabled to count the programs' runs"
 		return
 	fi
@@ -162,8 +162,6 @@ test_caps_duty() {
 	# faults while attached, whenever that is
 	(while :; do /bin/true; sleep 0.05; done) &
 	PIDS+=("$!")
-	old=$(cat /proc/sys/kernel/bpf_stats_enabled)
-	echo 1 >/proc/sys/kernel/bpf_stats_enabled
 	mport=$(free_port)
 	: >"$OUT/serve.err"
 	setpriv "${SETPRIV[@]}" "$pub/latwhy" serve -p "$SPID" --sample 1s/3s \
@@ -187,7 +185,6 @@ test_caps_duty() {
 	else
 		fail caps_duty "not attached: $(tail -1 "$OUT/serve.err")"
 	fi
-	echo "$old" >/proc/sys/kernel/bpf_stats_enabled
 	cleanup
 }
 

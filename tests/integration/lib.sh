@@ -57,6 +57,18 @@ cleanup() {
 		ip netns del "$NETNS" 2>/dev/null
 		NETNS=
 	fi
+	if [ -n "${BPF_STATS_WAS:-}" ]; then # bpf_stats_on's
+		echo "$BPF_STATS_WAS" >/proc/sys/kernel/bpf_stats_enabled
+		BPF_STATS_WAS=
+	fi
+}
+
+# bpf_stats_on: kernel.bpf_stats_enabled on until cleanup (programs' run
+# counts and times); fails where the kernel has no such knob
+bpf_stats_on() {
+	[ -w /proc/sys/kernel/bpf_stats_enabled ] || return 1
+	[ -n "${BPF_STATS_WAS:-}" ] || BPF_STATS_WAS=$(cat /proc/sys/kernel/bpf_stats_enabled)
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
 }
 
 pass() { echo "PASS $1"; PASSES=$((PASSES + 1)); }
