@@ -340,8 +340,8 @@ static void test_full_unlearnt_holds(void **state)
 }
 
 /* A rise on a steady load whose full tracing costs it bursts (a second at
- * 3x the mean every 2 s): judged by the cheap tier's mean, they would hold
- * it for max_ns. Checked 20 s after the rise, the cheap tier alone sees the
+ * 3x the mean every 2 s): judged by the cheap tier's mean, each keeps it
+ * raised. Checked 20 s after the rise, the cheap tier alone sees the
  * baseline: falls within a window of the check, never raised again. */
 static void test_check_lets_go(void **state)
 {

@@ -209,8 +209,8 @@ static void esc_renormal(struct lw_esc *e, const struct lw_esc_counts *w)
 }
 
 /* A check's window: the rise still there, or over. Until a window of the
- * cheap tier alone is full (a duty stretch, another target's rise hold
- * full tracing), it waits. */
+ * cheap tier alone is full (while a duty stretch or another target's rise
+ * holds full tracing), it waits. */
 static enum lw_esc_change esc_checked(const struct lw_esc_conf *c, struct lw_esc *e, __u64 now,
 				      bool high)
 {

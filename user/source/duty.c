@@ -134,6 +134,9 @@ bool lw_duty_escalated(const struct lw_tracer *t)
 	return t->duty && t->duty->escalated;
 }
 
+/* A rise over, full tracing detached for it (at once, or at a check). */
+static const char duty_fell_msg[] = "latwhy: detached: slow requests back to their baseline\n";
+
 /*
  * One step of every slot's escalation rule on the always-attached tier's
  * counts (.bss, through the mmap: no syscall), each slot's first slow
@@ -181,7 +184,7 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 		s->rising = false;
 	/* a check's end: detached at its start, told now */
 	if (t->o->verbose && checked && !any && !checking)
-		fprintf(stderr, "latwhy: detached: slow requests back to their baseline\n");
+		fputs(duty_fell_msg, stderr);
 }
 
 /* Every link, the late and the manual ones included (the skeleton holds
@@ -345,7 +348,7 @@ int lw_duty_poll(struct lw_tracer *t, __u64 now)
 		fprintf(stderr, "latwhy: detached for a check: the rise without full tracing's own "
 				"cost\n");
 	else if (t->o->verbose && !on && s->esc_attach)
-		fprintf(stderr, "latwhy: detached: slow requests back to their baseline\n");
+		fputs(duty_fell_msg, stderr);
 	else if (t->o->verbose)
 		fprintf(stderr, "latwhy: %s for %.1f s\n", on ? "attached" : "detached",
 			(s->next - now) / 1e9);
