@@ -297,7 +297,8 @@ while time.time() < end:
     b = scrape()
     if a["latwhy_sampling_active"] == b["latwhy_sampling_active"] and a[ATT] == b[ATT]:
         S.append(dict(on=b["latwhy_sampling_active"] == 1, req=b[REQ], att=b[ATT], links=links,
-                      progs=progs, blinks=blinks, bprogs=bprogs, faults=faults, m=b))
+                      progs=progs, blinks=blinks, bprogs=bprogs, faults=faults, m=b,
+                      t=time.time() - end + 10))
     else:
         S.append(None)
     time.sleep(0.25)
@@ -319,8 +320,12 @@ for i in range(1, len(S) - 1):
     assert s["progs"] and s["progs"] <= s["bprogs"], "its programs are not loaded while off"
     assert p["req"] == s["req"] == n["req"], "requests grew while off: %s %s %s" % (p["req"], s["req"], n["req"])
     assert p["att"] == s["att"] == n["att"], "attached seconds grew while off"
+    # once in a clean-clone run n grew (passes alone): say where the
+    # samples were, and what came after them
+    after = ["%.2f %s" % (x["t"], "on" if x["on"] else "off") if x else "mixed" for x in S[i + 2:i + 4]]
     assert p["faults"] == s["faults"] == n["faults"], \
-        "page-fault programs ran while off: %d %d %d" % (p["faults"], s["faults"], n["faults"])
+        "page-fault programs ran while off: %d %d %d at %.2f %.2f %.2f s, then %s" % (
+            p["faults"], s["faults"], n["faults"], p["t"], s["t"], n["t"], after)
     for k in ("latwhy_irqbalance_running", "latwhy_process_resident_memory_bytes"):
         assert k in s["m"], k + " missing while off"
     assert any(k.startswith("latwhy_thp_enabled_info{") for k in s["m"]), "THP gauge missing while off"
