@@ -4,7 +4,8 @@
  *
  * What it controls, once per interval, and nothing else:
  * - the slow threshold (.data slow_thresh_ns): the running p99, once enough
- *   requests were seen, unless --slow fixed it; held while serve escalates;
+ *   requests were seen, unless --slow fixed it; held while serve escalates
+ *   (and while it checks a rise);
  * - which kernel threads count as THP work (khugepaged, kcompactd pids);
  * - which TCP sockets carry requests (the target's listening ports), whether
  *   a request may be answered by another thread (its thread count), and
@@ -32,7 +33,9 @@
  * what was normal before it, and the p99 follows them up within a second
  * (3.2 to 6.6 ms in one step under a hog on the lab server), which left
  * full tracing few slow requests to find causes for and the cheap tier's
- * slow share back at its baseline while the hog still ran.
+ * slow share back at its baseline while the hog still ran. Nor while a
+ * check lets full tracing go: followed up there, the check's window had
+ * fewer slow requests than a rise needs and let a hog's rise fall.
  */
 __u64 lw_control_threshold(struct lw_tracer *t, __u64 count, __u64 p99)
 {

@@ -131,7 +131,7 @@ __u64 lw_duty_take_full_ns(struct lw_tracer *t, __u64 now)
 
 bool lw_duty_escalated(const struct lw_tracer *t)
 {
-	return t->duty && t->duty->escalated;
+	return t->duty && (t->duty->escalated || t->duty->checking);
 }
 
 /* A rise over, full tracing detached for it (at once, or at a check). */

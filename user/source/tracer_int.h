@@ -162,7 +162,8 @@ bool lw_duty_attached(const struct lw_tracer *t);
 __u64 lw_duty_next(const struct lw_tracer *t);
 /* Full tracing's attached time since the last call, up to now. */
 __u64 lw_duty_take_full_ns(struct lw_tracer *t, __u64 now);
-/* The always-attached tier's escalation has full tracing on. */
+/* A rise of slow requests is on: full tracing on for it, or let go for
+ * the cheap tier alone to judge it (a check). */
 bool lw_duty_escalated(const struct lw_tracer *t);
 /* An interval's tick while detached: the maps stand still, so no snapshot
  * is read or sent; only whether the target still exists. */
