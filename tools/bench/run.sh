@@ -26,7 +26,9 @@
 #   BENCH_ALWAYS_ROUNDS=N  section 4 pairs of whole serve cycles (default 6)
 #   BENCH_ALWAYS_SECS=N    section 4 cycle length (default 90, serve's); with
 #   BENCH_ALWAYS_SAMPLE=X/Y  a shorter one, serve's --sample to match
-#   BENCH_TWIN_ROUNDS=N    section 4 whole cycles of the twins (default 6)
+#   BENCH_TWIN_ROUNDS=N    section 4 whole cycles of the twins (default 8: 4 pairs)
+#   BENCH_TWIN_WRK_SECS=N  section 4 nginx twins: each wrk run's length (default 2)
+#   BENCH_TWINS=...        section 4 twins of which servers (default "redis nginx")
 #   BENCH_QUIET_WAIT=N  before each section, wait up to N s (default 30, quick
 #                       10) for other processes to use < 15% of the CPUs; the
 #                       report says how busy the machine was either way
@@ -953,13 +955,19 @@ always_on() {
 # CPU, each loaded at once from the load CPU, serve at its defaults watching
 # one twin a whole cycle and the other the next; what the host takes, both
 # lose. A cycle's measure is the watched twin's requests against the other's
-# over the same window (redis: INFO's total_commands_processed, not
-# redis-benchmark's own rate, whose runs end apart; nginx: wrk -d, both the
-# same length). Not in it: what the unwatched twin pays too, its programs'
+# over the same window, by the twins' own counts (redis: INFO's
+# total_commands_processed, not redis-benchmark's own rate, whose runs end
+# apart; nginx: stub_status), each loaded by short runs one after another:
+# a wrk run keeps the share of the server CPU it starts with (one 90 s run
+# held a at +1.2% to +2.0% of b in each of its 20 s windows; 90 s cycles of
+# one run each moved -5.4% to +4.9%), 2 s runs average it out (five 90 s
+# windows: +0.68% to +1.04%). What is left is the twins' own difference,
+# the same in every cycle: cancelled by pairing a cycle with a watched and
+# the next with b. Not in it: what the unwatched twin pays too, its programs'
 # early exits (every tracepoint fires for every process: sock_recv_length's
 # target test, the sk_bpf_storage tests of the other two): the measure is
 # the target's cost beyond a non-target's.
-TWIN_ROUNDS=${BENCH_TWIN_ROUNDS:-6}
+TWIN_ROUNDS=${BENCH_TWIN_ROUNDS:-8}
 twin_start() {
 	local s=$1 k d i port
 	for k in a b; do
@@ -990,7 +998,28 @@ twin_start() {
 	done
 }
 twin_stop() { stop "${TWIN_MAIN[a]:-}"; stop "${TWIN_MAIN[b]:-}"; }
-redis_done() { redis-cli -p "$1" info stats 2>/dev/null | awk -F: '$1 == "total_commands_processed" { print $2 + 0 }'; }
+
+# twin_load NAME PORT: one short load run on the twin at PORT
+TWIN_WRK_SECS=${BENCH_TWIN_WRK_SECS:-2}
+twin_load() {
+	if [ "$1" = redis ]; then
+		taskset -c "$LOAD_CPU" redis-benchmark -p "$2" -c 50 -n "$REDIS_N" -t set,get -q
+	else
+		taskset -c "$LOAD_CPU" wrk -t1 -c50 -d"${TWIN_WRK_SECS}s" "http://127.0.0.1:$2/index.html"
+	fi >/dev/null 2>&1
+}
+
+# twin_done NAME PORT: the requests the twin at PORT has answered, by its
+# own count (redis: INFO's total_commands_processed; nginx: stub_status)
+twin_done() {
+	if [ "$1" = redis ]; then
+		redis-cli -p "$2" info stats 2>/dev/null |
+			awk -F: '$1 == "total_commands_processed" { print $2 + 0 }'
+	else
+		curl -s --max-time 2 "http://127.0.0.1:$2/nginx_status" 2>/dev/null |
+			awk 'NR == 3 { print $3 + 0 }'
+	fi
+}
 
 # twin_cycle NAME WATCHED: one whole cycle of serve at its defaults on twin
 # WATCHED (a or b), both loaded; "RATE_A RATE_B" (requests/s) in TWIN_RES
@@ -1002,33 +1031,19 @@ twin_cycle() {
 		${ALWAYS_SAMPLE:+--sample "$ALWAYS_SAMPLE"}
 	pid=$SPAWNED
 	wait_for "$S4/serve-twin-$s.out" 'tracing pid' "$pid" 30 || { stop "$pid"; return 1; }
-	if [ "$s" = redis ]; then
-		rm -f "$stopf"
-		for k in a b; do
-			(while [ ! -e "$stopf" ]; do
-				taskset -c "$LOAD_CPU" redis-benchmark -p "${TWIN_PORT[$k]}" -c 50 -n "$REDIS_N" \
-					-t set,get -q >/dev/null 2>&1
-			done) &
-		done
-		sleep 0.5 # both connected
-		t0=$(now_ns) a0=$(redis_done "${TWIN_PORT[a]}") b0=$(redis_done "${TWIN_PORT[b]}")
-		sleep "$ALWAYS_SECS"
-		t1=$(now_ns) a1=$(redis_done "${TWIN_PORT[a]}") b1=$(redis_done "${TWIN_PORT[b]}")
-		touch "$stopf"
-		wait_loads
-		[ -n "$a0" ] && [ -n "$a1" ] && [ -n "$b0" ] && [ -n "$b1" ] &&
-			TWIN_RES=$(awk -v a="$((a1 - a0))" -v b="$((b1 - b0))" -v t="$((t1 - t0))" \
-				'BEGIN { printf "%.1f %.1f", a / t * 1e9, b / t * 1e9 }')
-	else
-		for k in a b; do
-			taskset -c "$LOAD_CPU" wrk -t1 -c50 -d"${ALWAYS_SECS}s" "http://127.0.0.1:${TWIN_PORT[$k]}/index.html" \
-				>"$S4/wrk-$k.out" 2>&1 &
-		done
-		wait_loads
-		a1=$(awk '$1 == "Requests/sec:" { print $2 }' "$S4/wrk-a.out")
-		b1=$(awk '$1 == "Requests/sec:" { print $2 }' "$S4/wrk-b.out")
-		[ -n "$a1" ] && [ -n "$b1" ] && TWIN_RES="$a1 $b1"
-	fi
+	rm -f "$stopf"
+	for k in a b; do
+		(while [ ! -e "$stopf" ]; do twin_load "$s" "${TWIN_PORT[$k]}"; done) &
+	done
+	sleep 0.5 # both connected
+	t0=$(now_ns) a0=$(twin_done "$s" "${TWIN_PORT[a]}") b0=$(twin_done "$s" "${TWIN_PORT[b]}")
+	sleep "$ALWAYS_SECS"
+	t1=$(now_ns) a1=$(twin_done "$s" "${TWIN_PORT[a]}") b1=$(twin_done "$s" "${TWIN_PORT[b]}")
+	touch "$stopf"
+	wait_loads
+	[ -n "$a0" ] && [ -n "$a1" ] && [ -n "$b0" ] && [ -n "$b1" ] &&
+		TWIN_RES=$(awk -v a="$((a1 - a0))" -v b="$((b1 - b0))" -v t="$((t1 - t0))" \
+			'BEGIN { printf "%.1f %.1f", a / t * 1e9, b / t * 1e9 }')
 	# what the cycle held beside the tier: its escalations, full tracing's time
 	[ -n "$TWIN_RES" ] && TWIN_RES+=" $(serve_metric "$port" latwhy_escalations_total \
 		'latwhy_tier_attached_seconds_total{tier="full"}')"
@@ -1044,7 +1059,8 @@ wait_loads() {
 }
 
 # always_twins NAME: TWIN_ROUNDS whole cycles, twin a watched, then b, ...;
-# the watched twin's rate against the other's, its mean and 95% interval
+# the watched twin's rate against the other's over each pair of cycles, its
+# mean and 95% interval
 always_twins() {
 	local s=$1 r w
 	command -v "$([ "$s" = redis ] && echo redis-server || echo nginx)" >/dev/null || return 0
@@ -1057,9 +1073,14 @@ always_twins() {
 		twin_cycle "$s" "$w" && printf '%s\t%s\n' "$w" "$TWIN_RES" >>"$S4/$s-twins.tsv"
 	done
 	twin_stop
-	awk '{ print ($1 == "a" ? $3 " " $2 : $2 " " $3) }' "$S4/$s-twins.tsv" >"$S4/$s-twins.pairs"
+	# a cycle with a watched and the next with b: the geometric mean of the
+	# two watched-over-other ratios, in which the twins' own difference
+	# cancels (rows "1 RATIO" for always_score)
+	awk '{ r = ($1 == "a" ? $2 / $3 : $3 / $2) }
+	     NR % 2 { p = r; next } { printf "1 %.6f\n", sqrt(p * r) }' \
+		"$S4/$s-twins.tsv" >"$S4/$s-twins.pairs"
 	always_score "$s, twins" "$S4/$s-twins.pairs" "$s twins: the watched one against the other" \
-		cycles "; beyond a non-target's cost" >"$S4/$s-twins.result"
+		"pairs of cycles" "; beyond a non-target's cost" >"$S4/$s-twins.result"
 	awk '{ e += $4; f += $5; n++ } END { if (n) printf "   %s twins: %d escalation(s) in the %d watched cycles, full tracing attached %.1f s of their %d s\n", s, e, n, f, n * secs }' \
 		s="$s" secs="$ALWAYS_SECS" "$S4/$s-twins.tsv" >>"$S4/$s-twins.result"
 	grep -v '^VERDICT' "$S4/$s-twins.result" | tee -a "$WORK/report.txt"
@@ -1158,6 +1179,7 @@ always_self() {
 }
 
 section4() {
+	local s
 	S4=$WORK/s4
 	S2=${S2:-$WORK/s2} # the servers' directories
 	mkdir -p "$S4" "$S2"
@@ -1166,8 +1188,7 @@ section4() {
 	always_on redis
 	always_on nginx
 	say "   twins: two instances on the server CPU loaded at once, serve watching each in turn"
-	always_twins redis
-	always_twins nginx
+	for s in ${BENCH_TWINS:-redis nginx}; do always_twins "$s"; done
 	grep '^VERDICT' "$S4/lines" >>"$WORK/verdicts"
 	always_progs redis
 	always_progs nginx
