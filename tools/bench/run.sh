@@ -1075,9 +1075,11 @@ always_twins() {
 	twin_stop
 	# a cycle with a watched and the next with b: the geometric mean of the
 	# two watched-over-other ratios, in which the twins' own difference
-	# cancels (rows "1 RATIO" for always_score)
+	# cancels (rows "1 RATIO" for always_score); a cycle whose other half
+	# failed, or an odd last one, is left out
 	awk '{ r = ($1 == "a" ? $2 / $3 : $3 / $2) }
-	     NR % 2 { p = r; next } { printf "1 %.6f\n", sqrt(p * r) }' \
+	     $1 == "a" { p = r; half = 1; next }
+	     half { printf "1 %.6f\n", sqrt(p * r); half = 0 }' \
 		"$S4/$s-twins.tsv" >"$S4/$s-twins.pairs"
 	always_score "$s, twins" "$S4/$s-twins.pairs" "$s twins: the watched one against the other" \
 		"pairs of cycles" "; beyond a non-target's cost" >"$S4/$s-twins.result"
