@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * watch.bpf.h - the always-attached tier of serve: three programs that time
+ * watch.bpf.h - the always-attached tier of serve: two programs that time
  * every TCP request of the targets and count the slow ones, and nothing
  * else, so that they can stay attached while the rest is detached.
  *
  * A request is one socket's span from its data's arrival to the next send
  * on it, kept in the socket's storage: one lookup at each end, right for
  * event loops with many connections on one thread and for a request
- * answered by another thread. Its start is its data's arrival, tcp_mstamp
- * as the read begins (lw_watch_ready), so that its wait to be read, where a
- * CPU hog's time goes, is in it; else the read itself. Not tcp_mstamp as
- * the read ends: the ACK the read itself sends refreshes it, and a hog that
- * doubled a lab server's requests (2.6 to 4.7 ms, full tracing's sched
- * 2.2 ms) moved the mean timed from it only 1.17x.
+ * answered by another thread. Both ends are on the target's own CPU: its
+ * start is read as the read copies the request's data (lw_watch_ready),
+ * its end as the reply's send begins. Nothing runs where the packet
+ * arrives: a write there (sk_data_ready, on loopback the client's CPU) was
+ * most of this tier's cost once, and a program on sock_recv_length, which
+ * fires for every read of every socket on the node, another third of it
+ * on nginx.
  *
  * Every request goes into the histogram (hist_count()); while the full
  * tier is attached too, its own request ends count none (watch_hist), so
@@ -33,10 +34,9 @@ _Static_assert(!(LW_MAX_TARGETS & (LW_MAX_TARGETS - 1)), "watch_end() masks by L
 struct watch_sock {
 	__u64 start_ns; /* open: when its request's data arrived */
 	__u64 end_ns;	/* when its last request ended */
-	__u64 ready_ns; /* not open: when data first arrived since then (0: not yet) */
 	__u32 open;
-	/* its reader's target slot + 1, found at its first request (0: not
-	 * yet): a socket stays its process's, so once per connection */
+	/* its reader's target slot + 1 (0: a socket of no target's after
+	 * all): a socket stays its process's, so found once per connection */
 	__u32 slot1;
 };
 
@@ -56,63 +56,48 @@ __u64 watch_slow_ns[LW_MAX_TARGETS] = {};
 __u64 watch_first_ns[LW_MAX_TARGETS] = {};
 
 /*
- * The next request's data is being read: the first of its segments copied
- * out (tcp_recvmsg_locked() calls tcp_rcv_space_adjust() after each), on
- * the reader's CPU, before the read's own ACK. tcp_mstamp is then still
- * the last refresh before the read: the arrival of the request's latest
+ * A read copies data out (tcp_recvmsg_locked() calls tcp_rcv_space_adjust()
+ * after each segment it copies), on the reader's CPU, before the read's
+ * own ACK: a request opens at its first. Its start is tcp_mstamp then, the
+ * last refresh before the read: the arrival of the request's latest
  * segment (tcp_rcv_established()), on the same clock as bpf_ktime_get_ns()
- * (tcp_clock_us()), in microseconds. A delayed-ACK timer that fired
- * before the read refreshes it too: a wait over its 40 ms reads from then.
- * Not sk_data_ready, which this tier used first: it runs where the packet
- * is received (on loopback, the client's CPU), and its write to the
- * socket's storage there cost the redis twins about 1% of their
- * throughput; with it gone, none measurable.
+ * (tcp_clock_us()), in microseconds; so its wait to be read, where a CPU
+ * hog's time goes, is in it. A delayed-ACK timer that fired before the
+ * read refreshes it too: a wait over its 40 ms is timed from then. Not
+ * tcp_mstamp once the read has returned: its ACK refreshes it, and a hog
+ * that doubled a lab server's requests (2.6 to 4.7 ms) moved the mean timed
+ * from there only 1.17x. A socket gets its storage at its first read by a
+ * target on a listening port, so its first request is timed the same way.
  */
 SEC("tp_btf/tcp_rcv_space_adjust")
 int BPF_PROG(lw_watch_ready, struct sock *sk)
 {
-	struct watch_sock *ws;
+	struct watch_sock *ws = NULL;
+	struct tcp_sock *tp;
+	__u64 start;
 
 	/* most sockets have no BPF storage at all: no helper call for them */
-	if (!sk->sk_bpf_storage)
-		return 0;
-	ws = bpf_sk_storage_get(&watch_socks, sk, 0, 0);
-	if (ws && !ws->open && !ws->ready_ns)
-		ws->ready_ns = BPF_CORE_READ((struct tcp_sock *)sk, tcp_mstamp) * 1000;
-	return 0;
-}
-
-SEC("tp_btf/sock_recv_length")
-int BPF_PROG(lw_watch_recv, struct sock *sk, int ret, int flags)
-{
-	struct watch_sock *ws = NULL;
-
-	if (ret <= 0)
-		return 0;
-	/* a socket a target has read before: its storage says so, with no
-	 * target test (a hash lookup) at each request */
 	if (sk->sk_bpf_storage)
 		ws = bpf_sk_storage_get(&watch_socks, sk, 0, 0);
 	if (!ws) {
-		if (sk->sk_protocol != IPPROTO_TCP || !tcp_inbound(sk) ||
-		    !is_target_cur(bpf_get_current_task_btf()))
+		int slot;
+
+		if (!tcp_inbound(sk) || !is_target_cur(bpf_get_current_task_btf()))
 			return 0;
 		ws = bpf_sk_storage_get(&watch_socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 		if (!ws)
 			return 0;
+		slot = target_slot_cur();
+		ws->slot1 = slot >= 0 && slot < LW_MAX_TARGETS ? slot + 1 : 0;
 	}
 	if (ws->open)
 		return 0; /* more of the same request */
-	if (!ws->slot1) {
-		int slot = target_slot_cur();
-
-		ws->slot1 = slot >= 0 && slot < LW_MAX_TARGETS ? slot + 1 : 0;
-	}
-	/* the data's arrival (set only while no request was open, so after
-	 * the last one's end); a socket's first request, or where
-	 * tcp_rcv_space_adjust is missing: the read, the one clock read left here */
-	ws->start_ns = ws->ready_ns > ws->end_ns ? ws->ready_ns : bpf_ktime_get_ns();
-	ws->ready_ns = 0;
+	/* a direct load, not a probe read: a BTF pointer to the tcp_sock */
+	tp = bpf_skc_to_tcp_sock(sk);
+	start = tp ? tp->tcp_mstamp * 1000 : 0;
+	/* after the last reply's send, which refreshed it; else (a request
+	 * that came before that reply) from now */
+	ws->start_ns = start > ws->end_ns ? start : bpf_ktime_get_ns();
 	ws->open = 1;
 	return 0;
 }

@@ -289,33 +289,36 @@ static void probe_memory(struct lw_tracer *t)
 }
 
 /*
- * serve's always-attached tier (bpf/watch.bpf.h): with the socket layer's
- * tracepoints, which delimit TCP requests with two programs; its send side
- * at tcp_sendmsg_locked where the kernel has it (6.13+), its start at the
- * data's arrival where it has tcp_rcv_space_adjust. Attached apart
- * (lw_tracer_watch_attach()), never by the skeleton, so that the duty
- * cycle's detach leaves it.
+ * serve's always-attached tier (bpf/watch.bpf.h): where requests are
+ * delimited at the socket layer, two programs, its start at
+ * tcp_rcv_space_adjust (4.16+, so every kernel with the socket
+ * tracepoints) and its end at tcp_sendmsg_locked where the kernel has it
+ * (6.13+), else sock_send_length. Attached apart (lw_tracer_watch_attach()),
+ * never by the skeleton, so that the duty cycle's detach leaves it.
  */
 static void probe_watch(struct lw_tracer *t, const struct btf *vmlinux)
 {
 	struct latwhy_bpf *s = t->skel;
 	bool tcp = lw_probe_tracepoint(vmlinux, "tcp_sendmsg_locked");
 	bool ready = lw_probe_tracepoint(vmlinux, "tcp_rcv_space_adjust");
-	struct bpf_program *progs[] = {s->progs.lw_watch_recv, s->progs.lw_watch_tcp_send,
-				       s->progs.lw_watch_send, s->progs.lw_watch_ready};
+	struct bpf_program *progs[] = {s->progs.lw_watch_ready, s->progs.lw_watch_tcp_send,
+				       s->progs.lw_watch_send};
 
-	t->watch = t->o->watch && t->mode == LW_REQ_SOCKET;
-	bpf_program__set_autoload(s->progs.lw_watch_recv, t->watch);
+	t->watch = t->o->watch && t->mode == LW_REQ_SOCKET && ready;
+	bpf_program__set_autoload(s->progs.lw_watch_ready, t->watch);
 	bpf_program__set_autoload(s->progs.lw_watch_tcp_send, t->watch && tcp);
 	bpf_program__set_autoload(s->progs.lw_watch_send, t->watch && !tcp);
-	bpf_program__set_autoload(s->progs.lw_watch_ready, t->watch && ready);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		bpf_program__set_autoattach(progs[i], false);
-	if (t->o->watch && !t->watch)
+	if (t->o->watch && t->mode != LW_REQ_SOCKET)
 		fprintf(stderr,
 			"latwhy: requests are delimited by %s, not the socket layer: no "
 			"always-attached tier, full tracing only on the duty cycle\n",
 			t->mode == LW_REQ_UPROBE ? "a uprobe" : "raw_syscalls");
+	else if (t->o->watch && !t->watch)
+		fputs("latwhy: no tcp_rcv_space_adjust tracepoint: no always-attached tier, "
+		      "full tracing only on the duty cycle\n",
+		      stderr);
 }
 
 /* The steal time the kernel accounted so far over all CPUs: /proc/stat's

@@ -185,14 +185,11 @@ static int tracer_watch_attach(struct lw_tracer *t)
 	struct bpf_program *send = bpf_program__autoload(t->skel->progs.lw_watch_tcp_send)
 					   ? t->skel->progs.lw_watch_tcp_send
 					   : t->skel->progs.lw_watch_send;
-	struct bpf_program *progs[LW_WATCH_LINKS] = {t->skel->progs.lw_watch_recv, send,
-						     t->skel->progs.lw_watch_ready};
+	struct bpf_program *progs[LW_WATCH_LINKS] = {t->skel->progs.lw_watch_ready, send};
 
 	if (!t->watch)
 		return 0;
 	for (int i = 0; i < LW_WATCH_LINKS; i++) {
-		if (!bpf_program__autoload(progs[i]))
-			continue; /* no tcp_rcv_space_adjust: from the read */
 		t->watch_links[i] = bpf_program__attach(progs[i]);
 		if (!t->watch_links[i]) {
 			int err = -errno;

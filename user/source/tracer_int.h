@@ -30,7 +30,7 @@ struct latwhy_bpf;
 struct ring_buffer;
 struct lw_duty_state;
 
-#define LW_WATCH_LINKS 3 /* the always-attached tier's programs */
+#define LW_WATCH_LINKS 2 /* the always-attached tier's programs */
 
 /* Adaptive control's own state (control.c). */
 struct lw_control {
@@ -101,7 +101,7 @@ struct lw_tracer {
 	 * links, kept out of the skeleton's so that a detach of full tracing
 	 * leaves them; what the tier records took of its counts */
 	bool watch;
-	struct bpf_link *watch_links[LW_WATCH_LINKS]; /* recv, send, tcp_rcv_space_adjust */
+	struct bpf_link *watch_links[LW_WATCH_LINKS]; /* tcp_rcv_space_adjust, send */
 	__u64 tier_ns;				      /* the previous tier record's end */
 	__u64 watch_slow_seen;			      /* watch_slow summed, at it */
 	__u32 escalations;			      /* rises since it */
