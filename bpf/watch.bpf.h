@@ -11,9 +11,9 @@
  * start is read as the read copies the request's data (lw_watch_ready),
  * its end as the reply's send begins. Nothing runs where the packet
  * arrives: a write there (sk_data_ready, on loopback the client's CPU) was
- * most of this tier's cost once, and a program on sock_recv_length, which
- * fires for every read of every socket on the node, another third of it
- * on nginx.
+ * most of this tier's cost on redis once. Nor on sock_recv_length, which
+ * fires at every read of every socket on the node: the read's first copy
+ * opens the request.
  *
  * Every request goes into the histogram (hist_count()); while the full
  * tier is attached too, its own request ends count none (watch_hist), so
