@@ -351,21 +351,27 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 volatile bool watch_hist = false;
 
 /* A request into the histogram of all and, with several targets, into its
- * target slot's (slot < 0: none). */
-static __always_inline void hist_count_at(__u64 latency, int slot)
+ * target slot's (slot < 0: none), as w of them: a sampled one stands for
+ * its weight (watch.bpf.h). */
+static __always_inline void hist_count_w(__u64 latency, int slot, __u64 w)
 {
 	__u32 key = 0, b = lw_hist_bucket(latency);
 	struct hist *h = bpf_map_lookup_elem(&lat_hist, &key);
 
 	if (!h || b >= LW_HIST_BUCKETS)
 		return;
-	h->b[b]++;
+	h->b[b] += w;
 	if (!targ_split || slot < 0 || slot >= LW_MAX_TARGETS)
 		return;
 	key = 1 + slot;
 	h = bpf_map_lookup_elem(&lat_hist, &key);
 	if (h)
-		h->b[b]++;
+		h->b[b] += w;
+}
+
+static __always_inline void hist_count_at(__u64 latency, int slot)
+{
+	hist_count_w(latency, slot, 1);
 }
 
 /* The request ends on a thread of its target's (its reader's, or another

@@ -466,6 +466,26 @@ static void rec_replay(struct run *r, const struct lw_esc_conf *c, const struct 
  * learnt over 10 s called full tracing in 15.5 s into it, and held it 26 s
  * on nothing; learnt over 30 s it never does, and the recording is one
  * that the 10 s rule fails on. */
+/* The share of requests timed: about 1000 a second whatever the rate,
+ * all of a slow target's, kept while the rate wanders within 2x, capped. */
+static void test_timed_shift(void **state)
+{
+	const struct lw_esc_conf *c = &lw_esc_defaults;
+
+	(void)state;
+	assert_int_equal(lw_esc_shift(c, 0, 0, 12), 0);
+	assert_int_equal(lw_esc_shift(c, 300, 0, 12), 0);
+	assert_int_equal(lw_esc_shift(c, 1900, 0, 12), 0); /* within 2x: kept */
+	assert_int_equal(lw_esc_shift(c, 2500, 0, 12), 2); /* 625 a second */
+	assert_int_equal(lw_esc_shift(c, 15000, 0, 12), 4);
+	assert_int_equal(lw_esc_shift(c, 12000, 4, 12), 4); /* 750: kept */
+	assert_int_equal(lw_esc_shift(c, 6000, 4, 12), 3);  /* 375: lowered */
+	assert_int_equal(lw_esc_shift(c, 40, 4, 12), 0);    /* a trickle: all */
+	assert_int_equal(lw_esc_shift(c, 1e9, 0, 12), 12);  /* capped */
+	assert_int_equal(lw_esc_shift(c, 1e9, 12, 12), 12);
+	assert_int_equal(lw_esc_shift(c, 1e9, 30, 12), 12); /* out of range in */
+}
+
 static void test_recorded_learning(void **state)
 {
 	static struct rec v[REC_MAX];
@@ -551,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_full_unlearnt_holds),
 		cmocka_unit_test(test_check_lets_go),
 		cmocka_unit_test(test_check_doubles),
+		cmocka_unit_test(test_timed_shift),
 		cmocka_unit_test(test_recorded_learning),
 		cmocka_unit_test(test_recorded_cycle),
 		cmocka_unit_test(test_recorded_held),

@@ -271,6 +271,7 @@ static void test_tier_families(void **state)
 	struct lw_export *x = lw_export_new("srv", FIXTURE);
 	struct lw_sink s = lw_export_sink(x);
 	struct lw_tier_rec r = {.type = LW_REC_TIER, .watch_ns = S, .full_ns = S};
+	struct lw_export_watch w;
 	char *t;
 
 	feed_meta(x, 0);
@@ -284,7 +285,9 @@ static void test_tier_families(void **state)
 	free(t);
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(lw_sink_record(&s, &r, sizeof(r)), 0);
-	lw_export_series_watch(x, 0, 7, 70 * MS);
+	/* every request counted, 1 in 4 timed: the slow ones estimated */
+	w = (struct lw_export_watch){.slow = 7, .slow_ns = 70 * MS, .req = 4000, .timed = 1000};
+	lw_export_series_watch(x, 0, &w);
 	lw_export_attached(x, false, 13 * S);
 	t = render(x);
 	assert_true(sample(t, "latwhy_tier_attached_seconds_total{tier=\"watch\"}") == 3);
@@ -293,6 +296,8 @@ static void test_tier_families(void **state)
 	assert_true(sample(t, "latwhy_tier_active{tier=\"full\"}") == 0);
 	assert_true(sample(t, "latwhy_watch_slow_requests_total{target=\"srv\"}") == 7);
 	assert_true(sample(t, "latwhy_watch_slow_request_seconds_total{target=\"srv\"}") == 0.07);
+	assert_true(sample(t, "latwhy_watch_timed_requests_total{target=\"srv\"}") == 1000);
+	assert_true(sample(t, "latwhy_requests_total{target=\"srv\"}") == 4000);
 	free(t);
 	lw_export_attached(x, true, 20 * S);
 	lw_export_escalated(x, 250 * MS);
@@ -303,10 +308,13 @@ static void test_tier_families(void **state)
 	free(t);
 	/* a restart: the series' watch counts go on from where they were */
 	lw_export_restart(x);
-	lw_export_series_watch(x, 0, 2, 10 * MS);
+	w = (struct lw_export_watch){.slow = 2, .slow_ns = 10 * MS, .req = 500, .timed = 500};
+	lw_export_series_watch(x, 0, &w);
 	lw_export_publish(x);
 	t = render(x);
 	assert_true(sample(t, "latwhy_watch_slow_requests_total{target=\"srv\"}") == 9);
+	assert_true(sample(t, "latwhy_watch_timed_requests_total{target=\"srv\"}") == 1500);
+	assert_true(sample(t, "latwhy_requests_total{target=\"srv\"}") == 4500);
 	free(t);
 	lw_export_free(x);
 }

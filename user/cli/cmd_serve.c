@@ -145,19 +145,21 @@ static void serve_watch(struct serve *s)
 	int n = lw_tracer_targets(s->t);
 
 	for (int series = 0; series < LW_MAX_TARGETS; series++) {
-		__u64 slow = 0, ns = 0, a, b;
+		struct lw_export_watch sum = {};
+		struct lw_watch_counts w;
 		bool any = false;
 
 		for (int slot = 0; slot < n; slot++) {
-			if (s->series_of[slot] != series ||
-			    lw_tracer_target_watch(s->t, slot, &a, &b))
+			if (s->series_of[slot] != series || lw_tracer_target_watch(s->t, slot, &w))
 				continue;
-			slow += a;
-			ns += b;
+			sum.slow += w.slow;
+			sum.slow_ns += w.slow_ns;
+			sum.req += w.req;
+			sum.timed += w.timed;
 			any = true;
 		}
 		if (any)
-			lw_export_series_watch(s->x, series, slow, ns);
+			lw_export_series_watch(s->x, series, &sum);
 	}
 }
 

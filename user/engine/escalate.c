@@ -23,7 +23,26 @@ const struct lw_esc_conf lw_esc_defaults = {
 	.hold_ns = 10ULL * 1000000000ULL,
 	.max_ns = 300ULL * 1000000000ULL,
 	.check_ns = 20ULL * 1000000000ULL,
+	.timed_rate = 1000.0,
 };
+
+unsigned int lw_esc_shift(const struct lw_esc_conf *c, double rate, unsigned int cur,
+			  unsigned int max_shift)
+{
+	double timed;
+	unsigned int s = 0;
+
+	if (cur > max_shift)
+		cur = max_shift;
+	timed = rate / (double)(1U << cur);
+	if (timed >= c->timed_rate / 2 && timed <= 2 * c->timed_rate)
+		return cur;
+	if (cur == max_shift && timed > 2 * c->timed_rate)
+		return cur;
+	while (s < max_shift && rate / (double)(1U << s) > c->timed_rate)
+		s++;
+	return s;
+}
 
 /* The window's counts (its first slow request is esc_since()'s). */
 static void esc_window(const struct lw_esc *e, struct lw_esc_counts *w)

@@ -73,12 +73,14 @@ struct lw_esc_conf {
 	__u64 hold_ns;		  /* ... plus the rise's length, at most this long */
 	__u64 max_ns;		  /* raised at most this long in a row */
 	__u64 check_ns;		  /* held on full tracing's windows this long: a check */
+	double timed_rate;	  /* requests timed a second, about (lw_esc_shift()) */
 };
 
 /* serve's: 5 slow in 1 s, and a share 3x, 2 points and 6 spreads (10 points
  * at most) over the baseline's or a mean 1.5x, 10 us and 6 spreads over it,
  * the spreads learnt over the first 30 s; a minute's memory, held 3-10 s, at
- * most 5 minutes in a row, checked 20 s into a rise, then 40 s, 80 s... */
+ * most 5 minutes in a row, checked 20 s into a rise, then 40 s, 80 s...;
+ * about 1000 requests a second timed. */
 extern const struct lw_esc_conf lw_esc_defaults;
 
 /* What was attached over a step. */
@@ -122,7 +124,7 @@ enum lw_esc_change {
 	LW_ESC_AGAIN, /* raised again: the check saw the rise still there */
 };
 
-/* One step's counts: req requests ended since the last step, their latency
+/* One step's counts: req requests timed since the last step, their latency
  * lat_ns in all, slow of them slow, the first of those at first_ns (0: none
  * or not known), and what was attached meanwhile. */
 struct lw_esc_counts {
@@ -133,5 +135,16 @@ struct lw_esc_counts {
 /* One step at now. */
 enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __u64 now,
 			       const struct lw_esc_counts *n, __u64 *since_ns);
+
+/*
+ * The cheap tier times 1 in 2^shift of a target's requests and counts them
+ * all: timing all of them cost nginx's ~32 us requests 1.9% of their
+ * throughput, and the rule needs a few hundred a second, not all. The shift
+ * that times about timed_rate of rate requests a second, from cur: kept
+ * while cur times between half and twice that (a rate that wanders moves
+ * no weights), at most max_shift.
+ */
+unsigned int lw_esc_shift(const struct lw_esc_conf *c, double rate, unsigned int cur,
+			  unsigned int max_shift);
 
 #endif /* LW_ESCALATE_H */

@@ -290,9 +290,10 @@ static void publish_at(struct lw_export *x, __u64 now_ns)
 
 		sc->lab = s->lab;
 		counters_slow(s, sc);
-		sc->requests = s->requests;
-		sc->watch_slow = s->watch_base[0] + s->watch_cur[0];
-		sc->watch_slow_ns = s->watch_base[1] + s->watch_cur[1];
+		sc->requests = s->watch_seen ? s->watch_base.req + s->watch_cur.req : s->requests;
+		sc->watch_slow = s->watch_base.slow + s->watch_cur.slow;
+		sc->watch_slow_ns = s->watch_base.slow_ns + s->watch_cur.slow_ns;
+		sc->watch_timed = s->watch_base.timed + s->watch_cur.timed;
 		for (int b = 0; b < LW_HIST_BUCKETS; b++)
 			sc->hist[b] = s->hist_base[b] + s->hist_cur[b];
 	}
@@ -343,12 +344,12 @@ void lw_export_escalated(struct lw_export *x, __u64 delay_ns)
 	publish_at(x, mono_ns());
 }
 
-void lw_export_series_watch(struct lw_export *x, int series, __u64 slow, __u64 slow_ns)
+void lw_export_series_watch(struct lw_export *x, int series, const struct lw_export_watch *w)
 {
 	if (series < 0 || series >= x->nser)
 		return;
-	x->ser[series].watch_cur[0] = slow;
-	x->ser[series].watch_cur[1] = slow_ns;
+	x->ser[series].watch_seen = true;
+	x->ser[series].watch_cur = *w;
 }
 
 void lw_export_progs(struct lw_export *x, const struct lw_export_prog *p, size_t n)
@@ -389,10 +390,11 @@ void lw_export_restart(struct lw_export *x)
 		memset(s->hist_cur, 0, sizeof(s->hist_cur));
 		lw_cause_counts_add(&s->causes_base, &s->causes_cur);
 		memset(&s->causes_cur, 0, sizeof(s->causes_cur));
-		for (int k = 0; k < 2; k++) {
-			s->watch_base[k] += s->watch_cur[k];
-			s->watch_cur[k] = 0;
-		}
+		s->watch_base.slow += s->watch_cur.slow;
+		s->watch_base.slow_ns += s->watch_cur.slow_ns;
+		s->watch_base.req += s->watch_cur.req;
+		s->watch_base.timed += s->watch_cur.timed;
+		memset(&s->watch_cur, 0, sizeof(s->watch_cur));
 	}
 	x->watch_active = false;
 	x->dropped_base += x->dropped_cur;

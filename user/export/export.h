@@ -109,9 +109,14 @@ void lw_export_attached(struct lw_export *x, bool on, __u64 now_ns);
 /* Full tracing was attached on a rise of slow requests, delay_ns after the
  * rise's first: latwhy_escalations_total, latwhy_escalation_delay_seconds. */
 void lw_export_escalated(struct lw_export *x, __u64 delay_ns);
-/* A series' slow requests and their latency since its tracer began, as the
- * always-attached tier counted them, before each tick. */
-void lw_export_series_watch(struct lw_export *x, int series, __u64 slow, __u64 slow_ns);
+/* A series' counts since its tracer began by the always-attached tier,
+ * before each tick: its requests (every one: latwhy_requests_total from
+ * them, not from the histogram, a weighted sample), the timed ones, and
+ * the slow ones and their latency (estimates). */
+struct lw_export_watch {
+	__u64 slow, slow_ns, req, timed;
+};
+void lw_export_series_watch(struct lw_export *x, int series, const struct lw_export_watch *w);
 
 /* One BPF program's counters from bpf_prog_info (kernel.bpf_stats_enabled),
  * cumulative since its tracer loaded it. */

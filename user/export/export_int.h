@@ -30,7 +30,8 @@ struct lw_export_series_counters {
 	__u64 requests;
 	__u64 slow[LW_CAUSE_MAX];	 /* slow requests by cause */
 	__u64 slow_ns[LW_CAUSE_MAX];	 /* their time by cause */
-	__u64 watch_slow, watch_slow_ns; /* the always-attached tier's */
+	__u64 watch_slow, watch_slow_ns; /* the always-attached tier's estimates */
+	__u64 watch_timed;		 /* ... from these timed requests */
 	__u64 hist[LW_HIST_BUCKETS];
 };
 
@@ -67,8 +68,10 @@ struct lw_export_series {
 	__u64 hist_base[LW_HIST_BUCKETS], hist_cur[LW_HIST_BUCKETS];
 	/* its slow requests by cause, counted in the kernel */
 	struct lw_cause_counts causes_base, causes_cur;
-	/* and by the always-attached tier, whatever their cause */
-	__u64 watch_base[2], watch_cur[2]; /* slow, their ns */
+	/* and by the always-attached tier, whatever their cause, with every
+	 * request (then the series' requests) */
+	bool watch_seen;
+	struct lw_export_watch watch_base, watch_cur;
 };
 
 /* A cgroup the exporter has read, known by its directory's inode: one

@@ -83,8 +83,8 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 	static const char *const secs = "latwhy_slow_request_seconds_total";
 
 	lw_export_family(f, "latwhy_requests_total", "counter",
-			 "Requests the target completed, slow or not (by the always-attached tier "
-			 "where it runs, so every one; else only while full tracing is).");
+			 "Requests the target completed, slow or not: every one where the "
+			 "always-attached tier runs; else only while full tracing is.");
 	for (int i = 0; i < c->nseries; i++) {
 		if (c->s[i].lab.dead)
 			continue;
@@ -220,18 +220,29 @@ static void write_dropped(FILE *f, const struct lw_export_counters *c)
 	lw_export_seconds(f, c->attached_ns);
 }
 
-/* The always-attached tier's slow requests, every one whatever the tier,
- * with no cause: only where it runs. */
+/* The always-attached tier's slow requests whatever the tier, with no
+ * cause, estimated from the requests it timed: only where it runs. */
 static void write_watch(FILE *f, const struct lw_export_counters *c)
 {
 	static const char *const n = "latwhy_watch_slow_requests_total";
 	static const char *const s = "latwhy_watch_slow_request_seconds_total";
+	static const char *const t = "latwhy_watch_timed_requests_total";
 
 	if (!c->watch_ns)
 		return;
+	lw_export_family(
+		f, t, "counter",
+		"Requests the always-attached tier timed: 1 in 2^k, k from the target's "
+		"rate; the slow counts and the duration histogram are estimated from them.");
+	for (int i = 0; i < c->nseries; i++) {
+		if (c->s[i].lab.dead)
+			continue;
+		lw_export_series_name(f, t, &c->s[i].lab);
+		fprintf(f, "} %llu\n", (unsigned long long)c->s[i].watch_timed);
+	}
 	lw_export_family(f, n, "counter",
-			 "Slow requests the always-attached tier counted: all of them, attached "
-			 "or not, with no cause.");
+			 "Slow requests by the always-attached tier, attached or not, with no "
+			 "cause: estimated, each timed one standing for 2^k.");
 	for (int i = 0; i < c->nseries; i++) {
 		if (c->s[i].lab.dead)
 			continue;
@@ -252,9 +263,10 @@ static void write_watch(FILE *f, const struct lw_export_counters *c)
  * tracing's escalations on a rise of slow requests. */
 static void write_tiers(FILE *f, const struct lw_export_counters *c)
 {
-	lw_export_family(f, "latwhy_tier_active", "gauge",
-			 "1 while a tier's programs are attached: watch (every TCP request timed, "
-			 "always), full (every cause: the duty cycle and escalations).");
+	lw_export_family(
+		f, "latwhy_tier_active", "gauge",
+		"1 while a tier's programs are attached: watch (every TCP request counted, "
+		"always), full (every cause: the duty cycle and escalations).");
 	fprintf(f, "latwhy_tier_active{tier=\"watch\"} %d\n", c->watch_active ? 1 : 0);
 	fprintf(f, "latwhy_tier_active{tier=\"full\"} %d\n", c->active ? 1 : 0);
 	lw_export_family(f, "latwhy_tier_attached_seconds_total", "counter",

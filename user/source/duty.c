@@ -44,7 +44,8 @@ struct lw_duty_state {
 	 * rise's first slow request was */
 	struct lw_esc esc[LW_MAX_TARGETS];
 	__u64 prev_req[LW_MAX_TARGETS], prev_lat[LW_MAX_TARGETS], prev_slow[LW_MAX_TARGETS];
-	__u64 next_step;
+	__u64 prev_all[LW_MAX_TARGETS]; /* every request, for the rate */
+	__u64 next_step, last_step;
 	bool escalated;
 	bool rising;	 /* raised since the last attach: its delay not told yet */
 	bool esc_attach; /* attached now for a rise, not the schedule */
@@ -137,10 +138,26 @@ bool lw_duty_escalated(const struct lw_tracer *t)
 /* A rise over, full tracing detached for it (at once, or at a check). */
 static const char duty_fell_msg[] = "latwhy: detached: slow requests back to their baseline\n";
 
+/* The slot's share of requests timed, for about the rule's rate from the
+ * rate of the last step (the first sets none). */
+static void duty_shift(struct lw_duty_state *s, struct latwhy_bpf__bss *b, int i, __u64 now)
+{
+	__u64 all = b->watch_req[i], dt = now - s->last_step;
+	double rate;
+
+	if (s->last_step && dt) {
+		rate = (double)(all - s->prev_all[i]) * 1e9 / (double)dt;
+		b->watch_shift[i] =
+			lw_esc_shift(&lw_esc_defaults, rate, b->watch_shift[i], LW_WATCH_SHIFT_MAX);
+	}
+	s->prev_all[i] = all;
+}
+
 /*
  * One step of every slot's escalation rule on the always-attached tier's
- * counts (.bss, through the mmap: no syscall), each slot's first slow
- * request of the step zeroed for the next; escalated while any is raised.
+ * timed requests (.bss, through the mmap: no syscall), each slot's first
+ * slow request of the step zeroed for the next; escalated while any is
+ * raised.
  */
 static void duty_step(struct lw_tracer *t, __u64 now)
 {
@@ -153,7 +170,7 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 
 	s->again = false;
 	for (int i = 0; i < t->ntg && i < LW_MAX_TARGETS; i++) {
-		__u64 req = b->watch_req[i], lat = b->watch_lat_ns[i], slow = b->watch_slow[i];
+		__u64 req = b->watch_timed[i], lat = b->watch_lat_ns[i], slow = b->watch_slow[i];
 		struct lw_esc_counts n = {.req = req - s->prev_req[i],
 					  .lat_ns = lat - s->prev_lat[i],
 					  .slow = slow - s->prev_slow[i],
@@ -164,6 +181,7 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 		enum lw_esc_change ch;
 
 		b->watch_first_ns[i] = 0;
+		duty_shift(s, b, i, now);
 		ch = lw_esc_step(&lw_esc_defaults, &s->esc[i], now, &n, &since);
 		if (ch == LW_ESC_RISE && !s->escalated && !s->rising) {
 			s->rising = true;
@@ -177,6 +195,7 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 		s->prev_slow[i] = slow;
 		any |= s->esc[i].raised;
 	}
+	s->last_step = now;
 	s->escalated = any;
 	s->checking = checking;
 	s->changed = false;

@@ -56,15 +56,30 @@ int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_count
 			  sizeof(*c) / sizeof(__u64));
 }
 
-int lw_tracer_target_watch(const struct lw_tracer *t, int slot, __u64 *slow, __u64 *slow_ns)
+int lw_tracer_target_watch(const struct lw_tracer *t, int slot, struct lw_watch_counts *w)
 {
+	const struct latwhy_bpf__bss *b = t->skel->bss;
+
 	if (slot < 0 || slot >= t->ntg || slot >= LW_MAX_TARGETS)
 		return -EINVAL;
 	if (!t->watch)
 		return -ENOENT;
-	*slow = t->skel->bss->watch_slow[slot];
-	*slow_ns = t->skel->bss->watch_slow_ns[slot];
+	w->req = b->watch_req[slot];
+	w->timed = b->watch_timed[slot];
+	w->slow = b->watch_est_slow[slot];
+	w->slow_ns = b->watch_est_slow_ns[slot];
 	return 0;
+}
+
+__u64 lw_snapshot_requests(const struct lw_tracer *t, __u64 hist_count)
+{
+	__u64 n = 0;
+
+	if (!t->watch)
+		return hist_count;
+	for (int i = 0; i < t->ntg && i < LW_MAX_TARGETS; i++)
+		n += t->skel->bss->watch_req[i];
+	return n;
 }
 
 __u64 lw_snapshot_hist(struct lw_tracer *t)
@@ -275,7 +290,7 @@ void lw_snapshot_meta(struct lw_tracer *t)
 	m.threshold_ns = t->o->slow_ns ? t->o->slow_ns : LW_THRESH_UNKNOWN;
 	m.dropped = t->skel->bss->dropped;
 	m.incomplete = t->skel->bss->incomplete;
-	m.requests = t->hist_count;
+	m.requests = t->req_count;
 	m.req_mode = t->mode;
 	m.irq_entry_ns = t->skel->rodata->irq_entry_ns;
 	m.fault_entry_ns = t->skel->bss->fault_entry_ns;

@@ -255,7 +255,7 @@ static void tracer_tier(struct lw_tracer *t, __u64 now)
 	if (t->watch) {
 		r.watch_ns = now - since;
 		for (int i = 0; i < LW_MAX_TARGETS; i++)
-			slow += t->skel->bss->watch_slow[i];
+			slow += t->skel->bss->watch_est_slow[i];
 		r.watch_slow = slow - t->watch_slow_seen;
 		t->watch_slow_seen = slow;
 	}
@@ -270,12 +270,13 @@ static void tracer_tier(struct lw_tracer *t, __u64 now)
  * tick to it when live. */
 static void tracer_tick(struct lw_tracer *t, bool live)
 {
-	__u64 count = lw_snapshot_hist(t);
+	__u64 count = lw_snapshot_hist(t), req = lw_snapshot_requests(t, count);
 	struct lw_tick_rec tick = {.type = LW_REC_TICK, .ts_ns = lw_now_ns()};
 
 	tracer_keep_up(t, tick.ts_ns);
 	lw_control_tick(t, tick.ts_ns);
-	tick.requests = count - t->hist_count;
+	tick.requests = req - t->req_count;
+	t->req_count = req;
 	t->hist_count = count;
 	tick.slow = t->slow_in_tick;
 	t->slow_in_tick = 0;

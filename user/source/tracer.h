@@ -67,9 +67,15 @@ int lw_tracer_target_hist(struct lw_tracer *t, int slot, __u64 *b);
 /* A slot's slow requests by cause since the start, counted in the kernel
  * (with or without records, opts' counts_only): 0 or -errno. */
 int lw_tracer_target_causes(struct lw_tracer *t, int slot, struct lw_cause_counts *c);
-/* A slot's slow requests and their latency since the start, as the
- * always-attached tier counted them: 0, or -ENOENT without that tier. */
-int lw_tracer_target_watch(const struct lw_tracer *t, int slot, __u64 *slow, __u64 *slow_ns);
+/* A slot's counts since the start by the always-attached tier: every
+ * request, the timed ones (1 in 2^shift, bpf/watch.bpf.h), and the slow
+ * ones and their latency estimated from those (each timed one weighted by
+ * its 2^shift). */
+struct lw_watch_counts {
+	__u64 req, timed, slow, slow_ns;
+};
+/* 0, or -ENOENT without that tier. */
+int lw_tracer_target_watch(const struct lw_tracer *t, int slot, struct lw_watch_counts *w);
 /* A slot's waits for the CPU by whose task ran instead (enum lw_by),
  * counted in the kernel since the start: 0 or -errno. */
 int lw_tracer_target_preempted(struct lw_tracer *t, int slot, struct lw_preempt_by *b);

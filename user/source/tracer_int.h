@@ -85,7 +85,8 @@ struct lw_tracer {
 	__u32 flags;	       /* enum lw_meta_flags found at probe and since */
 	enum lw_req_mode mode; /* resolved: never LW_REQ_AUTO */
 	__u64 start_ns;
-	__u64 hist_count;	    /* requests counted at the previous tick */
+	__u64 hist_count;	    /* the histogram's count at the previous tick */
+	__u64 req_count;	    /* requests at the previous tick (lw_snapshot_requests()) */
 	__u64 slow_in_tick;	    /* ring-buffer records since the previous tick */
 	__u64 clock_events;	    /* cpu_frequency events, summed at the last snapshot */
 	struct lw_hist_rec *hist;   /* lat_hist summed over CPUs, at the last read */
@@ -187,6 +188,9 @@ void lw_podnames_free(struct lw_podnames *p);
 /* snapshot.c */
 /* Read lat_hist into t->hist; returns the requests it counts. */
 __u64 lw_snapshot_hist(struct lw_tracer *t);
+/* Requests so far: every one the always-attached tier counted where it
+ * runs (its histogram holds a weighted sample), else hist_count. */
+__u64 lw_snapshot_requests(const struct lw_tracer *t, __u64 hist_count);
 /* The evidence maps (IRQ, SOFTIRQ, PREEMPT, CPU, THP) as records. */
 void lw_snapshot_evidence(struct lw_tracer *t);
 /* The META record; after lw_snapshot_evidence(), whose clock events it uses. */
