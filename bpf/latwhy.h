@@ -564,10 +564,11 @@ struct lw_tick_rec {
 
 /*
  * What was attached in one interval (ABI 4), after its tick: serve's
- * always-attached tier (bpf/watch.bpf.h: every TCP request timed, the slow
- * ones counted, no cause) and full tracing (every cause), each for how long.
- * A tick's requests and histogram are the watch tier's when it has any
- * time, else full tracing's; its slow records and evidence only ever full
+ * always-attached tier (bpf/watch.bpf.h: every TCP request counted, a
+ * sample timed, the slow ones estimated from it, no cause) and full tracing
+ * (every cause), each for how long. A tick's requests (every one) and
+ * histogram (the timed ones, each as 2^shift) are the watch tier's when it
+ * has any time, else full tracing's; its slow records and evidence only ever full
  * tracing's. Rates are over the attached time of what counted them.
  */
 struct lw_tier_rec {
@@ -576,7 +577,7 @@ struct lw_tier_rec {
 	__u64 ts_ns;	   /* end of the interval, as its tick's */
 	__u64 watch_ns;	   /* the always-attached tier's time in it; 0: none */
 	__u64 full_ns;	   /* full tracing's */
-	__u64 watch_slow;  /* slow requests the watch tier counted in it */
+	__u64 watch_slow;  /* slow requests by the watch tier in it (estimated) */
 };
 
 /* Every request's latency so far, in lw_hist_bucket()s summed over CPUs: a

@@ -347,7 +347,8 @@ static __always_inline void request_start(__u64 conn, struct sock *sk, __u64 now
 }
 
 /* Set by userspace while the always-attached tier (watch.bpf.h) runs: it
- * counts every request, and the full tier's request ends count none. */
+ * counts every request and fills the histogram with those it timed, and
+ * the full tier's request ends count none. */
 volatile bool watch_hist = false;
 
 /* A request into the histogram of all and, with several targets, into its

@@ -18,13 +18,14 @@
  * storage says whether it is a new one: its write_seq moved since the last
  * (a reply was sent in between). Only 1 in 2^watch_shift[slot] of them is
  * timed, the shift chosen by userspace from the target's rate
- * (user/source/duty.c) so that a few hundred a second are: a timed one
- * waits in watch_open[], a small table keyed by its connection, so that the
- * send programs, which run at every send on the node, find a timed request
- * by one load and no helper call. Timing every request cost nginx's ~32 us
- * requests 1.9% of their throughput here, the lookups, clocks and counters
- * a few tenths each; counting them all and timing a sample keeps only the
- * read's lookup on every request.
+ * (user/source/duty.c) so that about 1000 a second are: a timed one waits
+ * in watch_open[], a small table keyed by its connection, with a byte in
+ * watch_busy[], so that the send programs, which run at every send on the
+ * node, find it with no helper call and most sends return at that byte.
+ * Timing every request cost nginx's ~32 us requests 1.9% of their
+ * throughput here, the lookups, clocks and counters a few tenths each;
+ * counting them all and timing a sample keeps only the read's storage
+ * lookup on every request.
  *
  * Timed requests go into the histogram weighted by 2^shift (hist_count_w()),
  * so that its counts estimate all requests' while its quantiles are the
@@ -52,7 +53,8 @@ struct watch_sock {
 	 * all): a socket stays its process's, so found once per connection */
 	__u32 slot1;
 	__u32 seq; /* write_seq at its last request's start */
-	__u32 started;
+	__u8 started;
+	__u8 timed; /* its last request was timed: watch_open[] may hold it */
 };
 
 struct {
@@ -64,6 +66,10 @@ struct {
 
 /* A number, not the socket: its address is no scalar to the verifier. */
 struct lw_watch_open watch_open[LW_WATCH_OPEN] = {};
+/* Which of them may be held, a byte each (a store, no atomic): 1 KiB that
+ * every send of a target's socket reads, not the 24 KiB table, in which a
+ * send's line was a cache miss. */
+__u8 watch_busy[LW_WATCH_OPEN] = {};
 
 /* Per target slot: every request; the timed ones, their latency, the slow
  * ones among them and theirs; the slow ones weighted (an estimate of all
@@ -88,11 +94,11 @@ static __always_inline __u64 watch_conn(const struct sock *sk)
 	return (__u64)addr << 32 | sk->__sk_common.skc_portpair;
 }
 
-static __always_inline struct lw_watch_open *watch_open_of(__u64 conn)
+static __always_inline __u32 watch_open_at(__u64 conn)
 {
 	__u32 h = (__u32)((conn * 0x9E3779B97F4A7C15ULL) >> (64 - LW_WATCH_OPEN_BITS));
 
-	return &watch_open[h & (LW_WATCH_OPEN - 1)];
+	return h & (LW_WATCH_OPEN - 1);
 }
 
 /* The socket's storage, made at a target's first read on a listening
@@ -128,9 +134,9 @@ static __always_inline struct watch_sock *watch_sock_of(struct sock *sk)
  * that doubled a lab server's requests (2.6 to 4.7 ms) moved the mean timed
  * from there only 1.17x.
  */
-static __always_inline void watch_time(const struct sock *sk, const struct tcp_sock *tp,
-				       struct lw_watch_open *o, __u64 conn, __u32 i)
+static __always_inline void watch_time(const struct tcp_sock *tp, __u32 h, __u64 conn, __u32 i)
 {
+	struct lw_watch_open *o = &watch_open[h & (LW_WATCH_OPEN - 1)];
 	__u64 now = bpf_ktime_get_ns(), start = tp->tcp_mstamp * 1000;
 
 	if (o->conn && o->conn != conn && now - o->start_ns < LW_WATCH_STALE_NS)
@@ -139,6 +145,7 @@ static __always_inline void watch_time(const struct sock *sk, const struct tcp_s
 	o->slot = i;
 	o->shift = watch_shift[i] % (LW_WATCH_SHIFT_MAX + 1);
 	o->conn = conn;
+	watch_busy[h & (LW_WATCH_OPEN - 1)] = 1;
 }
 
 /*
@@ -154,7 +161,8 @@ int BPF_PROG(lw_watch_ready, struct sock *sk)
 	struct tcp_sock *tp = ws ? bpf_skc_to_tcp_sock(sk) : NULL;
 	struct lw_watch_open *o;
 	__u64 conn, shift;
-	__u32 i, seq;
+	__u32 i, h, seq;
+	bool timed;
 
 	if (!tp || !ws->slot1)
 		return 0;
@@ -167,14 +175,22 @@ int BPF_PROG(lw_watch_ready, struct sock *sk)
 	 * unbounded for the verifier */
 	i = (ws->slot1 - 1) & (LW_MAX_TARGETS - 1);
 	__sync_fetch_and_add(&watch_req[i], 1);
-	conn = watch_conn(sk);
-	o = watch_open_of(conn);
-	if (o->conn == conn)
-		o->conn = 0; /* its last timed request's reply went unseen */
 	shift = watch_shift[i] % (LW_WATCH_SHIFT_MAX + 1);
-	if (watch_req[i] & ((1ULL << shift) - 1))
+	timed = !(watch_req[i] & ((1ULL << shift) - 1));
+	/* the table only for a timed request, or after one: the rest touch
+	 * the socket's storage alone */
+	if (!timed && !ws->timed)
 		return 0;
-	watch_time(sk, tp, o, conn, i);
+	conn = watch_conn(sk);
+	h = watch_open_at(conn);
+	o = &watch_open[h];
+	if (ws->timed && o->conn == conn) {
+		o->conn = 0; /* its last timed request's reply went unseen */
+		watch_busy[h] = 0;
+	}
+	ws->timed = timed;
+	if (timed)
+		watch_time(tp, h, conn, i);
 	return 0;
 }
 
@@ -184,17 +200,21 @@ static __always_inline void watch_end(struct sock *sk)
 {
 	struct lw_watch_open *o;
 	__u64 conn, now, latency, w;
-	__u32 i;
+	__u32 i, h;
 
 	/* a target's socket has storage: most have none, and stop here */
 	if (!sk->sk_bpf_storage)
 		return;
 	conn = watch_conn(sk);
-	o = watch_open_of(conn);
+	h = watch_open_at(conn);
+	if (!watch_busy[h])
+		return;
+	o = &watch_open[h];
 	if (o->conn != conn)
 		return;
 	now = bpf_ktime_get_ns();
 	o->conn = 0;
+	watch_busy[h] = 0;
 	latency = now - o->start_ns;
 	i = o->slot & (LW_MAX_TARGETS - 1);
 	w = 1ULL << (o->shift % (LW_WATCH_SHIFT_MAX + 1));
