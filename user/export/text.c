@@ -83,8 +83,8 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 	static const char *const secs = "latwhy_slow_request_seconds_total";
 
 	lw_export_family(f, "latwhy_requests_total", "counter",
-			 "Requests the target completed, slow or not: every one where the "
-			 "always-attached tier runs; else only while full tracing is.");
+			 "Requests of the target, slow or not: every one as it is read where "
+			 "the always-attached tier runs; else those full tracing saw end.");
 	for (int i = 0; i < c->nseries; i++) {
 		if (c->s[i].lab.dead)
 			continue;
