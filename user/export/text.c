@@ -5,6 +5,7 @@
  * bytes), _total on counters, one HELP and TYPE per family.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,19 @@ static bool cause_measured(const struct lw_export_counters *c, int k)
 	return true;
 }
 
+/* One counter of every live series, the field at off of its counters. */
+static void write_series_u64(FILE *f, const char *name, const struct lw_export_counters *c,
+			     size_t off)
+{
+	for (int i = 0; i < c->nseries; i++) {
+		if (c->s[i].lab.dead)
+			continue;
+		lw_export_series_name(f, name, &c->s[i].lab);
+		fprintf(f, "} %llu\n",
+			(unsigned long long)*(const __u64 *)((const char *)&c->s[i] + off));
+	}
+}
+
 static void write_requests(FILE *f, const struct lw_export *x, const struct lw_export_counters *c)
 {
 	static const char *const slow = "latwhy_slow_requests_total";
@@ -85,12 +99,8 @@ static void write_requests(FILE *f, const struct lw_export *x, const struct lw_e
 	lw_export_family(f, "latwhy_requests_total", "counter",
 			 "Requests of the target, slow or not: every one as it is read where "
 			 "the always-attached tier runs; else those full tracing saw end.");
-	for (int i = 0; i < c->nseries; i++) {
-		if (c->s[i].lab.dead)
-			continue;
-		lw_export_series_name(f, "latwhy_requests_total", &c->s[i].lab);
-		fprintf(f, "} %llu\n", (unsigned long long)c->s[i].requests);
-	}
+	write_series_u64(f, "latwhy_requests_total", c,
+			 offsetof(struct lw_export_series_counters, requests));
 	lw_export_family(f, slow, "counter",
 			 "Slow requests, by the cause that held most of each one's time: full "
 			 "tracing only, while latwhy_tier_active{tier=\"full\"}.");
@@ -234,21 +244,11 @@ static void write_watch(FILE *f, const struct lw_export_counters *c)
 		f, t, "counter",
 		"Requests the always-attached tier timed: 1 in 2^k, k from the target's "
 		"rate; the slow counts and the duration histogram are estimated from them.");
-	for (int i = 0; i < c->nseries; i++) {
-		if (c->s[i].lab.dead)
-			continue;
-		lw_export_series_name(f, t, &c->s[i].lab);
-		fprintf(f, "} %llu\n", (unsigned long long)c->s[i].watch_timed);
-	}
+	write_series_u64(f, t, c, offsetof(struct lw_export_series_counters, watch_timed));
 	lw_export_family(f, n, "counter",
 			 "Slow requests by the always-attached tier, attached or not, with no "
 			 "cause: estimated, each timed one standing for 2^k.");
-	for (int i = 0; i < c->nseries; i++) {
-		if (c->s[i].lab.dead)
-			continue;
-		lw_export_series_name(f, n, &c->s[i].lab);
-		fprintf(f, "} %llu\n", (unsigned long long)c->s[i].watch_slow);
-	}
+	write_series_u64(f, n, c, offsetof(struct lw_export_series_counters, watch_slow));
 	lw_export_family(f, s, "counter", "Their latency.");
 	for (int i = 0; i < c->nseries; i++) {
 		if (c->s[i].lab.dead)
