@@ -134,7 +134,8 @@ static __always_inline struct watch_sock *watch_sock_of(struct sock *sk)
  * that doubled a lab server's requests (2.6 to 4.7 ms) moved the mean timed
  * from there only 1.17x.
  */
-static __always_inline void watch_time(const struct tcp_sock *tp, __u32 h, __u64 conn, __u32 i)
+static __always_inline void watch_time(const struct tcp_sock *tp, __u32 h, __u64 conn, __u32 i,
+				       __u32 shift)
 {
 	struct lw_watch_open *o = &watch_open[h & (LW_WATCH_OPEN - 1)];
 	__u64 now = bpf_ktime_get_ns(), start = tp->tcp_mstamp * 1000;
@@ -143,7 +144,7 @@ static __always_inline void watch_time(const struct tcp_sock *tp, __u32 h, __u64
 		return; /* another's: this one is counted, not timed */
 	o->start_ns = start && start <= now ? start : now;
 	o->slot = i;
-	o->shift = watch_shift[i] % (LW_WATCH_SHIFT_MAX + 1);
+	o->shift = shift;
 	o->conn = conn;
 	watch_busy[h & (LW_WATCH_OPEN - 1)] = 1;
 }
@@ -190,7 +191,7 @@ int BPF_PROG(lw_watch_ready, struct sock *sk)
 	}
 	ws->timed = timed;
 	if (timed)
-		watch_time(tp, h, conn, i);
+		watch_time(tp, h, conn, i, shift);
 	return 0;
 }
 

@@ -37,8 +37,6 @@ unsigned int lw_esc_shift(const struct lw_esc_conf *c, double rate, unsigned int
 	timed = rate / (double)(1U << cur);
 	if (timed >= c->timed_rate / 2 && timed <= 2 * c->timed_rate)
 		return cur;
-	if (cur == max_shift && timed > 2 * c->timed_rate)
-		return cur;
 	while (s < max_shift && rate / (double)(1U << s) > c->timed_rate)
 		s++;
 	return s;

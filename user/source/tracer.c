@@ -277,7 +277,6 @@ static void tracer_tick(struct lw_tracer *t, bool live)
 	lw_control_tick(t, tick.ts_ns);
 	tick.requests = req - t->req_count;
 	t->req_count = req;
-	t->hist_count = count;
 	tick.slow = t->slow_in_tick;
 	t->slow_in_tick = 0;
 	tick.p50_ns = lw_hist_quantile(t->hist->b, count, 0.50);

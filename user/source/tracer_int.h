@@ -85,7 +85,6 @@ struct lw_tracer {
 	__u32 flags;	       /* enum lw_meta_flags found at probe and since */
 	enum lw_req_mode mode; /* resolved: never LW_REQ_AUTO */
 	__u64 start_ns;
-	__u64 hist_count;	    /* the histogram's count at the previous tick */
 	__u64 req_count;	    /* requests at the previous tick (lw_snapshot_requests()) */
 	__u64 slow_in_tick;	    /* ring-buffer records since the previous tick */
 	__u64 clock_events;	    /* cpu_frequency events, summed at the last snapshot */
