@@ -7,7 +7,7 @@
  * when full tracing's windows hold it, a shift that never ends given back
  * after 5 minutes; noise, a target that always wanders, warm-up and a
  * trickle of traffic never raising it; full tracing's own cost never
- * holding it up; and three recordings of a real load that wanders, two of
+ * holding it up; and four recordings of a real load that wanders, two of
  * them faults of older rules.
  */
 #include <setjmp.h>
@@ -401,7 +401,7 @@ static void test_no_requests(void **state)
 /* ---- recorded on the bench's redis twins (tests/fixtures/escalate) ---- */
 
 #define LW_FIXTURES "tests/fixtures/escalate/"
-#define REC_MAX	    512
+#define REC_MAX	    1024
 
 /* One sample of a recording: the watched twin's cumulative counts, and
  * whether full tracing was attached. */
@@ -555,6 +555,28 @@ static void test_recorded_held(void **state)
 	assert_true(r.fall_at <= 100 * S + 87 * S);
 }
 
+/* A steady nginx whose 1 s windows burst to 4-16% slow a few times a
+ * minute on a 0.5-1% baseline, and whose mean moves 2x with them (serve
+ * rose at six of them in its 240 s): a hog from 200 s to 210 s in it rises
+ * in its first step all the same, and falls within 12 s of its end. */
+static void test_recorded_bursts_hog(void **state)
+{
+	static struct rec v[REC_MAX];
+	int n = rec_load("nginx-twins-steady.tsv", v, REC_MAX), at = 0, end;
+	struct run r = {};
+
+	while (at < n && v[at].t_ns < 200 * S)
+		at++;
+	end = at + 40;
+	assert_true(end < n && !v[at].full && !v[at + 1].full);
+	rec_replay(&r, &lw_esc_defaults, v, end + 4 * 12, at, end);
+	assert_true(r.rises >= 1);
+	assert_true(r.rise_at >= 100 * S + v[at].t_ns &&
+		    r.rise_at <= 100 * S + v[at].t_ns + STEP + STEP / 2);
+	assert_false(r.e.raised);
+	assert_true(r.fall_at <= 100 * S + v[end].t_ns + 12 * S);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -575,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_recorded_learning),
 		cmocka_unit_test(test_recorded_cycle),
 		cmocka_unit_test(test_recorded_held),
+		cmocka_unit_test(test_recorded_bursts_hog),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
