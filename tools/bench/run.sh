@@ -26,7 +26,9 @@
 #   BENCH_ALWAYS_ROUNDS=N  section 4 pairs of whole serve cycles (default 6)
 #   BENCH_ALWAYS_SECS=N    section 4 cycle length (default 90, serve's); with
 #   BENCH_ALWAYS_SAMPLE=X/Y  a shorter one, serve's --sample to match
-#   BENCH_TWIN_ROUNDS=N    section 4 whole cycles of the twins (default 8: 4 pairs)
+#   BENCH_TWIN_ROUNDS=N    section 4 whole cycles of the twins (default 8: 4 pairs),
+#                          more, a pair at a time, until the 95% interval is
+#                          under 1% wide or BENCH_TWIN_MAX_ROUNDS (default 16)
 #   BENCH_TWIN_WRK_SECS=N  section 4 nginx twins: each wrk run's length (default 2)
 #   BENCH_TWINS=...        section 4 twins of which servers (default "redis nginx")
 #   BENCH_QUIET_WAIT=N  before each section, wait up to N s (default 30, quick
@@ -894,9 +896,11 @@ always_cycle() {
 # TSV; the per-row ratio's mean and 95% interval (t), the issue's measure: at
 # most 0.5% lost, the interval under 1% wide. Two lines: WHAT's, and the
 # VERDICT (LABEL in it, SUFFIX after it).
+T95='{1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 11: 2.20, 12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 17: 2.11, 18: 2.10, 19: 2.09}'
 always_score() {
-	python3 - "$@" "$ALWAYS_SECS" <<'EOF'
-import math, sys
+	T95=$T95 python3 - "$@" "$ALWAYS_SECS" <<'EOF'
+import math, os, sys
+T95 = eval(os.environ["T95"])
 label, path, what, unit, suffix, secs = sys.argv[1:7]
 rows = [tuple(map(float, l.split())) for l in open(path) if l.strip()]
 d = [100.0 * (v / b - 1) for b, v in rows if b > 0]
@@ -906,7 +910,7 @@ if len(d) < 2:
 n = len(d)
 m = sum(d) / n
 sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
-t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}.get(n - 1, 2.0)
+t = T95.get(n - 1, 2.0)
 hw = t * sd / math.sqrt(n)
 print("   %s, %d %s, %s s each: %+.2f%% (95%% interval %+.2f%% to %+.2f%%); %s %s" %
       (what, n, unit, secs, m, m - hw, m + hw, unit, " ".join("%+.2f" % x for x in d)))
@@ -968,6 +972,7 @@ always_on() {
 # target test, the sk_bpf_storage tests of the other two): the measure is
 # the target's cost beyond a non-target's.
 TWIN_ROUNDS=${BENCH_TWIN_ROUNDS:-8}
+TWIN_MAX_ROUNDS=${BENCH_TWIN_MAX_ROUNDS:-16}
 twin_start() {
 	local s=$1 k d i port
 	for k in a b; do
@@ -1058,6 +1063,32 @@ wait_loads() {
 	done
 }
 
+# twin_pairs NAME: a cycle with a watched and the next with b: the geometric
+# mean of the two watched-over-other ratios, in which the twins' own
+# difference cancels (rows "1 RATIO" for always_score); a cycle whose other
+# half failed, or an odd last one, is left out
+twin_pairs() {
+	awk '{ r = ($1 == "a" ? $2 / $3 : $3 / $2) }
+	     $1 == "a" { p = r; half = 1; next }
+	     half { printf "1 %.6f\n", sqrt(p * r); half = 0 }' \
+		"$S4/$1-twins.tsv" >"$S4/$1-twins.pairs"
+}
+
+# twin_precise PAIRS: true when the pairs' 95% interval is under 1% wide
+twin_precise() {
+	T95=$T95 python3 - "$1" <<'EOF'
+import math, os, sys
+T95 = eval(os.environ["T95"])
+d = [100.0 * (float(l.split()[1]) - 1) for l in open(sys.argv[1]) if l.strip()]
+n = len(d)
+if n < 2:
+    sys.exit(1)
+m = sum(d) / n
+sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
+sys.exit(0 if 2 * T95.get(n - 1, 2.0) * sd / math.sqrt(n) < 1.0 else 1)
+EOF
+}
+
 # always_twins NAME: TWIN_ROUNDS whole cycles, twin a watched, then b, ...;
 # the watched twin's rate against the other's over each pair of cycles, its
 # mean and 95% interval
@@ -1067,20 +1098,19 @@ always_twins() {
 	declare -gA TWIN_MAIN TWIN_PORT TWIN_PID
 	twin_start "$s" || { note "section 4: $s twins did not start"; twin_stop; return 0; }
 	: >"$S4/$s-twins.tsv"
-	for ((r = 0; r < TWIN_ROUNDS; r++)); do
+	# TWIN_ROUNDS cycles, then a pair more while the interval is 1% wide or
+	# more: four pairs' interval was 0.84% wide in one run, 1.35% in the next
+	for ((r = 0; r < TWIN_MAX_ROUNDS; r++)); do
+		if [ $((r % 2)) = 0 ] && [ "$r" -ge "$TWIN_ROUNDS" ]; then
+			twin_pairs "$s"
+			twin_precise "$S4/$s-twins.pairs" && break
+		fi
 		w=$([ $((r % 2)) = 0 ] && echo a || echo b)
-		note "section 4: $s twins, cycle $((r + 1)) of $TWIN_ROUNDS (${ALWAYS_SECS} s, twin $w watched)"
+		note "section 4: $s twins, cycle $((r + 1)) of $TWIN_ROUNDS-$TWIN_MAX_ROUNDS (${ALWAYS_SECS} s, twin $w watched)"
 		twin_cycle "$s" "$w" && printf '%s\t%s\n' "$w" "$TWIN_RES" >>"$S4/$s-twins.tsv"
 	done
 	twin_stop
-	# a cycle with a watched and the next with b: the geometric mean of the
-	# two watched-over-other ratios, in which the twins' own difference
-	# cancels (rows "1 RATIO" for always_score); a cycle whose other half
-	# failed, or an odd last one, is left out
-	awk '{ r = ($1 == "a" ? $2 / $3 : $3 / $2) }
-	     $1 == "a" { p = r; half = 1; next }
-	     half { printf "1 %.6f\n", sqrt(p * r); half = 0 }' \
-		"$S4/$s-twins.tsv" >"$S4/$s-twins.pairs"
+	twin_pairs "$s"
 	always_score "$s, twins" "$S4/$s-twins.pairs" "$s twins: the watched one against the other" \
 		"pairs of cycles" "; beyond a non-target's cost" >"$S4/$s-twins.result"
 	awk '{ e += $4; f += $5; n++ } END { if (n) printf "   %s twins: %d escalation(s) in the %d watched cycles, full tracing attached %.1f s of their %d s\n", s, e, n, f, n * secs }' \
