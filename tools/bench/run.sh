@@ -29,6 +29,10 @@
 #   BENCH_TWIN_ROUNDS=N    section 4 whole cycles of the twins (default 8: 4 pairs),
 #                          more, a pair at a time, until the 95% interval is
 #                          under 1% wide or BENCH_TWIN_MAX_ROUNDS (default 16)
+#   BENCH_TWIN_WARM=S      section 4: serve runs S seconds under the load before
+#                          each twins cycle is measured (default 0: a fresh
+#                          serve's first cycle; 95: one past its second duty
+#                          stretch, where it has learnt its baselines)
 #   BENCH_TWIN_WRK_SECS=N  section 4 nginx twins: each wrk run's length (default 2)
 #   BENCH_TWINS=...        section 4 twins of which servers (default "redis nginx")
 #   BENCH_QUIET_WAIT=N  before each section, wait up to N s (default 30, quick
@@ -973,6 +977,7 @@ always_on() {
 # the target's cost beyond a non-target's.
 TWIN_ROUNDS=${BENCH_TWIN_ROUNDS:-8}
 TWIN_MAX_ROUNDS=${BENCH_TWIN_MAX_ROUNDS:-16}
+TWIN_WARM=${BENCH_TWIN_WARM:-0}
 twin_start() {
 	local s=$1 k d i port
 	for k in a b; do
@@ -1029,7 +1034,7 @@ twin_done() {
 # twin_cycle NAME WATCHED: one whole cycle of serve at its defaults on twin
 # WATCHED (a or b), both loaded; "RATE_A RATE_B" (requests/s) in TWIN_RES
 twin_cycle() {
-	local s=$1 w=$2 pid port t0 t1 k a0 b0 a1 b1 stopf=$S4/twin.stop
+	local s=$1 w=$2 pid port t0 t1 k a0 b0 a1 b1 e0=0 f0=0 e1 f1 stopf=$S4/twin.stop
 	TWIN_RES=
 	port=$(free_port) || return 1
 	spawn "$S4/serve-twin-$s.out" "$LATWHY" serve -p "${TWIN_PID[$w]}" --listen "127.0.0.1:$port" \
@@ -1041,6 +1046,11 @@ twin_cycle() {
 		(while [ ! -e "$stopf" ]; do twin_load "$s" "${TWIN_PORT[$k]}"; done) &
 	done
 	sleep 0.5 # both connected
+	if [ "$TWIN_WARM" -gt 0 ]; then
+		sleep "$TWIN_WARM"
+		read -r e0 f0 < <(serve_metric "$port" latwhy_escalations_total \
+			'latwhy_tier_attached_seconds_total{tier="full"}')
+	fi
 	t0=$(now_ns) a0=$(twin_done "$s" "${TWIN_PORT[a]}") b0=$(twin_done "$s" "${TWIN_PORT[b]}")
 	sleep "$ALWAYS_SECS"
 	t1=$(now_ns) a1=$(twin_done "$s" "${TWIN_PORT[a]}") b1=$(twin_done "$s" "${TWIN_PORT[b]}")
@@ -1050,8 +1060,10 @@ twin_cycle() {
 		TWIN_RES=$(awk -v a="$((a1 - a0))" -v b="$((b1 - b0))" -v t="$((t1 - t0))" \
 			'BEGIN { printf "%.1f %.1f", a / t * 1e9, b / t * 1e9 }')
 	# what the cycle held beside the tier: its escalations, full tracing's time
-	[ -n "$TWIN_RES" ] && TWIN_RES+=" $(serve_metric "$port" latwhy_escalations_total \
-		'latwhy_tier_attached_seconds_total{tier="full"}')"
+	read -r e1 f1 < <(serve_metric "$port" latwhy_escalations_total \
+		'latwhy_tier_attached_seconds_total{tier="full"}')
+	[ -n "$TWIN_RES" ] && TWIN_RES+=" $(awk -v e0="${e0:-0}" -v f0="${f0:-0}" -v e1="${e1:-0}" \
+		-v f1="${f1:-0}" 'BEGIN { printf "%d %.3f", e1 - e0, f1 - f0 }')"
 	stop "$pid"
 	[ -n "$TWIN_RES" ]
 }
@@ -1219,7 +1231,7 @@ section4() {
 	say "4. The always-attached tier: serve at its defaults (${ALWAYS_SAMPLE:-3s/90s}), whole ${ALWAYS_SECS} s cycles against no latwhy, alternated"
 	always_on redis
 	always_on nginx
-	say "   twins: two instances on the server CPU loaded at once, serve watching each in turn"
+	say "   twins: two instances on the server CPU loaded at once, serve watching each in turn$([ "$TWIN_WARM" -gt 0 ] && echo ", each cycle measured after serve's first $TWIN_WARM s under the load")"
 	for s in ${BENCH_TWINS:-redis nginx}; do always_twins "$s"; done
 	grep '^VERDICT' "$S4/lines" >>"$WORK/verdicts"
 	always_progs redis
