@@ -899,23 +899,28 @@ always_cycle() {
 # always_score LABEL TSV WHAT UNIT SUFFIX: rows "BASE VALUE" (requests/s) in
 # TSV; the per-row ratio's mean and 95% interval (t), the issue's measure: at
 # most 0.5% lost, the interval under 1% wide. Two lines: WHAT's, and the
-# VERDICT (LABEL in it, SUFFIX after it).
-T95='{1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 11: 2.20, 12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 17: 2.11, 18: 2.10, 19: 2.09}'
+# VERDICT (LABEL in it, SUFFIX after it). With SCORE_PRECISE set, nothing
+# printed: true when the interval is under 1% wide.
 always_score() {
-	T95=$T95 python3 - "$@" "$ALWAYS_SECS" <<'EOF'
+	python3 - "$@" "$ALWAYS_SECS" <<'EOF'
 import math, os, sys
-T95 = eval(os.environ["T95"])
 label, path, what, unit, suffix, secs = sys.argv[1:7]
+precise = bool(os.environ.get("SCORE_PRECISE"))
 rows = [tuple(map(float, l.split())) for l in open(path) if l.strip()]
 d = [100.0 * (v / b - 1) for b, v in rows if b > 0]
 if len(d) < 2:
+    if precise:
+        sys.exit(1)
     print("VERDICT always-attached tier under 0.5%% (%s)\tnot measured: %d %s" % (label, len(d), unit))
     sys.exit(0)
 n = len(d)
 m = sum(d) / n
 sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
-t = T95.get(n - 1, 2.0)
+t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23,
+     11: 2.20, 12: 2.18, 13: 2.16, 14: 2.14, 15: 2.13, 16: 2.12, 17: 2.11, 18: 2.10, 19: 2.09}.get(n - 1, 2.0)
 hw = t * sd / math.sqrt(n)
+if precise:
+    sys.exit(0 if 2 * hw < 1.0 else 1)
 print("   %s, %d %s, %s s each: %+.2f%% (95%% interval %+.2f%% to %+.2f%%); %s %s" %
       (what, n, unit, secs, m, m - hw, m + hw, unit, " ".join("%+.2f" % x for x in d)))
 ok = m >= -0.5 and 2 * hw < 1.0
@@ -1088,17 +1093,7 @@ twin_pairs() {
 
 # twin_precise PAIRS: true when the pairs' 95% interval is under 1% wide
 twin_precise() {
-	T95=$T95 python3 - "$1" <<'EOF'
-import math, os, sys
-T95 = eval(os.environ["T95"])
-d = [100.0 * (float(l.split()[1]) - 1) for l in open(sys.argv[1]) if l.strip()]
-n = len(d)
-if n < 2:
-    sys.exit(1)
-m = sum(d) / n
-sd = math.sqrt(sum((x - m) ** 2 for x in d) / (n - 1))
-sys.exit(0 if 2 * T95.get(n - 1, 2.0) * sd / math.sqrt(n) < 1.0 else 1)
-EOF
+	SCORE_PRECISE=1 always_score - "$1" - - -
 }
 
 # always_twins NAME: TWIN_ROUNDS whole cycles, twin a watched, then b, ...;
