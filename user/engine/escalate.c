@@ -271,6 +271,10 @@ enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __
 				esc_learn(c, &e->base[e->tier], &w, n->req);
 			return LW_ESC_SAME;
 		}
+		/* full tracing attached by a duty stretch or another target's
+		 * rise: it sees already, and its own bursts rose here */
+		if (e->tier == LW_ESC_FULL)
+			return LW_ESC_SAME;
 		e->raised = true;
 		e->raised_ns = e->judged_ns = now;
 		e->check_ns = c->check_ns;

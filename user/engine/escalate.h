@@ -27,13 +27,19 @@
  * baseline has seen learn_steps windows, its spread is not known: taken as
  * spread_max for the share and the mean itself for the mean (a rise of 10
  * points or a doubling), so that a target's first bursts are not an
- * incident. Hold: raised while the rise lasts and, after its last window,
- * hold_min_ns plus as long as it had lasted, at most hold_ns: a spike of a
- * second on a steady load (a benchmark's reconnects) holds full tracing
- * 3 s, an incident of 7 s or more 10 s. Decay: then it falls; or after
- * max_ns raised in a row, when the level it stays at is the target's new
- * normal, which becomes its baseline: the cheap tier's, from its next
- * window without full tracing.
+ * incident. Only the cheap tier alone rises: a window with full tracing
+ * attached by a duty stretch or another target's rise is learnt into full
+ * tracing's baseline or let be. Full tracing sees that time already, and
+ * its own bursts are what rose there: the nginx recording replayed twice
+ * rose three times in its second pass, all in such windows. An incident
+ * that starts in a duty stretch rises at the cheap tier's first window
+ * after it, about 1.25 s after the stretch. Hold: raised while the rise
+ * lasts and, after its last window, hold_min_ns plus as long as it had
+ * lasted, at most hold_ns: a spike of a second on a steady load (a
+ * benchmark's reconnects) holds full tracing 3 s, an incident of 7 s or
+ * more 10 s. Decay: then it falls; or after max_ns raised in a row, when
+ * the level it stays at is the target's new normal, which becomes its
+ * baseline: the cheap tier's, from its next window without full tracing.
  *
  * Check: full tracing's own cost is not a constant. On a server that
  * shares its CPU it comes in bursts (the server preempted in a batch it
