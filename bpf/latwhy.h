@@ -62,19 +62,9 @@
 #define LW_MAX_TGIDS   4096
 #define LW_MAX_CGROUPS 4096
 
-/* serve's always-attached tier (watch.bpf.h): a timed request until its
- * reply starts, in a .bss table of LW_WATCH_OPEN keyed by its connection;
- * 1 in 2^shift of a target's requests timed, shift at most
- * LW_WATCH_SHIFT_MAX. */
-#define LW_WATCH_OPEN_BITS 10
-#define LW_WATCH_OPEN	   (1 << LW_WATCH_OPEN_BITS)
+/* serve's always-attached tier (watch.bpf.h): 1 in 2^shift of a target's
+ * requests timed, shift at most LW_WATCH_SHIFT_MAX. */
 #define LW_WATCH_SHIFT_MAX 12
-struct lw_watch_open {
-	__u64 conn; /* 0: free */
-	__u64 start_ns;
-	__u32 slot;
-	__u32 shift; /* its weight, 2^shift, as when it was chosen */
-};
 /* The deepest level of a --cgroup target that takes its descendants
  * (targ_cg_levels, a bit a level); the root is level 0. */
 #define LW_CG_ANCESTOR_LEVELS 16

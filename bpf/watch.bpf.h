@@ -5,27 +5,28 @@
  * slow ones, and nothing else, so that they can stay attached while the
  * rest is detached.
  *
- * A request is one socket's span from its data's arrival to the next send
- * on it: right for event loops with many connections on one thread and for
- * a request answered by another thread. Both ends are on the target's own
- * CPU: its start is read as the read copies the request's data
- * (lw_watch_ready), its end as the reply's send begins. Nothing runs where
- * the packet arrives: a write there (sk_data_ready, on loopback the
+ * A request is one socket's span from its data's arrival to its reply's
+ * going out: right for event loops with many connections on one thread and
+ * for a request answered by another thread. One program runs a request, on
+ * the target's own CPU, as the read copies the request's data
+ * (lw_watch_ready): it starts the request, and ends the one before it,
+ * whose reply's transmit time the socket keeps (watch_end()). Nothing runs
+ * where the packet arrives: a write there (sk_data_ready, on loopback the
  * client's CPU) was most of this tier's cost on redis once. Nor on
- * sock_recv_length, which fires at every read of every socket on the node.
+ * sock_recv_length, which fires at every read of every socket on the node,
+ * nor at any send: the send programs this tier had ran at every send on the
+ * node. The other program (lw_watch_close) runs once a connection, as it
+ * closes, for a timed request with no next read.
  *
  * Every request is counted (watch_req) at its start, where the socket's
  * storage says whether it is a new one: its write_seq moved since the last
  * (a reply was sent in between). Only 1 in 2^watch_shift[slot] of them is
  * timed, the shift chosen by userspace from the target's rate
- * (user/source/duty.c) so that about 1000 a second are: a timed one waits
- * in watch_open[], a small table keyed by its connection, with a byte in
- * watch_busy[], so that the send programs, which run at every send on the
- * node, find it with no helper call and most sends return at that byte.
- * Timing every request cost nginx's ~32 us requests 1.9% of their
- * throughput here, the lookups, clocks and counters a few tenths each;
- * counting them all and timing a sample keeps only the read's storage
- * lookup on every request.
+ * (user/source/duty.c) so that about 1000 a second are; the timed one's
+ * start waits in the socket's storage. Timing every request cost nginx's
+ * ~32 us requests 1.9% of their throughput here, the lookups, clocks and
+ * counters a few tenths each; counting them all and timing a sample keeps
+ * only the read's storage lookup on every request.
  *
  * Timed requests go into the histogram weighted by 2^shift (hist_count_w()),
  * so that its counts estimate all requests' while its quantiles are the
@@ -44,17 +45,15 @@
 
 _Static_assert(!(LW_MAX_TARGETS & (LW_MAX_TARGETS - 1)), "watch_end() masks by LW_MAX_TARGETS");
 
-/* A timed request whose end was never seen (its connection reset) holds
- * its entry this long at most. */
-#define LW_WATCH_STALE_NS (10ULL * 1000000000ULL)
-
 struct watch_sock {
 	/* its reader's target slot + 1 (0: a socket of no target's after
 	 * all): a socket stays its process's, so found once per connection */
 	__u32 slot1;
 	__u32 seq; /* write_seq at its last request's start */
 	__u8 started;
-	__u8 timed; /* its last request was timed: watch_open[] may hold it */
+	__u8 timed; /* its last request was timed: start_ns holds its start */
+	__u8 shift; /* its weight, 2^shift, as when it was chosen */
+	__u64 start_ns;
 };
 
 struct {
@@ -63,13 +62,6 @@ struct {
 	__type(key, int);
 	__type(value, struct watch_sock);
 } watch_socks SEC(".maps");
-
-/* A number, not the socket: its address is no scalar to the verifier. */
-struct lw_watch_open watch_open[LW_WATCH_OPEN] = {};
-/* Which of them may be held, a byte each (a store, no atomic): 1 KiB that
- * every send of a target's socket reads, not the 24 KiB table, in which a
- * send's line was a cache miss. */
-__u8 watch_busy[LW_WATCH_OPEN] = {};
 
 /* Per target slot: every request; the timed ones, their latency, the slow
  * ones among them and theirs; the slow ones weighted (an estimate of all
@@ -84,22 +76,6 @@ __u64 watch_est_slow[LW_MAX_TARGETS] = {};
 __u64 watch_est_slow_ns[LW_MAX_TARGETS] = {};
 __u64 watch_first_ns[LW_MAX_TARGETS] = {};
 volatile __u32 watch_shift[LW_MAX_TARGETS] = {};
-
-/* The connection: its peer's address (IPv4, or an IPv6 one's last word)
- * and both ports; never 0 once connected. */
-static __always_inline __u64 watch_conn(const struct sock *sk)
-{
-	__u32 addr = sk->__sk_common.skc_daddr ^ sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[3];
-
-	return (__u64)addr << 32 | sk->__sk_common.skc_portpair;
-}
-
-static __always_inline __u32 watch_open_at(__u64 conn)
-{
-	__u32 h = (__u32)((conn * 0x9E3779B97F4A7C15ULL) >> (64 - LW_WATCH_OPEN_BITS));
-
-	return h & (LW_WATCH_OPEN - 1);
-}
 
 /* The socket's storage, made at a target's first read on a listening
  * port; NULL for every other socket. */
@@ -124,101 +100,29 @@ static __always_inline struct watch_sock *watch_sock_of(struct sock *sk)
 }
 
 /*
- * A timed request's start is tcp_mstamp as the read copies its data, the
- * last refresh before the read: the arrival of the request's latest segment
- * (tcp_rcv_established()), on the same clock as bpf_ktime_get_ns()
- * (tcp_clock_us()), in microseconds; so its wait to be read, where a CPU
- * hog's time goes, is in it. A delayed-ACK timer that fired before the read
- * refreshes it too: a wait over its 40 ms is timed from then. Not
- * tcp_mstamp once the read has returned: its ACK refreshes it, and a hog
- * that doubled a lab server's requests (2.6 to 4.7 ms) moved the mean timed
- * from there only 1.17x.
+ * A timed request ends as its reply goes out, and that is read back from
+ * the socket when it is next looked at (its next request's read, or its
+ * close): first_tx_mstamp, the rate sampler's (tcp_rate.c, 4.9+), is the
+ * transmit time of the first segment sent with nothing in flight, and
+ * then of the latest segment acknowledged, on tcp_clock_us(): a reply's
+ * first segment, or its last once acknowledged, data only (no pure ACK
+ * moves it). No program runs at any send: a send program ran at every
+ * send on the node, two a request on nginx, and cost the target as much
+ * as the read's own. Earlier than the request's start, it is an older
+ * reply's (a reply sent while another was in flight): the request is
+ * counted, not timed.
  */
-static __always_inline void watch_time(const struct tcp_sock *tp, __u32 h, __u64 conn, __u32 i,
-				       __u32 shift)
+static __always_inline void watch_end(const struct tcp_sock *tp, struct watch_sock *ws)
 {
-	struct lw_watch_open *o = &watch_open[h & (LW_WATCH_OPEN - 1)];
-	__u64 now = bpf_ktime_get_ns(), start = tp->tcp_mstamp * 1000;
+	__u64 end = tp->first_tx_mstamp * 1000, latency, w;
+	__u32 i;
 
-	if (o->conn && o->conn != conn && now - o->start_ns < LW_WATCH_STALE_NS)
-		return; /* another's: this one is counted, not timed */
-	o->start_ns = start && start <= now ? start : now;
-	o->slot = i;
-	o->shift = shift;
-	o->conn = conn;
-	watch_busy[h & (LW_WATCH_OPEN - 1)] = 1;
-}
-
-/*
- * A read copies data out (tcp_recvmsg_locked() calls tcp_rcv_space_adjust()
- * after each segment it copies), on the reader's CPU, before the read's own
- * ACK: a request starts at the first after a reply.
- */
-SEC("tp_btf/tcp_rcv_space_adjust")
-int BPF_PROG(lw_watch_ready, struct sock *sk)
-{
-	struct watch_sock *ws = watch_sock_of(sk);
-	/* a direct load, not a probe read: a BTF pointer to the tcp_sock */
-	struct tcp_sock *tp = ws ? bpf_skc_to_tcp_sock(sk) : NULL;
-	struct lw_watch_open *o;
-	__u64 conn, shift;
-	__u32 i, h, seq;
-	bool timed;
-
-	if (!tp || !ws->slot1)
-		return 0;
-	seq = tp->write_seq;
-	if (ws->started && seq == ws->seq)
-		return 0; /* more of the same request: no reply since */
-	ws->started = 1;
-	ws->seq = seq;
-	/* masked, not compared: a compare clang made on a copy left the index
-	 * unbounded for the verifier */
+	ws->timed = 0;
+	if (end < ws->start_ns)
+		return;
+	latency = end - ws->start_ns;
 	i = (ws->slot1 - 1) & (LW_MAX_TARGETS - 1);
-	__sync_fetch_and_add(&watch_req[i], 1);
-	shift = watch_shift[i] % (LW_WATCH_SHIFT_MAX + 1);
-	timed = !(watch_req[i] & ((1ULL << shift) - 1));
-	/* the table only for a timed request, or after one: the rest touch
-	 * the socket's storage alone */
-	if (!timed && !ws->timed)
-		return 0;
-	conn = watch_conn(sk);
-	h = watch_open_at(conn);
-	o = &watch_open[h];
-	if (ws->timed && o->conn == conn) {
-		o->conn = 0; /* its last timed request's reply went unseen */
-		watch_busy[h] = 0;
-	}
-	ws->timed = timed;
-	if (timed)
-		watch_time(tp, h, conn, i, shift);
-	return 0;
-}
-
-/* A timed request's reply starts: its latency, weighted by 2^shift where
- * it estimates all requests'. */
-static __always_inline void watch_end(struct sock *sk)
-{
-	struct lw_watch_open *o;
-	__u64 conn, now, latency, w;
-	__u32 i, h;
-
-	/* a target's socket has storage: most have none, and stop here */
-	if (!sk->sk_bpf_storage)
-		return;
-	conn = watch_conn(sk);
-	h = watch_open_at(conn);
-	if (!watch_busy[h])
-		return;
-	o = &watch_open[h];
-	if (o->conn != conn)
-		return;
-	now = bpf_ktime_get_ns();
-	o->conn = 0;
-	watch_busy[h] = 0;
-	latency = now - o->start_ns;
-	i = o->slot & (LW_MAX_TARGETS - 1);
-	w = 1ULL << (o->shift % (LW_WATCH_SHIFT_MAX + 1));
+	w = 1ULL << (ws->shift % (LW_WATCH_SHIFT_MAX + 1));
 	hist_count_w(latency, (int)i, w);
 	__sync_fetch_and_add(&watch_timed[i], 1);
 	__sync_fetch_and_add(&watch_lat_ns[i], latency);
@@ -229,24 +133,81 @@ static __always_inline void watch_end(struct sock *sk)
 	__sync_fetch_and_add(&watch_est_slow[i], w);
 	__sync_fetch_and_add(&watch_est_slow_ns[i], latency * w);
 	if (!watch_first_ns[i])
-		watch_first_ns[i] = now;
+		watch_first_ns[i] = end;
 }
 
-/* A TCP reply starts (6.13+: Debian's 6.12.118 lacks it), before its
- * data is queued: as lw_tcp_send. */
-SEC("tp_btf/tcp_sendmsg_locked")
-int BPF_PROG(lw_watch_tcp_send, struct sock *sk)
+/*
+ * A timed request's start is tcp_mstamp as the read copies its data, the
+ * last refresh before the read: the arrival of the request's latest segment
+ * (tcp_rcv_established()), on the same clock (tcp_clock_us()), in
+ * microseconds; so its wait to be read, where a CPU hog's time goes, is in
+ * it. A delayed-ACK timer that fired before the read refreshes it too: a
+ * wait over its 40 ms is timed from then. Not tcp_mstamp once the read has
+ * returned: its ACK refreshes it, and a hog that doubled a lab server's
+ * requests (2.6 to 4.7 ms) moved the mean timed from there only 1.17x.
+ */
+static __always_inline void watch_start(const struct tcp_sock *tp, struct watch_sock *ws,
+					__u32 shift)
 {
-	watch_end(sk);
+	__u64 now = bpf_ktime_get_ns(), start = tp->tcp_mstamp * 1000;
+
+	ws->start_ns = start && start <= now ? start : now;
+	ws->shift = shift;
+	ws->timed = 1;
+}
+
+/*
+ * A read copies data out (tcp_recvmsg_locked() calls tcp_rcv_space_adjust()
+ * after each segment it copies), on the reader's CPU, before the read's own
+ * ACK: a request starts at the first after a reply, and the one before it
+ * ends there if it was timed.
+ */
+SEC("tp_btf/tcp_rcv_space_adjust")
+int BPF_PROG(lw_watch_ready, struct sock *sk)
+{
+	struct watch_sock *ws = watch_sock_of(sk);
+	/* a direct load, not a probe read: a BTF pointer to the tcp_sock */
+	struct tcp_sock *tp = ws ? bpf_skc_to_tcp_sock(sk) : NULL;
+	__u64 shift;
+	__u32 i, seq;
+
+	if (!tp || !ws->slot1)
+		return 0;
+	seq = tp->write_seq;
+	if (ws->started && seq == ws->seq)
+		return 0; /* more of the same request: no reply since */
+	if (ws->timed)
+		watch_end(tp, ws);
+	ws->started = 1;
+	ws->seq = seq;
+	/* masked, not compared: a compare clang made on a copy left the index
+	 * unbounded for the verifier */
+	i = (ws->slot1 - 1) & (LW_MAX_TARGETS - 1);
+	__sync_fetch_and_add(&watch_req[i], 1);
+	shift = watch_shift[i] % (LW_WATCH_SHIFT_MAX + 1);
+	if (!(watch_req[i] & ((1ULL << shift) - 1)))
+		watch_start(tp, ws, shift);
 	return 0;
 }
 
-/* Before 6.13: the end of the send, late by the reply's transmit. */
-SEC("tp_btf/sock_send_length")
-int BPF_PROG(lw_watch_send, struct sock *sk, int ret, int flags)
+/* A target's connection leaves ESTABLISHED (closed by either end, or
+ * reset): a timed request whose reply went out ends, as at a next read;
+ * once a connection, not at every send. */
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(lw_watch_close, struct sock *sk, int oldstate, int newstate)
 {
-	if (sk->sk_protocol == IPPROTO_TCP)
-		watch_end(sk);
+	struct watch_sock *ws;
+	struct tcp_sock *tp;
+
+	if (oldstate != TCP_ESTABLISHED || !sk->sk_bpf_storage)
+		return 0;
+	ws = bpf_sk_storage_get(&watch_socks, sk, 0, 0);
+	if (!ws || !ws->timed || !ws->slot1)
+		return 0;
+	tp = bpf_skc_to_tcp_sock(sk);
+	if (tp && tp->write_seq != ws->seq)
+		watch_end(tp, ws);
+	ws->timed = 0;
 	return 0;
 }
 

@@ -46,6 +46,7 @@ struct config {
 	int have_cpus;
 	const char *cpu_arg;
 	double rate;
+	unsigned long per_conn; /* -k; 0 = one connection for the run */
 	const char *out;
 	const char *timed;
 	int quiet;
@@ -71,13 +72,15 @@ static uint64_t deadline_ns;
 static void usage(void)
 {
 	printf("usage: lat_client [-p PORT] [-c CONNS] [-d SECONDS | -n N] [-C CPULIST]\n"
-	       "                  [-r RATE] [-o FILE] [-t FILE] [-q] [-h]\n"
+	       "                  [-r RATE] [-k N] [-o FILE] [-t FILE] [-q] [-h]\n"
 	       "  -p PORT     server port on 127.0.0.1, or $LAB_ADDR (default 7077)\n"
 	       "  -c CONNS    connections, one thread each (default 1)\n"
 	       "  -d SECONDS  run time (default %d unless -n is given)\n"
 	       "  -n N        stop after N requests in total\n"
 	       "  -C CPULIST  pin client threads to these CPUs, e.g. 0 or 0-1\n"
 	       "  -r RATE     requests/s per connection, 0 = closed loop flat out (default 0)\n"
+	       "  -k N        a new connection after every N requests (default 0: one\n"
+	       "              connection for the whole run); -k 1 is HTTP/1.0-like\n"
 	       "  -o FILE     write every request's latency in ns, one per line\n"
 	       "  -t FILE     write every request's send time (CLOCK_MONOTONIC, the\n"
 	       "              clock of bpf_ktime_get_ns) and latency, ns, one per line\n"
@@ -101,7 +104,7 @@ static void parse_args(int argc, char **argv)
 	double v;
 	int o;
 
-	while ((o = getopt(argc, argv, ":p:c:d:n:C:r:o:t:qh")) != -1) {
+	while ((o = getopt(argc, argv, ":p:c:d:n:C:r:k:o:t:qh")) != -1) {
 		switch (o) {
 		case 'p':
 			if (parse_num(optarg, &v) || v < 1 || v > 65535 || v != (int)v)
@@ -130,6 +133,11 @@ static void parse_args(int argc, char **argv)
 		case 'r':
 			if (parse_num(optarg, &cfg.rate))
 				bad_opt("bad rate", optarg);
+			break;
+		case 'k':
+			if (parse_num(optarg, &v) || v > 1e9 || v != (unsigned long)v)
+				bad_opt("bad requests per connection", optarg);
+			cfg.per_conn = (unsigned long)v;
 			break;
 		case 'o':
 			cfg.out = optarg;
@@ -247,9 +255,21 @@ static void *conn_thread(void *arg)
 		stop = 1;
 		return NULL;
 	}
-	while (may_send()) {
+	for (unsigned long on_conn = 0; may_send(); on_conn++) {
 		uint64_t t0;
 
+		if (cfg.per_conn && on_conn == cfg.per_conn) {
+			/* the client closes first: the server's end goes to
+			 * CLOSE_WAIT, its reply acknowledged */
+			close(fd);
+			fd = connect_server();
+			if (fd < 0) {
+				c->err = errno;
+				stop = 1;
+				return NULL;
+			}
+			on_conn = 0;
+		}
 		pace(&next);
 		t0 = lab_now_ns();
 		if (xfer_full(fd, buf, sizeof(buf), 1) || xfer_full(fd, buf, sizeof(buf), 0)) {

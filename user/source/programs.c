@@ -290,26 +290,23 @@ static void probe_memory(struct lw_tracer *t)
 
 /*
  * serve's always-attached tier (bpf/watch.bpf.h): where requests are
- * delimited at the socket layer, two programs, its start at
- * tcp_rcv_space_adjust (4.16+, so every kernel with the socket
- * tracepoints) and its end at tcp_sendmsg_locked where the kernel has it
- * (6.13+), else sock_send_length. Attached apart (lw_tracer_watch_attach()),
+ * delimited at the socket layer, two programs, at tcp_rcv_space_adjust
+ * (4.16+, so every kernel with the socket tracepoints) and at
+ * inet_sock_set_state (4.16+). Attached apart (lw_tracer_watch_attach()),
  * never by the skeleton, so that the duty cycle's detach leaves it.
  */
 static void probe_watch(struct lw_tracer *t, const struct btf *vmlinux)
 {
 	struct latwhy_bpf *s = t->skel;
-	bool tcp = lw_probe_tracepoint(vmlinux, "tcp_sendmsg_locked");
-	bool ready = lw_probe_tracepoint(vmlinux, "tcp_rcv_space_adjust");
-	struct bpf_program *progs[] = {s->progs.lw_watch_ready, s->progs.lw_watch_tcp_send,
-				       s->progs.lw_watch_send};
+	bool ready = lw_probe_tracepoint(vmlinux, "tcp_rcv_space_adjust") &&
+		     lw_probe_tracepoint(vmlinux, "inet_sock_set_state");
+	struct bpf_program *progs[] = {s->progs.lw_watch_ready, s->progs.lw_watch_close};
 
 	t->watch = t->o->watch && t->mode == LW_REQ_SOCKET && ready;
-	bpf_program__set_autoload(s->progs.lw_watch_ready, t->watch);
-	bpf_program__set_autoload(s->progs.lw_watch_tcp_send, t->watch && tcp);
-	bpf_program__set_autoload(s->progs.lw_watch_send, t->watch && !tcp);
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		bpf_program__set_autoload(progs[i], t->watch);
 		bpf_program__set_autoattach(progs[i], false);
+	}
 	if (t->o->watch && t->mode != LW_REQ_SOCKET)
 		fprintf(stderr,
 			"latwhy: requests are delimited by %s, not the socket layer: no "

@@ -182,10 +182,8 @@ uprobe_err:
  * request ends count no request (watch_hist). */
 static int tracer_watch_attach(struct lw_tracer *t)
 {
-	struct bpf_program *send = bpf_program__autoload(t->skel->progs.lw_watch_tcp_send)
-					   ? t->skel->progs.lw_watch_tcp_send
-					   : t->skel->progs.lw_watch_send;
-	struct bpf_program *progs[LW_WATCH_LINKS] = {t->skel->progs.lw_watch_ready, send};
+	struct bpf_program *progs[LW_WATCH_LINKS] = {t->skel->progs.lw_watch_ready,
+						     t->skel->progs.lw_watch_close};
 
 	if (!t->watch)
 		return 0;

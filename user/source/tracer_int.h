@@ -101,7 +101,7 @@ struct lw_tracer {
 	 * links, kept out of the skeleton's so that a detach of full tracing
 	 * leaves them; what the tier records took of its counts */
 	bool watch;
-	struct bpf_link *watch_links[LW_WATCH_LINKS]; /* tcp_rcv_space_adjust, send */
+	struct bpf_link *watch_links[LW_WATCH_LINKS]; /* tcp_rcv_space_adjust, close */
 	__u64 tier_ns;				      /* the previous tier record's end */
 	__u64 watch_slow_seen;			      /* watch_slow summed, at it */
 	__u32 escalations;			      /* rises since it */
