@@ -730,3 +730,67 @@ EOF
 	stop_child "$lpid"
 	cleanup
 }
+
+# The always-attached tier's timed requests against the client's own
+# latencies, a truth latwhy has no part in: a timed request ends as its
+# reply goes out, read back from the socket at the connection's next
+# request or, for its last, as it closes (bpf/watch.bpf.h). Two clients in
+# turn on a lab server at ~400 requests a second (every one timed below
+# 2000 a second): one connection for the whole run, then a new connection
+# a request (-k 1, closed by the client after each reply, so no request
+# has a next read). In each, every request counted (the client's count, 2
+# in flight at most), at least 90% of them timed, and their mean (the
+# histogram's sum over its count, each timed request weighing 1 here)
+# within 0.6-1.1x the client's, which adds the two loopback crossings.
+test_serve_watch_ends() {
+	local mport lpid mode k msg
+	need_socket serve_watch_ends "the always-attached tier times TCP requests at the socket layer" || return
+	mport=$(free_port)
+	start_server "$SRV_CPU" -w 1250000 || { no_server serve_watch_ends; return; }
+	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" -v >"$OUT/ends.out" 2>"$OUT/ends.err" &
+	lpid=$!
+	PIDS+=("$lpid")
+	if ! wait_for "$OUT/ends.err" "^latwhy: detached for [0-9.]* s$" "$lpid" 20; then
+		fail serve_watch_ends "the cycle's first stretch did not end: $(tail -2 "$OUT/ends.err")"
+		cleanup
+		return
+	fi
+	for mode in keep close; do
+		k=0
+		[ "$mode" = close ] && k=1
+		serve_scrape "$mport" "$OUT/ends-$mode-0.txt" True 5
+		"$T/lat_client" -p "$PORT" -c 1 -C "$CLI_CPU" -d 5 -k "$k" -q >"$OUT/ends-$mode.client" 2>&1
+		sleep 1.5 # two of serve's ticks: the last counts published
+		serve_scrape "$mport" "$OUT/ends-$mode-1.txt" True 5
+	done
+	if msg=$(pycheck "$OUT" 2>&1 <<'EOF'
+import re, sys
+out = sys.argv[1]
+def scrape(path):
+    return dict((k, float(v)) for k, v in (l.rsplit(" ", 1) for l in open(path).read().splitlines()
+                                          if l and not l.startswith("#")))
+said = []
+for mode in ("keep", "close"):
+    m0, m1 = scrape("%s/ends-%s-0.txt" % (out, mode)), scrape("%s/ends-%s-1.txt" % (out, mode))
+    d = lambda k: m1.get(k, 0) - m0.get(k, 0)
+    cli = dict((k, float(v)) for k, v in re.findall(r"(\w+)=([0-9.]+)", open("%s/ends-%s.client" % (out, mode)).read()))
+    n, req = cli["requests"], d('latwhy_requests_total{target="lat_server"}')
+    timed = d('latwhy_watch_timed_requests_total{target="lat_server"}')
+    assert n > 500, "%s: the client made %d requests" % (mode, n)
+    assert n <= req <= n + 2, "%s: %d requests counted, the client made %d" % (mode, req, n)
+    assert timed >= 0.9 * n, "%s: %d of %d requests timed" % (mode, timed, n)
+    cnt = d('latwhy_request_duration_seconds_count{target="lat_server"}')
+    mean, cmean = d('latwhy_request_duration_seconds_sum{target="lat_server"}') / cnt * 1e6, cli["mean_us"]
+    assert 0.6 * cmean <= mean <= 1.1 * cmean, "%s: mean %.0f us, the client's %.0f us" % (mode, mean, cmean)
+    said.append("%s: %d of %d timed, mean %.0f us (client %.0f us)" % (mode, timed, n, mean, cmean))
+print("; ".join(said))
+EOF
+	); then
+		pass serve_watch_ends
+		echo "   $msg"
+	else
+		fail serve_watch_ends "$(tail -1 <<<"$msg")"
+	fi
+	stop_child "$lpid"
+	cleanup
+}
