@@ -158,6 +158,51 @@ static void test_spike_short_hold(void **state)
 	assert_true(r.fall_at >= last + 3 * S && r.fall_at <= last + 4 * S);
 }
 
+/* A target's own spikes: the first rises and falls after the least hold;
+ * the next ones like it, however many, do not; one larger rises and is the
+ * spike to beat from then on; an incident at the spikes' level rises once
+ * it has lasted 2 s, one past them at its first step; forgotten after 10
+ * minutes without one. */
+static void test_spikes_own(void **state)
+{
+	struct run r = {};
+	__u64 start;
+
+	baseline(&r);
+	steps(&r, 1, PER_STEP, 100); /* a quarter-second spike: rises */
+	assert_int_equal(r.rises, 1);
+	steps(&r, 4 * 20, PER_STEP, 5);
+	assert_int_equal(r.falls, 1);
+	for (int i = 0; i < 5; i++) { /* the same level, every 20 s */
+		steps(&r, 4 * 19, PER_STEP, 5);
+		steps(&r, i & 1 ? 4 : 1, PER_STEP, i & 2 ? 100 : 60); /* up to a second */
+		steps(&r, 4, PER_STEP, 5);
+	}
+	assert_int_equal(r.rises, 1);
+	steps(&r, 1, PER_STEP, 200); /* larger: rises, then is the one to beat */
+	assert_int_equal(r.rises, 2);
+	steps(&r, 4 * 20, PER_STEP, 5);
+	steps(&r, 1, PER_STEP, 180);
+	steps(&r, 4 * 20, PER_STEP, 5);
+	assert_int_equal(r.rises, 2);
+	start = r.now; /* an incident at the spikes' level */
+	steps(&r, 4 * 5, PER_STEP, 100);
+	assert_int_equal(r.rises, 3);
+	assert_true(r.rise_at >= start + 2 * S && r.rise_at <= start + 3 * S);
+	steps(&r, 4 * 30, PER_STEP, 5);
+	assert_false(r.e.raised);
+	start = r.now; /* a hog past them: its first step */
+	steps(&r, 1, PER_STEP, 400);
+	assert_int_equal(r.rises, 4);
+	assert_int_equal(r.rise_at, start + STEP);
+	steps(&r, 4 * 30, PER_STEP, 5);
+	steps(&r, 4 * 600, PER_STEP, 5); /* 10 minutes without one */
+	start = r.now;
+	steps(&r, 1, PER_STEP, 100);
+	assert_int_equal(r.rises, 5);
+	assert_int_equal(r.rise_at, start + STEP);
+}
+
 static void test_shift_given_back(void **state)
 {
 	struct run r = {};
@@ -650,6 +695,7 @@ int main(void)
 		cmocka_unit_test(test_rise_first_step),
 		cmocka_unit_test(test_hold_then_fall),
 		cmocka_unit_test(test_spike_short_hold),
+		cmocka_unit_test(test_spikes_own),
 		cmocka_unit_test(test_shift_given_back),
 		cmocka_unit_test(test_noise_never),
 		cmocka_unit_test(test_warmup_and_trickle),

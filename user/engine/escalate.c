@@ -23,6 +23,8 @@ const struct lw_esc_conf lw_esc_defaults = {
 	.hold_ns = 10ULL * 1000000000ULL,
 	.max_ns = 300ULL * 1000000000ULL,
 	.check_ns = 20ULL * 1000000000ULL,
+	.spike_ns = 1000000000ULL,
+	.spike_keep_ns = 600ULL * 1000000000ULL,
 	.timed_rate = 1000.0,
 };
 
@@ -59,6 +61,7 @@ static void esc_restart(struct lw_esc *e, enum lw_esc_tier tier)
 	for (int i = 0; i < LW_ESC_WINDOW; i++)
 		e->req[i] = e->slow[i] = e->first[i] = e->lat[i] = 0;
 	e->fill = 0;
+	e->pend = 0;
 	e->tier = tier;
 }
 
@@ -188,6 +191,46 @@ static __u64 esc_since(const struct lw_esc_conf *c, const struct lw_esc *e, __u6
 	return now;
 }
 
+/* The window's highest step, by share and by mean, of those with requests
+ * enough to say (4 min_slow): a spike's level whatever part of it the
+ * window holds yet. */
+static void esc_peak(const struct lw_esc_conf *c, const struct lw_esc *e, double *share,
+		     double *mean)
+{
+	*share = *mean = 0;
+	for (int i = 0; i < LW_ESC_WINDOW; i++) {
+		if (!e->req[i] || e->req[i] < 4 * c->min_slow)
+			continue;
+		*share = fmax(*share, (double)e->slow[i] / (double)e->req[i]);
+		*mean = fmax(*mean, (double)e->lat[i] / (double)e->req[i]);
+	}
+}
+
+/* Over the bars, but at or under the target's largest recent spike in
+ * share and mean: one of its own spikes, unless it outlasts one. */
+static bool esc_spike_like(const struct lw_esc_conf *c, const struct lw_esc *e, __u64 now)
+{
+	double share, mean;
+
+	if (!e->spike_at || now - e->spike_at > c->spike_keep_ns)
+		return false;
+	esc_peak(c, e, &share, &mean);
+	return share <= e->spike_share && mean <= e->spike_mean;
+}
+
+/* A rise fell after its hold: if its windows rose spike_ns at most, it was
+ * a spike, and the largest of them the target's own. */
+static void esc_spike(const struct lw_esc_conf *c, struct lw_esc *e, __u64 now)
+{
+	if (e->high_ns - e->raised_ns > c->spike_ns)
+		return;
+	if (!e->spike_at || now - e->spike_at > c->spike_keep_ns)
+		e->spike_share = e->spike_mean = 0;
+	e->spike_share = fmax(e->spike_share, e->rise_share);
+	e->spike_mean = fmax(e->spike_mean, e->rise_mean);
+	e->spike_at = now;
+}
+
 /* The step into the window: a change of tier starts it again. */
 static void esc_push(struct lw_esc *e, const struct lw_esc_counts *n)
 {
@@ -267,6 +310,7 @@ enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __
 	}
 	if (!e->raised) {
 		if (!high) {
+			e->pend = 0;
 			if (e->tier != LW_ESC_MIXED && e->fill == LW_ESC_WINDOW)
 				esc_learn(c, &e->base[e->tier], &w, n->req);
 			return LW_ESC_SAME;
@@ -275,6 +319,11 @@ enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __
 		 * rise: it sees already, and its own bursts rose here */
 		if (e->tier == LW_ESC_FULL)
 			return LW_ESC_SAME;
+		/* a spike of a second is in 7 windows: over the bars 2 s */
+		if (esc_spike_like(c, e, now) && ++e->pend < 2 * LW_ESC_WINDOW)
+			return LW_ESC_SAME; /* neither risen on nor learnt */
+		e->pend = 0;
+		esc_peak(c, e, &e->rise_share, &e->rise_mean);
 		e->raised = true;
 		e->raised_ns = e->judged_ns = now;
 		e->check_ns = c->check_ns;
@@ -294,6 +343,7 @@ enum lw_esc_change lw_esc_step(const struct lw_esc_conf *c, struct lw_esc *e, __
 	}
 	if (!high && now - e->high_ns >= esc_hold(c, e)) {
 		e->raised = false;
+		esc_spike(c, e, now);
 		return LW_ESC_FALL;
 	}
 	if (e->tier == LW_ESC_FULL && c->check_ns && now - e->judged_ns >= e->check_ns) {

@@ -33,13 +33,23 @@
  * its own bursts are what rose there: the nginx recording replayed twice
  * rose three times in its second pass, all in such windows. An incident
  * that starts in a duty stretch rises at the cheap tier's first window
- * after it, about 1.25 s after the stretch. Hold: raised while the rise
- * lasts and, after its last window, hold_min_ns plus as long as it had
- * lasted, at most hold_ns: a spike of a second on a steady load (a
- * benchmark's reconnects) holds full tracing 3 s, an incident of 7 s or
- * more 10 s. Decay: then it falls; or after max_ns raised in a row, when
- * the level it stays at is the target's new normal, which becomes its
- * baseline: the cheap tier's, from its next window without full tracing.
+ * after it, about 1.25 s after the stretch. Spikes: a rise whose windows
+ * rose for spike_ns at most, held the least and fallen, is a spike, and
+ * the largest of the last spike_keep_ns is the target's own: a window over
+ * the bars whose highest step is at or under that spike's in both share
+ * and mean (a step of 250 ms: a spike's level, whatever part of it the
+ * sliding window holds yet) rises only once it has stayed over them 2 s (a
+ * spike of a second is in the sliding window 1.75 s). A serve warmed up on
+ * the bench's nginx twins rose 9 times in 8 cycles, on spikes, each
+ * holding full tracing 3 s or more; an incident past its spikes still
+ * rises at its first window, one like them about a second later. Hold:
+ * raised while the rise lasts and, after its last window, hold_min_ns plus
+ * as long as it had lasted, at most hold_ns: a spike of a second on a
+ * steady load (a benchmark's reconnects) holds full tracing 3 s, an
+ * incident of 7 s or more 10 s. Decay: then it falls; or after max_ns
+ * raised in a row, when the level it stays at is the target's new normal,
+ * which becomes its baseline: the cheap tier's, from its next window
+ * without full tracing.
  *
  * Check: full tracing's own cost is not a constant. On a server that
  * shares its CPU it comes in bursts (the server preempted in a batch it
@@ -79,6 +89,8 @@ struct lw_esc_conf {
 	__u64 hold_ns;		  /* ... plus the rise's length, at most this long */
 	__u64 max_ns;		  /* raised at most this long in a row */
 	__u64 check_ns;		  /* held on full tracing's windows this long: a check */
+	__u64 spike_ns;		  /* a rise whose windows rose this long at most: a spike */
+	__u64 spike_keep_ns;	  /* a spike's level remembered this long */
 	double timed_rate;	  /* requests timed a second, about (lw_esc_shift()) */
 };
 
@@ -86,7 +98,8 @@ struct lw_esc_conf {
  * at most) over the baseline's or a mean 1.5x, 10 us and 6 spreads over it,
  * the spreads learnt over the first 30 s; a minute's memory, held 3-10 s, at
  * most 5 minutes in a row, checked 20 s into a rise, then 40 s, 80 s...;
- * about 1000 requests a second timed. */
+ * a spike's windows rise 1 s at most, its level kept 10 minutes; about 1000
+ * requests a second timed. */
 extern const struct lw_esc_conf lw_esc_defaults;
 
 /* What was attached over a step. */
@@ -120,6 +133,12 @@ struct lw_esc {
 	__u64 high_ns;	 /* the last window that rose */
 	__u64 judged_ns; /* ... and the last that rose with no full tracing in it */
 	__u64 check_ns;	 /* the next check this long after judged_ns */
+	/* the rising window's highest step's share and mean; the largest
+	 * spike's since spike_at; steps over the bars but under it, in a row */
+	double rise_share, rise_mean;
+	double spike_share, spike_mean;
+	__u64 spike_at;
+	unsigned int pend;
 };
 
 enum lw_esc_change {
