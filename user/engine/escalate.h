@@ -39,10 +39,11 @@
  * the bars whose highest step is at or under that spike's in both share
  * and mean (a step of 250 ms: a spike's level, whatever part of it the
  * sliding window holds yet) rises only once it has stayed over them 2 s (a
- * spike of a second is in the sliding window 1.75 s). A serve warmed up on
- * the bench's nginx twins rose 9 times in 8 cycles, on spikes, each
- * holding full tracing 3 s or more; an incident past its spikes still
- * rises at its first window, one like them about a second later. Hold:
+ * spike of a second is in the sliding window 1.75 s). An incident past
+ * its spikes still rises at its first window, one like them about a second
+ * later. (A serve warmed up on the bench's nginx twins rose 9 times in 8
+ * cycles with this gate as without it: those rises are not such spikes.)
+ * Hold:
  * raised while the rise lasts and, after its last window, hold_min_ns plus
  * as long as it had lasted, at most hold_ns: a spike of a second on a
  * steady load (a benchmark's reconnects) holds full tracing 3 s, an
