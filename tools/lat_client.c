@@ -243,18 +243,27 @@ static void pace(uint64_t *next)
 	*next += (uint64_t)(NSEC_PER_SEC / cfg.rate);
 }
 
-static void *conn_thread(void *arg)
+/* A connection for c; a failure ends the run, its errno c's. */
+static int conn_open(struct conn *c)
 {
-	struct conn *c = arg;
-	char buf[MSG_SIZE] = {0};
-	uint64_t next = lab_now_ns();
 	int fd = connect_server();
 
 	if (fd < 0) {
 		c->err = errno;
 		stop = 1;
-		return NULL;
 	}
+	return fd;
+}
+
+static void *conn_thread(void *arg)
+{
+	struct conn *c = arg;
+	char buf[MSG_SIZE] = {0};
+	uint64_t next = lab_now_ns();
+	int fd = conn_open(c);
+
+	if (fd < 0)
+		return NULL;
 	for (unsigned long on_conn = 0; may_send(); on_conn++) {
 		uint64_t t0;
 
@@ -262,12 +271,9 @@ static void *conn_thread(void *arg)
 			/* the client closes first: the server's end goes to
 			 * CLOSE_WAIT, its reply acknowledged */
 			close(fd);
-			fd = connect_server();
-			if (fd < 0) {
-				c->err = errno;
-				stop = 1;
+			fd = conn_open(c);
+			if (fd < 0)
 				return NULL;
-			}
 			on_conn = 0;
 		}
 		pace(&next);
