@@ -43,14 +43,14 @@
  * its spikes still rises at its first window, one like them about a second
  * later. (A serve warmed up on the bench's nginx twins rose 9 times in 8
  * cycles with this gate as without it: those rises are not such spikes.)
- * Hold:
- * raised while the rise lasts and, after its last window, hold_min_ns plus
- * as long as it had lasted, at most hold_ns: a spike of a second on a
- * steady load (a benchmark's reconnects) holds full tracing 3 s, an
- * incident of 7 s or more 10 s. Decay: then it falls; or after max_ns
- * raised in a row, when the level it stays at is the target's new normal,
- * which becomes its baseline: the cheap tier's, from its next window
- * without full tracing.
+ *
+ * Hold: raised while the rise lasts and, after its last window,
+ * hold_min_ns plus as long as it had lasted, at most hold_ns: a spike of a
+ * second on a steady load (a benchmark's reconnects) holds full tracing
+ * 3 s, an incident of 7 s or more 10 s. Decay: then it falls; or after
+ * max_ns raised in a row, when the level it stays at is the target's new
+ * normal, which becomes its baseline: the cheap tier's, from its next
+ * window without full tracing.
  *
  * Check: full tracing's own cost is not a constant. On a server that
  * shares its CPU it comes in bursts (the server preempted in a batch it
