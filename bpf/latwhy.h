@@ -63,8 +63,33 @@
 #define LW_MAX_CGROUPS 4096
 
 /* serve's always-attached tier (watch.bpf.h): 1 in 2^shift of a target's
- * requests timed, shift at most LW_WATCH_SHIFT_MAX. */
+ * requests sampled (counted 2^shift times and timed), shift at most
+ * LW_WATCH_SHIFT_MAX. */
 #define LW_WATCH_SHIFT_MAX 12
+
+/*
+ * Whether the request that starts with write_seq seq on a socket of hash
+ * skc_hash (its 4-tuple's, the kernel's) is in the always-attached tier's
+ * sample of 1 in 2^shift, under a run's seed: the top shift bits of a hash
+ * of the three are 0. A function of the request alone, so every read of it
+ * decides the same; and a sample at a shift is within the one at any
+ * smaller shift. Mixed by murmur3's finaliser, so that a socket whose
+ * replies are all one length (seq a progression) is sampled 1 in 2^shift
+ * too. Shared by BPF and userspace (tests/unit/test_sample.c).
+ */
+static inline int lw_watch_sampled(__u32 skc_hash, __u32 seq, __u32 seed, __u32 shift)
+{
+	__u32 h = skc_hash ^ seq ^ seed;
+
+	if (!shift)
+		return 1;
+	h ^= h >> 16;
+	h *= 0x85ebca6bU;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35U;
+	h ^= h >> 16;
+	return !(h >> (32 - (shift & 31)));
+}
 /* The deepest level of a --cgroup target that takes its descendants
  * (targ_cg_levels, a bit a level); the root is level 0. */
 #define LW_CG_ANCESTOR_LEVELS 16

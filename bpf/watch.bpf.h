@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * watch.bpf.h - the always-attached tier of serve: two programs that count
- * every TCP request of the targets, time a sample of them and count the
- * slow ones, and nothing else, so that they can stay attached while the
- * rest is detached.
+ * the TCP requests of the targets from a sample of them, time that sample
+ * and count its slow ones, and nothing else, so that they can stay
+ * attached while the rest is detached.
  *
  * A request is one socket's span from its data's arrival to its reply's
  * going out: right for event loops with many connections on one thread and
@@ -18,15 +18,20 @@
  * node. The other program (lw_watch_close) runs once a connection, as it
  * closes, for a timed request with no next read.
  *
- * Every request is counted (watch_req) at its start, where the socket's
- * storage says whether it is a new one: its write_seq moved since the last
- * (a reply was sent in between). Only 1 in 2^watch_shift[slot] of them is
- * timed, the shift chosen by userspace from the target's rate
- * (user/source/duty.c) so that about 1000 a second are; the timed one's
- * start waits in the socket's storage. Timing every request cost nginx's
- * ~32 us requests 1.9% of their throughput here, the lookups, clocks and
- * counters a few tenths each; counting them all and timing a sample keeps
- * only the read's storage lookup on every request.
+ * A request is new where the socket's storage says so: its write_seq moved
+ * since the last (a reply was sent in between). 1 in 2^watch_shift[slot]
+ * requests are sampled, the shift chosen by userspace from the target's
+ * rate (user/source/duty.c) so that about 1000 a second are: each is
+ * counted 2^shift times (watch_req, an estimate of all) and timed, its
+ * start waiting in the socket's storage. Which ones is decided in the
+ * kernel from the request alone (lw_watch_sampled(): its socket's hash and
+ * write_seq), so that a read of a request out of the sample returns before
+ * the socket's storage: two lines the request has not touched, looked up at
+ * every request, were most of the tier's cost (nginx's ~32 us requests
+ * lost 1.2% of their throughput to it, timing 1 in 2^shift). The socket's
+ * bucket (watch_hint) says its shift; a bucket with a timed request
+ * waiting (watch_pend) lets every read through, to end it. Below ~2000
+ * requests a second the shift is 0: every request counted and timed.
  *
  * Timed requests go into the histogram weighted by 2^shift (hist_count_w()),
  * so that its counts estimate all requests' while its quantiles are the
@@ -44,6 +49,12 @@
 #include "delimit.bpf.h"
 
 _Static_assert(!(LW_MAX_TARGETS & (LW_MAX_TARGETS - 1)), "watch_end() masks by LW_MAX_TARGETS");
+
+/* Buckets of sockets for watch_hint and watch_pend (userspace takes their
+ * size from the skeleton): 4 KiB of hints, 16 KiB of counts, few sockets to
+ * a bucket at a server's few thousand connections. */
+#define LW_WATCH_HINTS 4096
+_Static_assert(!(LW_WATCH_HINTS & (LW_WATCH_HINTS - 1)), "watch_bucket() masks by LW_WATCH_HINTS");
 
 struct watch_sock {
 	/* its reader's target slot + 1 (0: a socket of no target's after
@@ -63,10 +74,11 @@ struct {
 	__type(value, struct watch_sock);
 } watch_socks SEC(".maps");
 
-/* Per target slot: every request; the timed ones, their latency, the slow
- * ones among them and theirs; the slow ones weighted (an estimate of all
- * slow requests); the time of the first slow one since userspace last
- * zeroed it; and the shift userspace sets, 1 in 2^shift timed. */
+/* Per target slot: its requests (the sampled ones, 2^shift each: an
+ * estimate of all); the sampled ones, their latency, the slow ones among
+ * them and theirs; the slow ones weighted (an estimate of all slow
+ * requests); the time of the first slow one since userspace last zeroed
+ * it; and the shift userspace sets, 1 in 2^shift sampled. */
 __u64 watch_req[LW_MAX_TARGETS] = {};
 __u64 watch_timed[LW_MAX_TARGETS] = {};
 __u64 watch_lat_ns[LW_MAX_TARGETS] = {};
@@ -76,6 +88,17 @@ __u64 watch_est_slow[LW_MAX_TARGETS] = {};
 __u64 watch_est_slow_ns[LW_MAX_TARGETS] = {};
 __u64 watch_first_ns[LW_MAX_TARGETS] = {};
 volatile __u32 watch_shift[LW_MAX_TARGETS] = {};
+
+/* Per bucket of sockets (their skc_hash's low bits, LW_WATCH_HINTS): the
+ * least shift + 1 of the target sockets seen in it (0: none seen, or
+ * userspace has cleared it since a shift changed), so that a read of a
+ * sampled-out request skips the socket's storage; and its timed requests
+ * waiting for their end, whose sockets' next reads must look. */
+volatile __u8 watch_hint[LW_WATCH_HINTS] = {};
+__u32 watch_pend[LW_WATCH_HINTS] = {};
+/* set once by userspace: which requests are sampled is not the same on
+ * every run */
+volatile __u32 watch_seed = 0;
 
 /* The socket's storage, made at a target's first read on a listening
  * port; NULL for every other socket. */
@@ -99,6 +122,17 @@ static __always_inline struct watch_sock *watch_sock_of(struct sock *sk)
 	return ws;
 }
 
+/* lw_watch_sampled() under this run's seed */
+static __always_inline bool watch_sampled(__u32 skc_hash, __u32 seq, __u32 shift)
+{
+	return lw_watch_sampled(skc_hash, seq, watch_seed, shift);
+}
+
+static __always_inline __u32 watch_bucket(const struct sock *sk)
+{
+	return sk->__sk_common.skc_hash & (LW_WATCH_HINTS - 1);
+}
+
 /*
  * A timed request ends as its reply goes out, and that is read back from
  * the socket when it is next looked at (its next request's read, or its
@@ -112,12 +146,13 @@ static __always_inline struct watch_sock *watch_sock_of(struct sock *sk)
  * reply's (a reply sent while another was in flight): the request is
  * counted, not timed.
  */
-static __always_inline void watch_end(const struct tcp_sock *tp, struct watch_sock *ws)
+static __always_inline void watch_end(const struct tcp_sock *tp, struct watch_sock *ws, __u32 b)
 {
 	__u64 end = tp->first_tx_mstamp * 1000, latency, w;
 	__u32 i;
 
 	ws->timed = 0;
+	__sync_fetch_and_add(&watch_pend[b & (LW_WATCH_HINTS - 1)], -1);
 	if (end < ws->start_ns)
 		return;
 	latency = end - ws->start_ns;
@@ -147,46 +182,67 @@ static __always_inline void watch_end(const struct tcp_sock *tp, struct watch_so
  * requests (2.6 to 4.7 ms) moved the mean timed from there only 1.17x.
  */
 static __always_inline void watch_start(const struct tcp_sock *tp, struct watch_sock *ws,
-					__u32 shift)
+					__u32 shift, __u32 b)
 {
 	__u64 now = bpf_ktime_get_ns(), start = tp->tcp_mstamp * 1000;
 
 	ws->start_ns = start && start <= now ? start : now;
 	ws->shift = shift;
 	ws->timed = 1;
+	__sync_fetch_and_add(&watch_pend[b & (LW_WATCH_HINTS - 1)], 1);
+}
+
+/* The bucket's hint lowered to the socket's shift (only lowered: another
+ * socket of the bucket may have a smaller one). */
+static __always_inline void watch_hint_set(__u32 b, __u32 shift)
+{
+	__u8 h = watch_hint[b & (LW_WATCH_HINTS - 1)];
+
+	if (!h || h > shift + 1)
+		watch_hint[b & (LW_WATCH_HINTS - 1)] = shift + 1;
 }
 
 /*
  * A read copies data out (tcp_recvmsg_locked() calls tcp_rcv_space_adjust()
  * after each segment it copies), on the reader's CPU, before the read's own
  * ACK: a request starts at the first after a reply, and the one before it
- * ends there if it was timed.
+ * ends there if it was timed. Only a sample of requests is looked at
+ * beyond the socket's bucket (watch_sampled()): the socket's storage, two
+ * lines the request has not touched, was most of this program's cost.
  */
 SEC("tp_btf/tcp_rcv_space_adjust")
 int BPF_PROG(lw_watch_ready, struct sock *sk)
 {
-	struct watch_sock *ws = watch_sock_of(sk);
-	/* a direct load, not a probe read: a BTF pointer to the tcp_sock */
-	struct tcp_sock *tp = ws ? bpf_skc_to_tcp_sock(sk) : NULL;
-	__u64 shift;
-	__u32 i, seq;
+	__u32 b = watch_bucket(sk), hint = watch_hint[b], i, seq, shift;
+	struct watch_sock *ws;
+	struct tcp_sock *tp;
 
+	if (hint > 1 && !watch_pend[b]) {
+		tp = bpf_skc_to_tcp_sock(sk);
+		if (!tp || !watch_sampled(sk->__sk_common.skc_hash, tp->write_seq, hint - 1))
+			return 0;
+	}
+	ws = watch_sock_of(sk);
+	/* a direct load, not a probe read: a BTF pointer to the tcp_sock */
+	tp = ws ? bpf_skc_to_tcp_sock(sk) : NULL;
 	if (!tp || !ws->slot1)
 		return 0;
+	/* masked, not compared: a compare clang made on a copy left the index
+	 * unbounded for the verifier */
+	i = (ws->slot1 - 1) & (LW_MAX_TARGETS - 1);
+	shift = watch_shift[i] % (LW_WATCH_SHIFT_MAX + 1);
+	watch_hint_set(b, shift);
 	seq = tp->write_seq;
 	if (ws->started && seq == ws->seq)
 		return 0; /* more of the same request: no reply since */
 	if (ws->timed)
-		watch_end(tp, ws);
+		watch_end(tp, ws, b);
 	ws->started = 1;
 	ws->seq = seq;
-	/* masked, not compared: a compare clang made on a copy left the index
-	 * unbounded for the verifier */
-	i = (ws->slot1 - 1) & (LW_MAX_TARGETS - 1);
-	__sync_fetch_and_add(&watch_req[i], 1);
-	shift = watch_shift[i] % (LW_WATCH_SHIFT_MAX + 1);
-	if (!(watch_req[i] & ((1ULL << shift) - 1)))
-		watch_start(tp, ws, shift);
+	if (!watch_sampled(sk->__sk_common.skc_hash, seq, shift))
+		return 0;
+	__sync_fetch_and_add(&watch_req[i], 1ULL << shift);
+	watch_start(tp, ws, shift, b);
 	return 0;
 }
 
@@ -205,9 +261,12 @@ int BPF_PROG(lw_watch_close, struct sock *sk, int oldstate, int newstate)
 	if (!ws || !ws->timed || !ws->slot1)
 		return 0;
 	tp = bpf_skc_to_tcp_sock(sk);
-	if (tp && tp->write_seq != ws->seq)
-		watch_end(tp, ws);
+	if (tp && tp->write_seq != ws->seq) {
+		watch_end(tp, ws, watch_bucket(sk));
+		return 0;
+	}
 	ws->timed = 0;
+	__sync_fetch_and_add(&watch_pend[watch_bucket(sk)], -1);
 	return 0;
 }
 

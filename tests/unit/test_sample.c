@@ -429,6 +429,58 @@ static void test_irq_spread(void **state)
 	lw_export_free(x);
 }
 
+/*
+ * The always-attached tier's sample (lw_watch_sampled()): every request at
+ * shift 0; at shifts 1-8, 1 in 2^shift of 64 sockets' 2000 requests each
+ * (within 15%), whatever the replies' length that moves write_seq; at
+ * shift 3, every socket's own requests too (within half: no connection
+ * left out, as a sample of sockets would); a sample within the one of any
+ * smaller shift; another seed, another sample.
+ */
+static void test_watch_sampled(void **state)
+{
+	static const __u32 lens[] = {1, 612, 850, 4096, 65536};
+	__u32 hash = 12345;
+
+	(void)state;
+	for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+		for (__u32 shift = 0; shift <= 8; shift++) {
+			unsigned int n = 0, all = 0;
+
+			for (int sk = 0; sk < 64; sk++) {
+				__u32 seq = hash * 7u, own = 0;
+
+				hash = hash * 1103515245u + 12345u;
+				for (int r = 0; r < 2000; r++, seq += lens[l], all++) {
+					int in = lw_watch_sampled(hash, seq, 0xfeedu, shift);
+
+					own += in;
+					if (shift)
+						assert_true(!in ||
+							    lw_watch_sampled(hash, seq, 0xfeedu,
+									     shift - 1));
+				}
+				if (shift == 3)
+					assert_true(own >= 125 && own <= 375);
+				n += own;
+			}
+			if (!shift)
+				assert_int_equal(n, all);
+			assert_true(n >= 0.85 * all / (1u << shift) &&
+				    n <= 1.15 * all / (1u << shift));
+		}
+	}
+	/* another seed: the two samples of 1 in 8 share about 1 in 64 */
+	{
+		unsigned int both = 0;
+
+		for (__u32 seq = 0; seq < 64000; seq++)
+			both += lw_watch_sampled(777, seq * 850, 1, 3) &&
+				lw_watch_sampled(777, seq * 850, 2, 3);
+		assert_true(both >= 500 && both <= 1500);
+	}
+}
+
 static void test_entropy(void **state)
 {
 	unsigned long long v[4] = {10, 10, 10, 10}, one[4] = {0, 0, 99, 0};
@@ -786,7 +838,7 @@ int main(void)
 		cmocka_unit_test(test_entropy),		 cmocka_unit_test(test_causes_absent),
 		cmocka_unit_test(test_cgroup_v2),	 cmocka_unit_test(test_cgroup_v1),
 		cmocka_unit_test(test_cgroup_restart),	 cmocka_unit_test(test_cgroup_absent),
-		cmocka_unit_test(test_promtool),
+		cmocka_unit_test(test_promtool),	 cmocka_unit_test(test_watch_sampled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,7 +44,8 @@ struct lw_duty_state {
 	 * rise's first slow request was */
 	struct lw_esc esc[LW_MAX_TARGETS];
 	__u64 prev_req[LW_MAX_TARGETS], prev_lat[LW_MAX_TARGETS], prev_slow[LW_MAX_TARGETS];
-	__u64 prev_all[LW_MAX_TARGETS]; /* every request, for the rate */
+	__u64 prev_all[LW_MAX_TARGETS]; /* every request (estimated), for the rate */
+	bool hints_again;		/* clear the sockets' hints at the next step */
 	__u64 next_step, last_step;
 	bool escalated;
 	bool rising;	 /* raised since the last attach: its delay not told yet */
@@ -138,19 +139,33 @@ bool lw_duty_escalated(const struct lw_tracer *t)
 /* A rise over, full tracing detached for it (at once, or at a check). */
 static const char duty_fell_msg[] = "latwhy: detached: slow requests back to their baseline\n";
 
-/* The slot's share of requests timed, for about the rule's rate from the
- * rate of the last step (the first sets none). */
-static void duty_shift(struct lw_duty_state *s, struct latwhy_bpf__bss *b, int i, __u64 now)
+/* The slot's share of requests sampled, for about the rule's rate from the
+ * rate of the last step (the first sets none); true if it changed. */
+static bool duty_shift(struct lw_duty_state *s, struct latwhy_bpf__bss *b, int i, __u64 now)
 {
-	__u64 all = b->watch_req[i], dt = now - s->last_step;
+	__u64 all = b->watch_req[i], dt = now - s->last_step, prev = s->prev_all[i];
+	unsigned int was = b->watch_shift[i];
 	double rate;
 
-	if (s->last_step && dt) {
-		rate = (double)(all - s->prev_all[i]) * 1e9 / (double)dt;
-		b->watch_shift[i] =
-			lw_esc_shift(&lw_esc_defaults, rate, b->watch_shift[i], LW_WATCH_SHIFT_MAX);
-	}
 	s->prev_all[i] = all;
+	if (!s->last_step || !dt)
+		return false;
+	rate = (double)(all - prev) * 1e9 / (double)dt;
+	b->watch_shift[i] = lw_esc_shift(&lw_esc_defaults, rate, was, LW_WATCH_SHIFT_MAX);
+	return b->watch_shift[i] != was;
+}
+
+/*
+ * The sockets' hints (watch.bpf.h) forgotten once a shift has changed, and
+ * again at the next step: a hint over its socket's shift would sample its
+ * requests at the hint's, fewer than their weight says (a program that read
+ * the old shift may write it back after the first clear).
+ */
+static void duty_hints(struct lw_duty_state *s, struct latwhy_bpf__bss *b, bool changed)
+{
+	if (changed || s->hints_again)
+		memset((void *)b->watch_hint, 0, sizeof(b->watch_hint));
+	s->hints_again = changed;
 }
 
 /*
@@ -166,7 +181,7 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 	enum lw_esc_tier tier = s->changed    ? LW_ESC_MIXED
 				: s->attached ? LW_ESC_FULL
 					      : LW_ESC_WATCH;
-	bool any = false, checking = false, checked = false;
+	bool any = false, checking = false, checked = false, shifted = false;
 
 	s->again = false;
 	for (int i = 0; i < t->ntg && i < LW_MAX_TARGETS; i++) {
@@ -181,7 +196,7 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 		enum lw_esc_change ch;
 
 		b->watch_first_ns[i] = 0;
-		duty_shift(s, b, i, now);
+		shifted |= duty_shift(s, b, i, now);
 		ch = lw_esc_step(&lw_esc_defaults, &s->esc[i], now, &n, &since);
 		if (ch == LW_ESC_RISE && !s->escalated && !s->rising) {
 			s->rising = true;
@@ -195,6 +210,7 @@ static void duty_step(struct lw_tracer *t, __u64 now)
 		s->prev_slow[i] = slow;
 		any |= s->esc[i].raised;
 	}
+	duty_hints(s, b, shifted);
 	s->last_step = now;
 	s->escalated = any;
 	s->checking = checking;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -187,6 +188,9 @@ static int tracer_watch_attach(struct lw_tracer *t)
 
 	if (!t->watch)
 		return 0;
+	/* which requests are sampled (watch_sampled()) differs run to run */
+	if (getrandom((void *)&t->skel->bss->watch_seed, sizeof(t->skel->bss->watch_seed), 0) < 0)
+		t->skel->bss->watch_seed = (__u32)lw_now_ns();
 	for (int i = 0; i < LW_WATCH_LINKS; i++) {
 		t->watch_links[i] = bpf_program__attach(progs[i]);
 		if (!t->watch_links[i]) {
