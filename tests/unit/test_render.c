@@ -495,7 +495,7 @@ static void test_summary_tiers(void **state)
 	sum.watch_slow = 40;
 	sum.escalations = 1;
 	s = summary_out(&o, &sum, false);
-	assert_has(s, "Attached: every TCP request counted for 25.00 s (always-attached tier: ~40 "
+	assert_has(s, "Attached: TCP requests counted for 25.00 s (always-attached tier: ~40 "
 		      "slow); full tracing 3.00 s (1 escalation), whose slow requests alone have "
 		      "causes\n");
 	assert_has(s, "Requests (socket): 5000 (200/s)");

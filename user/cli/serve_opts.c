@@ -208,8 +208,8 @@ void lw_serve_usage(FILE *f)
 	fprintf(f,
 		"      --sample X/Y      attached X of every Y, detached (costing the target\n"
 		"                        nothing) in between; off: always (default 3s/90s)\n"
-		"      --escalate on|off with a duty cycle, count every TCP request and time\n"
-		"                        a sample of them all the time, and attach full\n"
+		"      --escalate on|off with a duty cycle, count TCP requests from a sample\n"
+		"                        of them, timed, all the time, and attach full\n"
 		"                        tracing within a second of a rise in slow requests,\n"
 		"                        until 3-10 s after it ends (default on)\n"
 		"      --causes LIST     trace only these of frequency,irq,thp,sched,idle,quota\n"

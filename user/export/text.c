@@ -265,7 +265,7 @@ static void write_tiers(FILE *f, const struct lw_export_counters *c)
 {
 	lw_export_family(
 		f, "latwhy_tier_active", "gauge",
-		"1 while a tier's programs are attached: watch (every TCP request counted, "
+		"1 while a tier's programs are attached: watch (TCP requests counted, "
 		"always), full (every cause: the duty cycle and escalations).");
 	fprintf(f, "latwhy_tier_active{tier=\"watch\"} %d\n", c->watch_active ? 1 : 0);
 	fprintf(f, "latwhy_tier_active{tier=\"full\"} %d\n", c->active ? 1 : 0);

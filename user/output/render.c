@@ -838,7 +838,7 @@ static void text_attached(FILE *f, const struct lw_summary *s)
 	lw_fmt_ns(full, sizeof(full), s->full_ns);
 	if (s->watch_ns)
 		fprintf(f,
-			"Attached: every TCP request counted for %s (always-attached tier: ~%llu "
+			"Attached: TCP requests counted for %s (always-attached tier: ~%llu "
 			"slow); "
 			"full tracing %s (%u escalation%s), whose slow requests alone have "
 			"causes\n",
