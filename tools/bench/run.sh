@@ -1036,6 +1036,15 @@ twin_done() {
 	fi
 }
 
+# twin_counted NAME: serve's family of the twin's requests
+twin_counted() {
+	if [ "$1" = redis ]; then
+		echo 'latwhy_requests_total{target="redis-server"}'
+	else
+		echo 'latwhy_requests_total{target="nginx"}'
+	fi
+}
+
 # twin_cycle NAME WATCHED: one whole cycle of serve at its defaults on twin
 # WATCHED (a or b), both loaded; "RATE_A RATE_B" (requests/s) in TWIN_RES
 twin_cycle() {
@@ -1051,24 +1060,26 @@ twin_cycle() {
 		(while [ ! -e "$stopf" ]; do twin_load "$s" "${TWIN_PORT[$k]}"; done) &
 	done
 	sleep 0.5 # both connected
-	if [ "$TWIN_WARM" -gt 0 ]; then
-		sleep "$TWIN_WARM"
-		read -r e0 f0 < <(serve_metric "$port" latwhy_escalations_total \
-			'latwhy_tier_attached_seconds_total{tier="full"}')
-	fi
+	if [ "$TWIN_WARM" -gt 0 ]; then sleep "$TWIN_WARM"; fi
+	read -r e0 f0 q0 < <(serve_metric "$port" latwhy_escalations_total \
+		'latwhy_tier_attached_seconds_total{tier="full"}' "$(twin_counted "$s")")
 	t0=$(now_ns) a0=$(twin_done "$s" "${TWIN_PORT[a]}") b0=$(twin_done "$s" "${TWIN_PORT[b]}")
 	sleep "$ALWAYS_SECS"
 	t1=$(now_ns) a1=$(twin_done "$s" "${TWIN_PORT[a]}") b1=$(twin_done "$s" "${TWIN_PORT[b]}")
+	read -r e1 f1 q1 < <(serve_metric "$port" latwhy_escalations_total \
+		'latwhy_tier_attached_seconds_total{tier="full"}' "$(twin_counted "$s")")
 	touch "$stopf"
 	wait_loads
 	[ -n "$a0" ] && [ -n "$a1" ] && [ -n "$b0" ] && [ -n "$b1" ] &&
 		TWIN_RES=$(awk -v a="$((a1 - a0))" -v b="$((b1 - b0))" -v t="$((t1 - t0))" \
 			'BEGIN { printf "%.1f %.1f", a / t * 1e9, b / t * 1e9 }')
-	# what the cycle held beside the tier: its escalations, full tracing's time
-	read -r e1 f1 < <(serve_metric "$port" latwhy_escalations_total \
-		'latwhy_tier_attached_seconds_total{tier="full"}')
+	# what the cycle held beside the tier: its escalations, full tracing's
+	# time; and the watched twin's requests as serve counted them (its
+	# sample, 2^k each) against the twin's own count
 	[ -n "$TWIN_RES" ] && TWIN_RES+=" $(awk -v e0="${e0:-0}" -v f0="${f0:-0}" -v e1="${e1:-0}" \
-		-v f1="${f1:-0}" 'BEGIN { printf "%d %.3f", e1 - e0, f1 - f0 }')"
+		-v f1="${f1:-0}" -v q0="${q0:-0}" -v q1="${q1:-0}" \
+		-v n="$(if [ "$w" = a ]; then echo $((a1 - a0)); else echo $((b1 - b0)); fi)" \
+		'BEGIN { printf "%d %.3f %.0f %d", e1 - e0, f1 - f0, q1 - q0, n }')"
 	stop "$pid"
 	[ -n "$TWIN_RES" ]
 }
@@ -1122,6 +1133,10 @@ always_twins() {
 		"pairs of cycles" "; beyond a non-target's cost" >"$S4/$s-twins.result"
 	awk '{ e += $4; f += $5; n++ } END { if (n) printf "   %s twins: %d escalation(s) in the %d watched cycles, full tracing attached %.1f s of their %d s\n", s, e, n, f, n * secs }' \
 		s="$s" secs="$ALWAYS_SECS" "$S4/$s-twins.tsv" >>"$S4/$s-twins.result"
+	# serve's count is its sample's, 2^k each, above ~2000 requests a second
+	awk '$7 > 0 { d = 100 * ($6 / $7 - 1); t += d; if (n == 0 || d < lo) lo = d; if (n == 0 || d > hi) hi = d; n++ }
+		END { if (n) printf "   %s twins: requests counted by serve against the watched twin'"'"'s own count: %+.2f%% (cycles %+.2f%% to %+.2f%%)\n", s, t / n, lo, hi }' \
+		s="$s" "$S4/$s-twins.tsv" >>"$S4/$s-twins.result"
 	grep -v '^VERDICT' "$S4/$s-twins.result" | tee -a "$WORK/report.txt"
 	grep '^VERDICT' "$S4/$s-twins.result" >>"$S4/lines"
 }
