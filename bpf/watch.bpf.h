@@ -133,6 +133,14 @@ static __always_inline __u32 watch_bucket(const struct sock *sk)
 	return sk->__sk_common.skc_hash & (LW_WATCH_HINTS - 1);
 }
 
+/* The socket's timed request is no longer waiting, timed or not: its
+ * bucket's reads need not look for it (watch_start()'s count back). */
+static __always_inline void watch_unpend(struct watch_sock *ws, __u32 b)
+{
+	ws->timed = 0;
+	__sync_fetch_and_add(&watch_pend[b & (LW_WATCH_HINTS - 1)], -1);
+}
+
 /*
  * A timed request ends as its reply goes out, and that is read back from
  * the socket when it is next looked at (its next request's read, or its
@@ -151,8 +159,7 @@ static __always_inline void watch_end(const struct tcp_sock *tp, struct watch_so
 	__u64 end = tp->first_tx_mstamp * 1000, latency, w;
 	__u32 i;
 
-	ws->timed = 0;
-	__sync_fetch_and_add(&watch_pend[b & (LW_WATCH_HINTS - 1)], -1);
+	watch_unpend(ws, b);
 	if (end < ws->start_ns)
 		return;
 	latency = end - ws->start_ns;
@@ -261,12 +268,10 @@ int BPF_PROG(lw_watch_close, struct sock *sk, int oldstate, int newstate)
 	if (!ws || !ws->timed || !ws->slot1)
 		return 0;
 	tp = bpf_skc_to_tcp_sock(sk);
-	if (tp && tp->write_seq != ws->seq) {
+	if (tp && tp->write_seq != ws->seq)
 		watch_end(tp, ws, watch_bucket(sk));
-		return 0;
-	}
-	ws->timed = 0;
-	__sync_fetch_and_add(&watch_pend[watch_bucket(sk)], -1);
+	else
+		watch_unpend(ws, watch_bucket(sk));
 	return 0;
 }
 
