@@ -731,6 +731,20 @@ EOF
 	cleanup
 }
 
+# serve_past_stretch NAME TAG PORT: serve -p the lab server at its defaults
+# (-v, $OUT/TAG.out and .err), its pid in LPID, once its cycle's first duty
+# stretch has ended and the tier is alone; else NAME fails, cleaned up, 1
+serve_past_stretch() {
+	local name=$1 tag=$2 mport=$3
+	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" -v >"$OUT/$tag.out" 2>"$OUT/$tag.err" &
+	LPID=$!
+	PIDS+=("$LPID")
+	wait_for "$OUT/$tag.err" "^latwhy: detached for [0-9.]* s$" "$LPID" 20 && return 0
+	fail "$name" "the cycle's first stretch did not end: $(tail -2 "$OUT/$tag.err")"
+	cleanup
+	return 1
+}
+
 # The always-attached tier's timed requests against the client's own
 # latencies, a truth latwhy has no part in: a timed request ends as its
 # reply goes out, read back from the socket at the connection's next
@@ -747,14 +761,8 @@ test_serve_watch_ends() {
 	need_socket serve_watch_ends "the always-attached tier times TCP requests at the socket layer" || return
 	mport=$(free_port)
 	start_server "$SRV_CPU" -w 1250000 || { no_server serve_watch_ends; return; }
-	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" -v >"$OUT/ends.out" 2>"$OUT/ends.err" &
-	lpid=$!
-	PIDS+=("$lpid")
-	if ! wait_for "$OUT/ends.err" "^latwhy: detached for [0-9.]* s$" "$lpid" 20; then
-		fail serve_watch_ends "the cycle's first stretch did not end: $(tail -2 "$OUT/ends.err")"
-		cleanup
-		return
-	fi
+	serve_past_stretch serve_watch_ends ends "$mport" || return
+	lpid=$LPID
 	for mode in keep close; do
 		k=0
 		[ "$mode" = close ] && k=1
@@ -810,14 +818,8 @@ test_serve_watch_sampled() {
 	need_socket serve_watch_sampled "the always-attached tier counts TCP requests at the socket layer" || return
 	mport=$(free_port)
 	start_server "$SRV_CPU" -w 62500 -P 0 || { no_server serve_watch_sampled; return; }
-	./latwhy serve -p "$SPID" --listen "127.0.0.1:$mport" -v >"$OUT/sampled.out" 2>"$OUT/sampled.err" &
-	lpid=$!
-	PIDS+=("$lpid")
-	if ! wait_for "$OUT/sampled.err" "^latwhy: detached for [0-9.]* s$" "$lpid" 20; then
-		fail serve_watch_sampled "the cycle's first stretch did not end: $(tail -2 "$OUT/sampled.err")"
-		cleanup
-		return
-	fi
+	serve_past_stretch serve_watch_sampled sampled "$mport" || return
+	lpid=$LPID
 	serve_scrape "$mport" "$OUT/sampled-0.txt" True 5
 	"$T/lat_client" -p "$PORT" -c 4 -C "$CLI_CPU" -d 6 -q >"$OUT/sampled.client" 2>&1
 	sleep 1.5 # two of serve's ticks: the last counts published
